@@ -1,0 +1,38 @@
+# boardd: `make demo` runs the whole pipeline with a simulated board; `make test` runs the checks.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PY) >/dev/null || { echo "python3 is needed (apt-get install python3 python3-venv)"; exit 1; }
+	@$(PY) -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,broker]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/boardd demo $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check boardd drivers tests bench
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	scripts/system-deps.sh mosquitto chromium openssl systemd
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Benchmarks: python -m bench runs them all; each module also runs alone."""

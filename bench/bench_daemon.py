@@ -1,0 +1,294 @@
+"""Daemon benchmarks: ``python -m bench.bench_daemon [PART ...]`` prints figures (nothing is asserted).
+
+Every part starts its own Mosquitto on a free loopback port (``set_tcp_nodelay true``,
+as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
+(``boardd run --config <generated toml>``). Parts (default: ``e2e resources hall``):
+
+``e2e``
+    The DGT byte emulator on a pty plays a real game with clock presses in front of
+    the daemon. Latency from the moment the BWTIME carrying the lever change is
+    written to the pty to the moment the ``completed`` move message reaches a QoS 1
+    subscriber on loopback. The daemon exposes no PUBACK hook, so this is an **upper
+    bound** of "PUBACK at the daemon": Mosquitto forwards a QoS 1 message to the
+    subscriber after it has sent the PUBACK. Broken down with the message's own times
+    (``completed_at_s``: the daemon's stamp of the press; envelope ``ts``: the time the
+    completion was rendered for, in ms; the journal outbox row's ``wall``). Three runs:
+    the spec's timing (the engine judges a press ``max(T_latency, T_bounce)`` after it,
+    ``boardd/engine.py`` ``_Press.due``), the same with ``t_latency = t_bounce = 0``,
+    and that again with ``TCP_NODELAY`` on the daemon's MQTT socket
+    (``bench/_daemon_nodelay.py``, a what-if: paho-mqtt leaves Nagle's algorithm on).
+    Baseline: bare QoS 1 publish -> PUBACK and publish -> subscriber on the same broker.
+``resources``
+    Resident memory (VmRSS/VmHWM sampled from /proc every 0.25 s) during a 100-move
+    (200-ply) random game, then CPU while idle: connected to emulator and broker, no
+    moves, clock stopped, process CPU over ``--idle-seconds`` as % of one core.
+``hall``
+    N daemons with the simulator driver at 10x tempo against one Mosquitto for
+    ``--hall-seconds`` (default runs: 50 daemons, 50 daemons at ``nice 10`` so that the broker
+    and the subscriber are not starved by them, 20 daemons): messages (subscriber vs the
+    journals' outbox seq numbers: QoS 1 loss, duplicates), broker and daemons' CPU from
+    /proc, latency envelope ``ts`` -> arrival at the subscriber (same machine, same wall clock).
+    ``--hall-boards-per-process`` puts several boards in one ``boardd run``.
+``journal``
+    SQLite journal commit latency per ``synchronous`` mode and event-loop stalls
+    (``bench/_daemon_journal.py``; not part of the default set).
+
+The machine's load average is printed at the start and the end of every part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import chess.pgn
+
+from bench._daemon_common import ROOT, Table, loadavg, percentile, summary
+from bench._daemon_dgt import SessionResult, dgt_session
+from bench._daemon_hall import HallResult, hall
+from bench._daemon_journal import run_journal
+from drivers.sim import random_game
+
+_LOGGER = logging.getLogger(__name__)
+
+PGN_DIR = ROOT.parent / "shared" / "data" / "pgn"
+E2E_GAME = ("kasparov-deep-blue-1997.pgn", 3)  # Deep Blue-Kasparov 1997 game 4: 111 plies, the longest of the file
+PARTS = ("e2e", "resources", "hall", "journal")
+
+
+def _game(name: str, index: int, plies: int | None) -> chess.pgn.Game:
+    with (PGN_DIR / name).open(encoding="utf-8-sig") as stream:
+        for _ in range(index):
+            chess.pgn.skip_game(stream)
+        game = chess.pgn.read_game(stream)
+    if game is None:
+        raise SystemExit(f"no game {index} in {PGN_DIR / name}")
+    return _truncate(game, plies)
+
+
+def _truncate(game: chess.pgn.Game, plies: int | None) -> chess.pgn.Game:
+    if plies is None:
+        return game
+    node: chess.pgn.GameNode = game
+    for _ in range(plies):
+        if not node.variations:
+            break
+        node = node.variations[0]
+    node.variations.clear()
+    return game
+
+
+def _long_random_game(plies: int) -> chess.pgn.Game:
+    """The first seeded random game that lasts *plies* half-moves (truncated there)."""
+    for seed in range(1, 500):
+        game = random_game(seed, max_plies=plies)
+        if len(list(game.mainline_moves())) >= plies:
+            return game
+    raise SystemExit(f"no random game of {plies} plies")
+
+
+def _ms(value: float) -> str:
+    return f"{value * 1e3:.2f}"
+
+
+def _print_e2e(runs: list[SessionResult]) -> None:
+    table = Table("Part 1: press -> completed move at a QoS 1 subscriber (ms; upper bound of PUBACK at the daemon)",
+                  ("run", "presses", "p50", "p99", "max", "<=10 ms p99?"))
+    for r in runs:
+        totals = [p.total for p in r.presses]
+        ok = "yes" if totals and percentile(totals, 0.99) <= 0.010 else "no"
+        table.add(r.label, len(totals), _ms(percentile(totals, 0.5)), _ms(percentile(totals, 0.99)),
+                  _ms(max(totals, default=float("nan"))), ok)
+    print(table.render())
+    print()
+    stages = Table("Part 1 breakdown per stage (ms, p50 / p99)",
+                   ("run", "pty+driver", "engine wait", "render->journal", "journal+MQTT+broker", "total"))
+    for r in runs:
+        read = [p.stamped - p.written for p in r.presses]
+        wait = [p.rendered - p.stamped for p in r.presses]
+        journ = [p.journaled - p.rendered for p in r.presses if p.journaled is not None]
+        out = [p.arrived - p.journaled for p in r.presses if p.journaled is not None]
+        totals = [p.total for p in r.presses]
+        stages.add(r.label, *(f"{_ms(percentile(v, 0.5))} / {_ms(percentile(v, 0.99))}"
+                              for v in (read, wait, journ, out, totals)))
+    print(stages.render())
+    print("  pty+driver: BWTIME written -> completed_at_s (the daemon's stamp of the press, on its time line:")
+    print("  wall clock at start + monotonic); engine wait: -> envelope ts (ms, floored); render->journal: -> the")
+    print("  outbox row's wall (time.time() when the journal transaction began); the rest: fsync, outbox drain,")
+    print("  publish, broker, subscriber.")
+    for r in runs:
+        extra = []
+        if r.missing_plies:
+            extra.append(f"plies without a measured completion: {r.missing_plies[:10]}")
+        if r.irregularities:
+            extra.append(f"irregularities raised: {', '.join(r.irregularity_details[:8])}")
+        if r.exit_status != 0:
+            extra.append(f"daemon exit status {r.exit_status}")
+        if extra:
+            print(f"  {r.label}: " + "; ".join(extra))
+    base = runs[0] if runs and runs[0].baseline_ack else None
+    if base is not None:
+        print()
+        bt = Table("Baseline on the same broker: bare QoS 1 publishes (ms)", ("", "n", "p50", "p99", "max"))
+        bt.add("publish -> PUBACK", len(base.baseline_ack), *summary(base.baseline_ack).split())
+        bt.add("publish -> subscriber", len(base.baseline_arrival), *summary(base.baseline_arrival).split())
+        print(bt.render())
+        p99_base = percentile(base.baseline_arrival, 0.99)
+        for r in runs:
+            totals = [p.total for p in r.presses]
+            if totals and p99_base > 0:
+                print(f"  {r.label}: p99 is {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's p99")
+
+
+def _print_resources(r: SessionResult) -> None:
+    table = Table(f"Part 2: resources of the daemon process ({r.plies_played} plies on the DGT emulator)",
+                  ("measure", "value", "target"))
+    if r.memory:
+        rss = [s.rss_kb for s in r.memory]
+        table.add("VmRSS at first sample (MB)", f"{rss[0] / 1024:.1f}", "")
+        table.add("VmRSS at end of game (MB)", f"{rss[-1] / 1024:.1f}", "")
+        table.add("VmRSS max sampled (MB)", f"{max(rss) / 1024:.1f}", "<= 60")
+        table.add("VmHWM (MB)", f"{r.memory[-1].hwm_kb / 1024:.1f}", "<= 60")
+        table.add("samples", str(len(rss)), "")
+    if r.game_wall_s:
+        table.add("CPU during the game (% of one core)", f"{100 * r.game_cpu_s / r.game_wall_s:.2f}", "")
+        if r.plies_played:
+            table.add("CPU per ply (ms)", f"{1e3 * r.game_cpu_s / r.plies_played:.1f}", "")
+    if r.idle_cpu_s is not None and r.idle_wall_s:
+        table.add(f"CPU idle over {r.idle_wall_s:.1f} s (% of one core)",
+                  f"{100 * r.idle_cpu_s / r.idle_wall_s:.2f}", "< 1")
+        table.add("  (CPU seconds, /proc tick = 10 ms)", f"{r.idle_cpu_s:.2f}", "")
+    print(table.render())
+    if r.irregularities:
+        print(f"  irregularities raised: {', '.join(r.irregularity_details[:8])}")
+    if r.missing_plies or r.exit_status != 0:
+        print(f"  plies without a completion: {r.missing_plies[:10]}; daemon exit status {r.exit_status}")
+
+
+def _print_hall(results: list[HallResult]) -> None:
+    table = Table("Part 3: hall scale (simulated boards, boardd processes, one Mosquitto)",
+                  ("boards", "processes", "nice", "tempo", "window s", "msgs", "msg/s", "QoS1 lost", "dups",
+                   "QoS0/other gaps", "broker CPU %", "daemons CPU %", "bench CPU %", "daemons RSS MB", "load start",
+                   "load end"))
+    for r in results:
+        w = r.window_s or 1.0
+        table.add(r.daemons, r.processes, r.nice, f"{r.tempo:g}", f"{r.window_s:.0f}", r.in_window,
+                  f"{r.in_window / w:.0f}", r.qos1_lost, r.duplicates, r.other_gaps, f"{100 * r.broker_cpu_s / w:.1f}",
+                  f"{100 * r.daemons_cpu_s / w:.1f}", f"{100 * r.bench_cpu_s / w:.1f}",
+                  f"{r.daemons_rss_kb / 1024:.0f}", r.load_start, r.load_end)
+    print(table.render())
+    lat = Table("Part 3 latency: envelope ts -> arrival at the subscriber (ms; ts is in ms, floored)",
+                ("boards", "processes", "kind", "n", "p50", "p99", "max"))
+    for r in results:
+        lat.add(r.daemons, r.processes, "QoS 1 (move, state, irregularity, ...)", len(r.latency_qos1),
+                *summary(r.latency_qos1).split())
+        lat.add(r.daemons, r.processes, "QoS 0 clock", len(r.latency_clock), *summary(r.latency_clock).split())
+    print(lat.render())
+    for r in results:
+        name = f"{r.daemons} boards in {r.processes} processes (nice {r.nice})"
+        print(f"  {name}: online after {r.startup_s:.1f} s ({r.online}/{r.daemons}); topics in window "
+              f"{dict(r.by_topic)}; outbox rows {r.outbox_total} ({r.outbox_unacked} unacked at exit); "
+              f"exit codes {dict(r.exit_codes)}")
+        print(f"  {name}, ts -> arrival p50/p99 ms per 10 s of the window: " + "  ".join(
+            f"[{int(t)}s] {p50 * 1e3:.0f}/{p99 * 1e3:.0f}" for t, _n, p50, p99 in r.slices))
+        if r.broker_drops:
+            print(f"  {name}: the broker dropped messages for a slow client ({len(r.broker_drops)} log "
+                  f"lines), e.g. {r.broker_drops[0][-160:]}")
+        for err in r.errors:
+            print(f"  {name}: {err}")
+    print("  QoS0/other gaps: seq numbers neither in an outbox nor received: QoS 0 clock messages not")
+    print("  delivered, or numbers never published (each session's last will takes one).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected parts and print their tables."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("parts", nargs="*", metavar="PART",
+                        help=f"parts to run, among {', '.join(PARTS)} (default: e2e resources hall)")
+    parser.add_argument("--e2e-plies", type=int, default=90, help="plies of the e2e game (90; 0: all 111)")
+    parser.add_argument("--no-what-if", action="store_true", help="skip the TCP_NODELAY what-if run of part 1")
+    parser.add_argument("--resource-plies", type=int, default=200, help="plies of the resources game (200)")
+    parser.add_argument("--idle-seconds", type=float, default=15.0, help="idle CPU window (15 s)")
+    parser.add_argument("--think-scans", type=int, default=1, help="emulator scans between a move and its press (1)")
+    parser.add_argument("--pause-scans", type=int, default=2, help="emulator scans between a press and the next "
+                        "move (2; a scan is 200-250 ms, the engine judges a press 300 ms after it)")
+    parser.add_argument("--synchronous", choices=("full", "normal"), default="full",
+                        help="journal mode of the e2e/resources daemon (full, the default of boardd)")
+    parser.add_argument("--hall", default="50,50,20", help="daemon counts of the hall runs (50,50,20)")
+    parser.add_argument("--hall-seconds", type=float, default=60.0, help="measurement window per hall run (60 s)")
+    parser.add_argument("--hall-nice", default="0,10,0",
+                        help="niceness of the hall daemons, one per run (0,10,0; 0: same priority as the broker and "
+                        "the subscriber, 10: they yield to them, as daemons on their own Pis would not compete)")
+    parser.add_argument("--hall-boards-per-process", default="1",
+                        help="boards per boardd process, one per run (1: one daemon per board)")
+    parser.add_argument("--hall-tempo", type=float, default=10.0, help="simulator tempo (10)")
+    parser.add_argument("--hall-synchronous", choices=("full", "normal"), default="normal",
+                        help="journal mode of the hall daemons (normal, as config/sim.toml)")
+    parser.add_argument("--commits", type=int, default=1000, help="journal part: commits per mode")
+    parser.add_argument("--dir", type=Path, default=None, help="where to put working files (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the working files (configs, logs, journals)")
+    args = parser.parse_args(argv)
+    unknown = [p for p in args.parts if p not in PARTS]
+    if unknown:
+        parser.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
+    parts = args.parts or ["e2e", "resources", "hall"]
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    print(f"bench_daemon  {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}  load average {loadavg()}")
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-", dir=args.dir) as tmp:
+        work = Path(tempfile.mkdtemp(prefix="bench-daemon-", dir=args.dir)) if args.keep else Path(tmp)
+        if args.keep:
+            print(f"working files kept in {work}")
+        if "e2e" in parts:
+            print(f"\n[e2e] load average at start {loadavg()}")
+            game = _game(*E2E_GAME, args.e2e_plies or None)
+            runs = [asyncio.run(dgt_session(work / "e2e-spec", game, label="spec timing", zero_wait=False,
+                                            think_scans=args.think_scans, pause_scans=args.pause_scans,
+                                            synchronous=args.synchronous))]
+            runs.append(asyncio.run(dgt_session(work / "e2e-zero", game, label="T_latency=T_bounce=0",
+                                                zero_wait=True, think_scans=args.think_scans,
+                                                pause_scans=args.pause_scans,
+                                                synchronous=args.synchronous, baseline=False)))
+            if not args.no_what_if:
+                runs.append(asyncio.run(dgt_session(work / "e2e-nodelay", game, label="=0 + TCP_NODELAY (what-if)",
+                                                    zero_wait=True, think_scans=args.think_scans,
+                                                    pause_scans=args.pause_scans, synchronous=args.synchronous,
+                                                    baseline=False, module="bench._daemon_nodelay")))
+            _print_e2e(runs)
+            print(f"[e2e] load average at end {loadavg()}")
+        if "resources" in parts:
+            print(f"\n[resources] load average at start {loadavg()}")
+            game = _long_random_game(args.resource_plies)
+            res = asyncio.run(dgt_session(work / "resources", game, label="resources", zero_wait=False,
+                                          idle_s=args.idle_seconds, think_scans=args.think_scans,
+                                          pause_scans=args.pause_scans,
+                                          synchronous=args.synchronous, baseline=False))
+            _print_resources(res)
+            print(f"[resources] load average at end {loadavg()}")
+        if "hall" in parts:
+            print(f"\n[hall] load average at start {loadavg()}")
+            results = []
+            counts = [int(c) for c in args.hall.split(",") if c.strip()]
+            nices = [int(n) for n in args.hall_nice.split(",") if n.strip()] or [0]
+            pers = [int(n) for n in args.hall_boards_per_process.split(",") if n.strip()] or [1]
+            for i, count in enumerate(counts):
+                nice = nices[min(i, len(nices) - 1)]
+                per = pers[min(i, len(pers) - 1)]
+                results.append(asyncio.run(hall(work / f"hall-{count}-{nice}-{i}", daemons=count,
+                                                seconds=args.hall_seconds, tempo=args.hall_tempo,
+                                                synchronous=args.hall_synchronous, nice=nice,
+                                                boards_per_process=per)))
+            _print_hall(results)
+            print(f"[hall] load average at end {loadavg()}")
+        if "journal" in parts:
+            print(f"\n[journal] load average at start {loadavg()}")
+            run_journal(args.commits, args.dir)
+            print(f"[journal] load average at end {loadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""``python -m boardd``."""
+
+from boardd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,656 @@
+"""Daemon configuration: one TOML file, validated into frozen dataclasses.
+
+Theory of operation
+-------------------
+:func:`load_config` reads a file with :mod:`tomllib` and walks it with a small
+typed reader (:class:`_Table`) that knows, for every table, the keys it may
+hold. Every problem becomes a :class:`boardd.errors.ConfigError` carrying the
+file, the dotted key and what was expected; unknown keys are errors too, with a
+"did you mean" hint, so that a typo (``keepalvie``) cannot silently fall back
+to a default at a tournament.
+
+Layout (see ``config/*.toml`` for complete examples)::
+
+    [mqtt]                      # broker connection, shared by all boards
+    host = "broker.local"
+    port = 8883
+    username = "board-t12"
+    password_file = "/etc/boardd/mqtt.pass"
+    keepalive = 15
+    prefix = "boardd"
+    [mqtt.tls]
+    ca = "/etc/boardd/ca.crt"
+
+    [journal]                   # defaults for every board
+    directory = "/var/lib/boardd"
+    retention_days = 2
+
+    [commands.tokens]           # optional shared secret per role
+    arbiter = "..."
+
+    [[board]]                   # one section per board handled by this process
+    id = "t12"
+    [board.driver]
+    kind = "dgt"
+    port = "/dev/serial/by-id/usb-DGT_..."
+    [board.rules]
+    edition = 2023
+    white_clock_side = "left"
+    [board.game]
+    event = "Club championship"
+    time_control = "40/5400+30:1800+30"
+
+``boardd check-config FILE`` prints ``OK`` and a summary, or the errors (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import socket
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boardd.errors import ConfigError
+from boardd.events import ClockSide, GameInfo
+from boardd.settings import EDITIONS, Category, Regime, RulesConfig, Timing
+
+__all__ = [
+    "BOARD_ID_RE",
+    "COMMAND_ROLES",
+    "BoardConfig",
+    "CommandsConfig",
+    "Config",
+    "DriverConfig",
+    "JournalConfig",
+    "LoggingConfig",
+    "MqttConfig",
+    "TlsConfig",
+    "configure_parser",
+    "environment_warnings",
+    "load_config",
+    "parse_config",
+    "run",
+]
+
+#: Board ids are MQTT topic levels and file names: keep them to a safe alphabet.
+BOARD_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+#: Roles that may hold a command token, and the commands each role may send.
+COMMAND_ROLES: Mapping[str, frozenset[str]] = {
+    "arbiter": frozenset({"new-game", "set-players", "ack", "resolve", "reinstate", "set-clock",
+                          "set-result", "flip"}),
+    "operator": frozenset({"new-game", "set-players", "flip"}),
+}
+
+#: Driver kinds known to the daemon: ``drivers.base.DriverKind`` values, plus ``external`` for a
+#: third-party (or test) driver given as ``factory = "package.module:callable"``; the callable is
+#: called as ``factory(options, time_source=...)`` with the other keys of the table as a dict.
+DRIVER_KINDS = ("dgt", "millennium", "chessnut", "certabo", "dgt3000-i2c", "sim", "external")
+_FACTORY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*")
+
+DEFAULT_STATE_DIR = Path("/var/lib/boardd")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TlsConfig:
+    """TLS towards the broker. ``ca`` None means the system trust store."""
+
+    ca: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+    insecure: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttConfig:
+    """Broker connection.
+
+    Attributes:
+        client_id: ``None`` lets the daemon derive a stable id per board
+            (``boardd-<board>-<hostname>``, see :meth:`client_id_for`).
+        password: the password itself, already read from ``password_file`` when given.
+    """
+
+    host: str = "localhost"
+    port: int = 1883
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls: TlsConfig | None = None
+    client_id: str | None = None
+    keepalive: int = 15
+    prefix: str = "boardd"
+
+    def client_id_for(self, board_id: str) -> str:
+        """The MQTT client id for *board_id*: configured, or stable from board and hostname."""
+        if self.client_id:
+            return self.client_id if self.client_id.endswith(board_id) else f"{self.client_id}-{board_id}"
+        host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:40] or "host"
+        return f"boardd-{board_id}-{host}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriverConfig:
+    """Which driver reads the board, and its options (passed to ``drivers.base.open_driver``)."""
+
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def port(self) -> str | None:
+        """The configured port, if the driver has one."""
+        port = self.options.get("port")
+        return str(port) if port is not None else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalConfig:
+    """Where and how the SQLite journal of a board lives.
+
+    Attributes:
+        path: the journal file of this board (``<directory>/<board>.sqlite`` by default).
+        archive_dir: where PGN files of pruned games go.
+        retention_days: whole tournament days kept in the journal before archiving.
+        synchronous: SQLite ``synchronous`` mode, ``"full"`` (default) or ``"normal"``.
+    """
+
+    path: Path
+    archive_dir: Path
+    retention_days: int = 2
+    synchronous: str = "full"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardConfig:
+    """One board handled by the daemon."""
+
+    id: str
+    driver: DriverConfig
+    rules: RulesConfig
+    game: GameInfo
+    journal: JournalConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandsConfig:
+    """Optional command authentication: one shared-secret token per role.
+
+    When ``tokens`` is empty, every command reaching ``cmd/`` is accepted (the
+    broker ACL is then the only gate).
+    """
+
+    tokens: Mapping[str, str] = field(default_factory=dict)
+
+    def role_of(self, token: object) -> str | None:
+        """The role a token belongs to, or None."""
+        if not isinstance(token, str):
+            return None
+        for role, secret in self.tokens.items():
+            if _consteq(token, secret):
+                return role
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoggingConfig:
+    """Logging level and format (``plain`` or ``journal`` with ``<N>`` priority prefixes)."""
+
+    level: str = "info"
+    format: str = "plain"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole configuration file."""
+
+    path: Path
+    mqtt: MqttConfig
+    boards: tuple[BoardConfig, ...]
+    commands: CommandsConfig = field(default_factory=CommandsConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+
+    def board(self, board_id: str) -> BoardConfig:
+        """The board named *board_id*.
+
+        Raises:
+            ConfigError: no such board in the file.
+        """
+        for board in self.boards:
+            if board.id == board_id:
+                return board
+        known = ", ".join(b.id for b in self.boards)
+        raise ConfigError(f"no board {board_id!r} in this file (boards: {known})", path=str(self.path),
+                          key="board.id")
+
+
+def _consteq(a: str, b: str) -> bool:
+    import hmac  # noqa: PLC0415 - tiny, only used here
+
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+# --- typed reader ------------------------------------------------------------
+
+
+class _Table:
+    """A TOML table being read: typed getters, and a check that nothing unknown was left."""
+
+    def __init__(self, data: Mapping[str, Any], *, path: str, key: str, allowed: tuple[str, ...]) -> None:
+        self.data = data
+        self.file = path
+        self.key = key
+        self.allowed = allowed
+        for name in data:
+            if name not in allowed:
+                hint = difflib.get_close_matches(name, allowed, n=1)
+                suffix = f"; did you mean {hint[0]!r}?" if hint else f"; expected one of: {', '.join(allowed)}"
+                raise self.error(name, f"unknown key {name!r}{suffix}")
+
+    def dotted(self, name: str) -> str:
+        return f"{self.key}.{name}" if self.key else name
+
+    def error(self, name: str, message: str) -> ConfigError:
+        return ConfigError(message, path=self.file, key=self.dotted(name))
+
+    def _get(self, name: str, types: tuple[type, ...], expected: str, default: Any) -> Any:
+        if name not in self.data:
+            return default
+        value = self.data[name]
+        if isinstance(value, bool) and bool not in types:
+            raise self.error(name, f"expected {expected}, got {value!r}")
+        if not isinstance(value, types):
+            raise self.error(name, f"expected {expected}, got {type(value).__name__} {value!r}")
+        return value
+
+    def get_str(self, name: str, default: str | None = None, *, required: bool = False) -> Any:
+        if required and name not in self.data:
+            raise self.error(name, "required key is missing (expected a string)")
+        value = self._get(name, (str,), "a string", default)
+        return value
+
+    def get_int(self, name: str, default: int | None = None, *, lo: int | None = None, hi: int | None = None) -> Any:
+        value = self._get(name, (int,), "an integer", default)
+        if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+            raise self.error(name, f"expected an integer in {lo}..{hi}, got {value!r}")
+        return value
+
+    def get_float(self, name: str, default: float | None = None) -> Any:
+        value = self._get(name, (int, float), "a number", default)
+        return float(value) if value is not None else None
+
+    def get_bool(self, name: str, default: bool | None = None) -> Any:
+        return self._get(name, (bool,), "true or false", default)
+
+    def get_choice(self, name: str, choices: tuple[str, ...], default: str | None = None) -> Any:
+        value = self.get_str(name, default)
+        if value is not None and value not in choices:
+            raise self.error(name, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def get_path(self, name: str, default: Path | None = None) -> Path | None:
+        value = self.get_str(name)
+        if value is None:
+            return default
+        if not value:
+            raise self.error(name, "expected a file path, got an empty string")
+        return Path(value).expanduser()
+
+    def get_table(self, name: str, allowed: tuple[str, ...]) -> _Table:
+        value = self._get(name, (dict,), "a table", {})
+        return _Table(value, path=self.file, key=self.dotted(name), allowed=allowed)
+
+
+# --- sections ------------------------------------------------------------------
+
+
+def _read_secret(table: _Table, name: str, base: Path) -> str | None:
+    path = table.get_path(name)
+    if path is None:
+        return None
+    if not path.is_absolute():
+        path = base / path
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise table.error(name, f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _tls(table: _Table, base: Path) -> TlsConfig:
+    def resolve(name: str) -> Path | None:
+        value = table.get_path(name)
+        if value is not None and not value.is_absolute():
+            value = base / value
+        return value
+
+    tls = TlsConfig(ca=resolve("ca"), cert=resolve("cert"), key=resolve("key"),
+                    insecure=table.get_bool("insecure", False))
+    if (tls.cert is None) != (tls.key is None):
+        raise table.error("cert", "cert and key go together (client certificate authentication)")
+    return tls
+
+
+def _mqtt(root: _Table, base: Path) -> MqttConfig:
+    t = root.get_table("mqtt", ("host", "port", "username", "password", "password_file", "tls", "client_id",
+                            "keepalive", "prefix"))
+    password = t.get_str("password")
+    password_file = _read_secret(t, "password_file", base)
+    if password is not None and password_file is not None:
+        raise t.error("password_file", "give either password or password_file, not both")
+    prefix = t.get_str("prefix", "boardd")
+    if not prefix or any(c in prefix for c in "#+\0") or prefix.startswith("/") or prefix.endswith("/"):
+        raise t.error("prefix", f"expected a topic prefix without wildcards or outer slashes, got {prefix!r}")
+    client_id = t.get_str("client_id")
+    if client_id is not None and not BOARD_ID_RE.fullmatch(client_id):
+        raise t.error("client_id", f"expected [A-Za-z0-9_-]+, got {client_id!r}")
+    host = t.get_str("host", "localhost")
+    if not host:
+        raise t.error("host", "expected a host name, got an empty string")
+    tls = _tls(t.get_table("tls", ("ca", "cert", "key", "insecure")), base) if "tls" in t.data else None
+    return MqttConfig(
+        host=host,
+        port=t.get_int("port", 8883 if tls else 1883, lo=1, hi=65535),
+        username=t.get_str("username"),
+        password=password if password is not None else password_file,
+        tls=tls,
+        client_id=client_id,
+        keepalive=t.get_int("keepalive", 15, lo=5, hi=600),
+        prefix=prefix,
+    )
+
+
+_TIMING_KEYS = ("t_flicker", "t_settle", "t_scan", "t_simul", "d_far", "t_latency", "t_knock", "t_adjust",
+                "t_bounce")
+
+
+def _rules(board: _Table) -> tuple[RulesConfig, int]:
+    t = board.get_table("rules", ("edition", "category", "regime", "timing", "white_clock_side",
+                              "blitz_adequate_penalty_2023", "result_gesture", "clock_expected"))
+    edition = t.get_int("edition", 2023)
+    if edition not in EDITIONS:
+        raise t.error("edition", f"expected one of {', '.join(map(str, EDITIONS))}, got {edition!r}")
+    category = t.get_choice("category", tuple(c.value for c in Category))
+    regime = t.get_choice("regime", tuple(r.value for r in Regime), Regime.COMPETITION.value)
+    side = t.get_choice("white_clock_side", tuple(s.value for s in ClockSide), ClockSide.LEFT.value)
+    tt = t.get_table("timing", _TIMING_KEYS)
+    timing_kwargs: dict[str, Any] = {}
+    for name in _TIMING_KEYS:
+        value = tt.get_int(name) if name == "d_far" else tt.get_float(name)
+        if value is not None:
+            timing_kwargs[name] = value
+    penalty = t.get_int("blitz_adequate_penalty_2023", 1)
+    result_gesture = t.get_bool("result_gesture", True)
+    clock_expected = t.get_bool("clock_expected", True)
+    try:
+        rules = RulesConfig(
+            category=Category(category) if category else None,
+            regime=Regime(regime),
+            timing=Timing(**timing_kwargs),
+            white_clock_side=ClockSide(side),
+            blitz_adequate_penalty_2023=penalty,
+            result_gesture=result_gesture,
+            clock_expected=clock_expected,
+        )
+    except ConfigError as exc:
+        raise ConfigError(str(exc).split("] ", 1)[-1], path=board.file,
+                          key=f"{t.key}.{exc.key}" if exc.key else t.key) from None
+    return rules, edition
+
+
+def _time_control(t: _Table, name: str, default: str) -> str:
+    value: str = t.get_str(name, default)
+    try:
+        from boardd.clock import TimeControl  # noqa: PLC0415 - optional until the clock module lands
+    except ImportError:
+        if not re.fullmatch(r"[0-9/+:*.\-?a-z]+", value):
+            raise t.error(name, f"expected a PGN TimeControl such as 40/5400+30:1800+30, got {value!r}") from None
+        return value
+    try:
+        TimeControl.parse(value)
+    except (ValueError, ConfigError) as exc:
+        raise t.error(name, f"expected a PGN TimeControl such as 40/5400+30:1800+30: {exc}") from None
+    return value
+
+
+def _game(board: _Table, edition: int) -> GameInfo:
+    t = board.get_table("game", ("event", "site", "date", "round", "board_no", "time_control", "white", "black",
+                             "start_fen", "chess960"))
+    start_fen = t.get_str("start_fen")
+    if start_fen is not None:
+        import chess  # noqa: PLC0415
+
+        try:
+            chess.Board(start_fen, chess960=True)
+        except ValueError as exc:
+            raise t.error("start_fen", f"expected a FEN: {exc}") from None
+    rnd = t.data.get("round", "?")
+    if isinstance(rnd, int) and not isinstance(rnd, bool):
+        rnd = str(rnd)
+    elif not isinstance(rnd, str):
+        raise t.error("round", f"expected a string or an integer, got {rnd!r}")
+    return GameInfo(
+        event=t.get_str("event", "?"),
+        site=t.get_str("site", "?"),
+        date=t.get_str("date", "????.??.??"),
+        round=rnd,
+        board_no=t.get_int("board_no", None, lo=1, hi=10000),
+        time_control=_time_control(t, "time_control", "40/5400+30:1800+30"),
+        white=t.get_str("white", "?"),
+        black=t.get_str("black", "?"),
+        start_fen=start_fen,
+        chess960=t.get_bool("chess960", False),
+        edition=edition,
+    )
+
+
+def _driver(board: _Table) -> DriverConfig:
+    if "driver" not in board.data:
+        raise board.error("driver", "required table is missing (expected [board.driver] with kind = ...)")
+    raw = board.data["driver"]
+    if not isinstance(raw, dict):
+        raise board.error("driver", f"expected a table, got {raw!r}")
+    kind = raw.get("kind")
+    key = f"{board.key}.driver.kind"
+    if not isinstance(kind, str):
+        raise ConfigError(f"expected one of {', '.join(DRIVER_KINDS)}", path=board.file, key=key)
+    if kind not in DRIVER_KINDS:
+        hint = difflib.get_close_matches(kind, DRIVER_KINDS, n=1)
+        raise ConfigError(f"unknown driver {kind!r}" + (f"; did you mean {hint[0]!r}?" if hint else
+                          f"; expected one of {', '.join(DRIVER_KINDS)}"), path=board.file, key=key)
+    options = {k: v for k, v in raw.items() if k != "kind"}
+    for name, value in options.items():
+        if isinstance(value, dict):
+            raise ConfigError("driver options are plain values", path=board.file,
+                              key=f"{board.key}.driver.{name}")
+    if kind != "sim" and "port" in options and not isinstance(options["port"], str):
+        raise ConfigError(f"expected a device path or URL string, got {options['port']!r}", path=board.file,
+                          key=f"{board.key}.driver.port")
+    if kind == "external":
+        factory = options.get("factory")
+        if not isinstance(factory, str) or not _FACTORY_RE.fullmatch(factory):
+            raise ConfigError(f"expected factory = \"package.module:callable\", got {factory!r}", path=board.file,
+                              key=f"{board.key}.driver.factory")
+        return DriverConfig(kind=kind, options=options)
+    _check_driver_options(kind, options, board)
+    return DriverConfig(kind=kind, options=options)
+
+
+def _check_driver_options(kind: str, options: Mapping[str, Any], board: _Table) -> None:
+    """Let the driver family validate its options, when its module is installed."""
+    try:
+        from drivers.base import options_from_mapping  # noqa: PLC0415 - drivers are optional here
+    except ImportError:
+        return
+    from boardd.errors import DriverError  # noqa: PLC0415
+
+    try:
+        options_from_mapping(kind, options)
+    except ConfigError as exc:
+        message = str(exc).split("] ", 1)[-1]
+        raise ConfigError(message, path=board.file, key=f"{board.key}.driver") from None
+    except DriverError:
+        return  # family module not available in this installation: checked when the daemon opens it
+
+
+def _journal_defaults(root: _Table) -> tuple[Path, Path | None, int, str]:
+    t = root.get_table("journal", ("directory", "archive_dir", "retention_days", "synchronous"))
+    directory = t.get_path("directory", DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
+    return (directory, t.get_path("archive_dir"), t.get_int("retention_days", 2, lo=0, hi=3650),
+            t.get_choice("synchronous", ("full", "normal"), "full"))
+
+
+def _board(raw: object, index: int, path: str, base: Path, journal_defaults: tuple[Path, Path | None, int, str]
+           ) -> BoardConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("expected a [[board]] table", path=path, key=f"board[{index}]")
+    t = _Table(raw, path=path, key=f"board[{index}]", allowed=("id", "driver", "rules", "game", "journal"))
+    board_id = t.get_str("id", required=True)
+    if not BOARD_ID_RE.fullmatch(board_id):
+        raise t.error("id", f"expected a board id made of [A-Za-z0-9_-] (e.g. t12), got {board_id!r}")
+    t.key = f"board.{board_id}"
+    driver = _driver(t)
+    rules, edition = _rules(t)
+    game = _game(t, edition)
+    directory, archive_dir, retention, synchronous = journal_defaults
+    if not directory.is_absolute():
+        directory = (base / directory).resolve()
+    journal_path = t.get_path("journal", directory / f"{board_id}.sqlite") or directory / f"{board_id}.sqlite"
+    if not journal_path.is_absolute():
+        journal_path = (base / journal_path).resolve()
+    archive = archive_dir or directory / "archive"
+    if not archive.is_absolute():
+        archive = base / archive
+    journal = JournalConfig(path=journal_path, archive_dir=archive, retention_days=retention,
+                            synchronous=synchronous)
+    return BoardConfig(id=board_id, driver=driver, rules=rules, game=game, journal=journal)
+
+
+def parse_config(data: Mapping[str, Any], *, path: str | Path = "<config>") -> Config:
+    """Validate already-parsed TOML *data*. Relative paths are relative to the file's directory.
+
+    Raises:
+        ConfigError: the first problem found, naming the file and the key.
+    """
+    spath = str(path)
+    base = Path(path).resolve().parent if str(path) != "<config>" else Path.cwd()
+    root = _Table(data, path=spath, key="", allowed=("mqtt", "board", "journal", "commands", "logging"))
+    mqtt = _mqtt(root, base)
+    journal_defaults = _journal_defaults(root)
+    boards_raw = data.get("board")
+    if boards_raw is None:
+        raise ConfigError("no board configured (expected at least one [[board]] section)", path=spath, key="board")
+    if not isinstance(boards_raw, list):
+        raise ConfigError("expected [[board]] sections (an array of tables)", path=spath, key="board")
+    boards = tuple(_board(raw, i, spath, base, journal_defaults) for i, raw in enumerate(boards_raw))
+    seen: set[str] = set()
+    for board in boards:
+        if board.id in seen:
+            raise ConfigError(f"board id {board.id!r} appears twice", path=spath, key=f"board.{board.id}.id")
+        seen.add(board.id)
+    journals = [b.journal.path for b in boards]
+    if len(set(journals)) != len(journals):
+        raise ConfigError("two boards share one journal file", path=spath, key="board.journal")
+    cmd = root.get_table("commands", ("tokens",))
+    tokens_table = cmd.get_table("tokens", tuple(COMMAND_ROLES) + tuple(f"{r}_file" for r in COMMAND_ROLES))
+    tokens: dict[str, str] = {}
+    for role in COMMAND_ROLES:
+        value = tokens_table.get_str(role)
+        from_file = _read_secret(tokens_table, f"{role}_file", base)
+        if value is not None and from_file is not None:
+            raise tokens_table.error(f"{role}_file", f"give either {role} or {role}_file, not both")
+        secret = value if value is not None else from_file
+        if secret is not None:
+            if len(secret) < 8:
+                raise tokens_table.error(role, "a token must have at least 8 characters")
+            tokens[role] = secret
+    log = root.get_table("logging", ("level", "format"))
+    levels = ("trace", "debug", "info", "warning", "error")
+    logging_config = LoggingConfig(level=log.get_choice("level", levels, "info"),
+                                   format=log.get_choice("format", ("plain", "journal"), "plain"))
+    return Config(path=Path(path), mqtt=mqtt, boards=boards, commands=CommandsConfig(tokens=tokens),
+                  logging=logging_config)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate the TOML file at *path*.
+
+    Raises:
+        ConfigError: missing/unreadable file, bad TOML, or an invalid value (file and key named).
+    """
+    spath = str(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError("file not found", path=spath) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=spath) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", path=spath) from None
+    return parse_config(data, path=path)
+
+
+def summary(config: Config) -> str:
+    """A human-readable summary of *config* (no secrets)."""
+    m = config.mqtt
+    auth = f"user {m.username}" if m.username else "anonymous"
+    lines = [f"mqtt: {'mqtts' if m.tls else 'mqtt'}://{m.host}:{m.port} ({auth}, keepalive {m.keepalive}s, "
+             f"prefix {m.prefix!r})"]
+    if config.commands.tokens:
+        lines.append(f"commands: tokens for {', '.join(sorted(config.commands.tokens))}")
+    for b in config.boards:
+        g = b.game
+        lines.append(f"board {b.id}: driver {b.driver.kind}"
+                     + (f" on {b.driver.port}" if b.driver.port else "")
+                     + f"; rules E{g.edition} {b.rules.category.value if b.rules.category else 'auto'}"
+                     f"/{b.rules.regime.value}, white on the {b.rules.white_clock_side.value}"
+                     f"; time control {g.time_control}; journal {b.journal.path}"
+                     f"; topics {m.prefix}/{b.id}/#")
+    return "\n".join(lines)
+
+
+def environment_warnings(config: Config) -> list[str]:
+    """Things that are valid but will not work on *this* machine as it is now (files, devices)."""
+    found: list[str] = []
+    tls = config.mqtt.tls
+    if tls is not None:
+        for name in ("ca", "cert", "key"):
+            path = getattr(tls, name)
+            if path is not None and not path.exists():
+                found.append(f"mqtt.tls.{name}: {path} does not exist (needed to connect)")
+        if tls.insecure:
+            found.append("mqtt.tls.insecure = true: the broker's certificate is not verified")
+    for board in config.boards:
+        port = board.driver.port
+        if port and port.startswith("/dev/") and not Path(port).exists():
+            found.append(f"board.{board.id}.driver.port: {port} is not present (the daemon waits for it)")
+        directory = board.journal.path.parent
+        existing = next((p for p in (directory, *directory.parents) if p.exists()), None)
+        if existing is not None and not os.access(existing, os.W_OK):
+            found.append(f"board.{board.id}: cannot write the journal under {existing} as this user "
+                         "(systemd's StateDirectory=boardd provides /var/lib/boardd)")
+    return found
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``boardd check-config``."""
+    parser.add_argument("config", metavar="FILE", help="the TOML configuration file")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``boardd check-config FILE``: print OK and a summary, or the error; exit 0/1."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"OK {os.fspath(config.path)}")
+    print(summary(config))
+    for text in environment_warnings(config):
+        print(f"warning: {text}")
+    return 0

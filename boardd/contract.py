@@ -1,0 +1,855 @@
+"""Pure mapping of engine outputs to the MQTT contract (``shared/docs/mqtt-contract.md``, v1).
+
+Theory of operation
+-------------------
+A :class:`Publisher` belongs to one board and one daemon session. It turns the
+engine's outputs (:mod:`boardd.outputs`) and the current :class:`GameState` into
+:class:`Publication` values: topic, payload, retain flag and QoS, exactly as the
+contract's table says. It does no I/O: the daemon hands publications to the MQTT
+client (and its outbox), ``boardd replay`` prints them.
+
+Envelope
+    Every JSON payload starts with ``v`` (contract version, 1), ``board``,
+    ``session``, ``seq`` and ``ts``. ``seq`` is strictly increasing per
+    publisher across all topics; the daemon persists :attr:`Publisher.seq` and
+    passes it back at the next start. ``ts`` is ``ts(at)`` where ``at`` is the
+    event time the publication is about (the ``at`` of :meth:`Publisher.render`):
+    the daemon passes a ``ts`` that maps its monotonic time line to wall-clock
+    UTC; replay uses :func:`iso_timestamp` on the event times, which makes its
+    output deterministic.
+
+Event times
+    Fields that are event times (``made_at``, ``completed_at``, evidence ``at``,
+    …) are ISO-8601 strings from the same ``ts`` function, so they are on the
+    same wall-clock time line as ``ts``. Each also comes as raw seconds in an
+    extra field with an ``_s`` suffix (``made_at_s``): exact, and what tools
+    that compute durations want. Extra fields are allowed by the contract.
+
+State and PGN
+    The retained ``state`` and ``pgn`` topics are (re)published after a
+    :class:`~boardd.outputs.StateChanged`, once per :meth:`Publisher.render`
+    call however many ``StateChanged`` the batch holds, after the batch's other
+    publications (so a consumer that sees the move first and the state second
+    sees them consistent). :meth:`Publisher.snapshot` gives the same pair for a
+    (re)connect.
+
+Open irregularities in the state
+    ``irregularity`` messages are not retained, so the ``state`` also carries
+    ``irregularities`` (an extra field): the full object of every finding that
+    is not resolved (:attr:`GameState.open_irregularity_details`), as in the
+    ``irregularity`` payload without the envelope and without ``change``. Their
+    ids are the ``open_irregularities``. A consumer that (re)connects builds its
+    flag list from it; a live ``irregularity`` with a higher ``seq`` than the
+    state's is newer. The field is left out when the state lists open ids
+    without their details (an engine that does not fill them).
+
+Status
+    :meth:`Publisher.status` publishes the retained ``status``; the publisher
+    remembers the board and clock links and re-publishes ``status`` when a
+    :class:`~boardd.outputs.LinkUpdate` arrives: ``degraded`` while the board
+    link, or a clock link that has been seen up, is down; ``online`` otherwise.
+    :meth:`Publisher.will` is the MQTT last will (``offline``). It takes its
+    ``seq`` when it is built, that is when the daemon connects, so it arrives
+    later than publications with higher numbers; consumers treat ``offline`` as
+    the latest status whatever its ``seq`` (dedupe on (board, session, seq) is
+    unaffected: the number is never reused).
+
+JSON
+    :meth:`Publication.payload_bytes` is compact JSON (``,``/``:`` separators),
+    keys sorted, UTF-8 (not ASCII-escaped), no NaN/Infinity (they become
+    ``null``). Sorted keys make the bytes canonical: replay output is
+    byte-identical across runs and Python versions. The ``pgn`` payload is the
+    PGN text as UTF-8.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import chess
+
+from boardd import __version__
+from boardd.errors import ConfigError
+from boardd.outputs import (
+    ClockState,
+    ClockUpdate,
+    Evidence,
+    GameEvent,
+    GameState,
+    Irregularity,
+    IrregularityRaised,
+    IrregularityUpdated,
+    LinkUpdate,
+    MoveCompleted,
+    MoveMade,
+    MoveRecord,
+    MovesRetracted,
+    Output,
+    StateChanged,
+    Status,
+    Suggestion,
+)
+from boardd.record import game_pgn
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "TOPICS",
+    "Publication",
+    "Publisher",
+    "TopicSpec",
+    "iso_timestamp",
+    "topic_kind",
+    "validate_board_id",
+    "validate_payload",
+]
+
+_LOGGER = logging.getLogger(__name__)
+
+#: The ``v`` of every payload (mqtt-contract.md: changing or removing a field bumps it).
+CONTRACT_VERSION: Final = 1
+
+_BOARD_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$")
+_ENVELOPE_KEYS = frozenset({"v", "board", "session", "seq", "ts"})
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """Retain flag and QoS of one topic kind (the contract's table)."""
+
+    retain: bool
+    qos: int
+
+
+#: Topic kind (the part after ``{prefix}/{board}/``) -> retain and QoS.
+TOPICS: Final[Mapping[str, TopicSpec]] = {
+    "status": TopicSpec(retain=True, qos=1),
+    "state": TopicSpec(retain=True, qos=1),
+    "move": TopicSpec(retain=False, qos=1),
+    "irregularity": TopicSpec(retain=False, qos=1),
+    "clock": TopicSpec(retain=False, qos=0),
+    "pgn": TopicSpec(retain=True, qos=1),
+    "event": TopicSpec(retain=False, qos=1),
+    "cmd-result": TopicSpec(retain=False, qos=1),
+}
+
+
+def iso_timestamp(seconds: float) -> str:
+    """ISO-8601 UTC with milliseconds and ``Z`` for *seconds* since the Unix epoch (pure, no clock read).
+
+    Rounded down to the millisecond; values outside years 1..9999 are clamped.
+
+    >>> iso_timestamp(0.3)
+    '1970-01-01T00:00:00.300Z'
+    >>> iso_timestamp(1795285982.125)
+    '2026-11-21T18:33:02.125Z'
+    """
+    if not math.isfinite(seconds):
+        seconds = 0.0
+    millis = math.floor(seconds * 1000 + 1e-6)
+    try:
+        moment = _EPOCH + dt.timedelta(milliseconds=millis)
+    except OverflowError:
+        moment = dt.datetime.max.replace(tzinfo=dt.UTC) if millis > 0 else dt.datetime.min.replace(tzinfo=dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def validate_board_id(board: str) -> str:
+    """Return *board* if it is a valid board id (``[A-Za-z0-9_-]+``).
+
+    Raises:
+        ConfigError: it is not.
+    """
+    if not isinstance(board, str) or not _BOARD_ID.fullmatch(board):
+        raise ConfigError(f"board id must be made of [A-Za-z0-9_-] only, got {board!r}", key="board")
+    return board
+
+
+def _validate_prefix(prefix: str) -> str:
+    if (
+        not isinstance(prefix, str)
+        or not prefix
+        or any(c in prefix for c in "+#\0")
+        or prefix.startswith("/")
+        or prefix.endswith("/")
+        or "//" in prefix
+    ):
+        raise ConfigError(f"MQTT topic prefix must be non-empty levels without +, # or //, got {prefix!r}",
+                          key="prefix")
+    return prefix
+
+
+def topic_kind(topic: str, *, prefix: str = "boardd") -> tuple[str, str] | None:
+    """Split ``{prefix}/{board}/{kind}`` into ``(board, kind)``; None when it is not a boardd topic.
+
+    >>> topic_kind("boardd/t12/state")
+    ('t12', 'state')
+    """
+    head = prefix + "/"
+    if not topic.startswith(head):
+        return None
+    board, _, kind = topic[len(head):].partition("/")
+    if not _BOARD_ID.fullmatch(board) or not kind:
+        return None
+    return board, kind
+
+
+# --- JSON helpers -------------------------------------------------------------
+
+
+def _color(color: chess.Color | None) -> str | None:
+    if color is None:
+        return None
+    return "white" if color == chess.WHITE else "black"
+
+
+def _seconds(value: float | None) -> float | None:
+    """Seconds as a JSON number, rounded to the millisecond; None for unknown or non-finite."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), 3)
+
+
+def _jsonable(value: object) -> object:
+    """Make *value* JSON-serialisable (details of :class:`GameEvent`, ``**extra`` of command results)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, enum.Enum):
+        return _jsonable(value.value)
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_jsonable(item) for item in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, chess.Move):
+        return value.uci()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """One MQTT message: topic, payload (a JSON object, or the PGN text), retain flag, QoS."""
+
+    topic: str
+    payload: str | dict[str, object]
+    retain: bool
+    qos: int
+
+    def payload_bytes(self) -> bytes:
+        """The payload on the wire: compact JSON with sorted keys, or the PGN text, as UTF-8."""
+        if isinstance(self.payload, str):
+            return self.payload.encode("utf-8")
+        return _dumps(self.payload).encode("utf-8")
+
+    def replay_line(self) -> str:
+        """This publication as one line of ``boardd replay`` output (no newline).
+
+        ``{"topic": ..., "retain": ..., "qos": ..., "payload": ...}`` in that key order, compact;
+        the payload object has sorted keys, a PGN payload is a JSON string.
+        """
+        payload = _dumps(self.payload)
+        return (f'{{"topic":{_dumps(self.topic)},"retain":{_dumps(self.retain)},'
+                f'"qos":{self.qos},"payload":{payload}}}')
+
+
+#: Characters ``str.splitlines()`` breaks on that JSON leaves unescaped: escaped, so a payload stays one line.
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _dumps(value: object) -> str:
+    try:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        # A NaN or a foreign object slipped into a payload: publish it cleaned rather than not at all.
+        _LOGGER.warning("payload not JSON-clean (NaN or foreign type); cleaned: %r", value)
+        text = json.dumps(_jsonable(value), separators=(",", ":"), sort_keys=True, ensure_ascii=False,
+                          allow_nan=False)
+    for char, escape in _LINE_BREAKS.items():
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
+# --- The publisher ---------------------------------------------------------------------
+
+
+class Publisher:
+    """Turns engine outputs into publications for one board and one daemon session.
+
+    Args:
+        board: the board id (``[A-Za-z0-9_-]+``).
+        prefix: the topic prefix (default ``boardd``); may have several levels (``club/boardd``).
+        session: the daemon's session counter.
+        seq: the last ``seq`` used in this session (0 for none); the next publication uses ``seq + 1``.
+        ts: maps an event time to the ISO-8601 ``Z`` string of ``ts`` and of event-time fields;
+            default :func:`iso_timestamp` (event times read as Unix seconds).
+
+    Raises:
+        ConfigError: invalid board id, prefix, session or seq.
+    """
+
+    def __init__(self, *, board: str, prefix: str = "boardd", session: int = 1, seq: int = 0,
+                 ts: Callable[[float], str] | None = None) -> None:
+        self._board = validate_board_id(board)
+        self._prefix = _validate_prefix(prefix)
+        if not isinstance(session, int) or isinstance(session, bool) or session < 0:
+            raise ConfigError(f"session must be an integer >= 0, got {session!r}", key="session")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise ConfigError(f"seq must be an integer >= 0, got {seq!r}", key="seq")
+        self._session = session
+        self._seq = seq
+        self._ts = ts if ts is not None else iso_timestamp
+        self._board_link: dict[str, object] = {"driver": None, "port": None, "serial": None,
+                                               "connected": False}
+        self._clock_link: dict[str, object] = {"model": None, "connected": False}
+        self._clock_expected = False
+        self._software = __version__
+        self._last_at = 0.0
+
+    # Properties.
+
+    @property
+    def board(self) -> str:
+        """The board id."""
+        return self._board
+
+    @property
+    def session(self) -> int:
+        """The session counter."""
+        return self._session
+
+    @property
+    def seq(self) -> int:
+        """The last ``seq`` used (the daemon persists it)."""
+        return self._seq
+
+    @property
+    def root(self) -> str:
+        """``{prefix}/{board}``."""
+        return f"{self._prefix}/{self._board}"
+
+    def topic(self, kind: str) -> str:
+        """The full topic of a kind (``"state"`` -> ``"boardd/t12/state"``)."""
+        return f"{self.root}/{kind}"
+
+    @property
+    def command_filter(self) -> str:
+        """The subscription filter for arbiter commands: ``{root}/cmd/+``."""
+        return f"{self.root}/cmd/+"
+
+    # Building blocks.
+
+    def _publication(self, kind: str, body: Mapping[str, object], *, at: float) -> Publication:
+        spec = TOPICS[kind]
+        self._seq += 1
+        self._last_at = at
+        payload: dict[str, object] = {
+            "v": CONTRACT_VERSION,
+            "board": self._board,
+            "session": self._session,
+            "seq": self._seq,
+            "ts": self._ts(at),
+        }
+        for key, value in body.items():
+            if key in _ENVELOPE_KEYS:
+                _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
+                continue
+            payload[key] = value
+        return Publication(topic=self.topic(kind), payload=payload, retain=spec.retain, qos=spec.qos)
+
+    def _time(self, at: float | None) -> str | None:
+        return None if at is None else self._ts(at)
+
+    # Public API.
+
+    def render(self, outputs: Sequence[Output], state: GameState, *, at: float) -> list[Publication]:
+        """Publications for one batch of engine outputs, in order, then ``state`` + ``pgn`` if it changed.
+
+        Args:
+            outputs: what :meth:`Engine.feed`/``advance`` returned.
+            state: the engine's state after the batch (read only when the batch has a ``StateChanged``).
+            at: the event time of the batch (the envelope's ``ts``).
+        """
+        publications: list[Publication] = []
+        state_changed = False
+        for output in outputs:
+            match output:
+                case MoveMade(move=move):
+                    publications.append(self._publication("move", self._move_body(move, "made"), at=at))
+                case MoveCompleted(move=move):
+                    publications.append(self._publication("move", self._move_body(move, "completed"), at=at))
+                case IrregularityRaised(irregularity=irregularity):
+                    body = self._irregularity_body(irregularity, "raised")
+                    publications.append(self._publication("irregularity", body, at=at))
+                case IrregularityUpdated(irregularity=irregularity):
+                    body = self._irregularity_body(irregularity, "updated")
+                    publications.append(self._publication("irregularity", body, at=at))
+                case GameEvent():
+                    publications.append(self._publication("event", self._event_body(output), at=at))
+                case MovesRetracted(at=retracted_at, to_ply=to_ply, reason=reason):
+                    body = {"type": "MOVES_RETRACTED", "code": None, "to_ply": to_ply, "reason": reason,
+                            "at": self._ts(retracted_at), "at_s": _seconds(retracted_at)}
+                    publications.append(self._publication("event", body, at=at))
+                case ClockUpdate(at=clock_at, clock=clock):
+                    publications.append(self._publication("clock", self._clock_body(clock, clock_at), at=at))
+                case LinkUpdate():
+                    publications.append(self._link_status(output, at=at))
+                case StateChanged():
+                    state_changed = True
+                case _:  # a newer engine output this publisher does not know: never crash on it
+                    _LOGGER.warning("output %r has no publication; ignored", output)  # type: ignore[unreachable]
+        if state_changed:
+            publications.extend(self.snapshot(state, at=at))
+        return publications
+
+    def snapshot(self, state: GameState, *, at: float) -> list[Publication]:
+        """The retained ``state`` and ``pgn`` publications (after a change, or on (re)connect)."""
+        return [
+            self._publication("state", self._state_body(state), at=at),
+            Publication(topic=self.topic("pgn"), payload=game_pgn(state), retain=TOPICS["pgn"].retain,
+                        qos=TOPICS["pgn"].qos),
+        ]
+
+    def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],
+               at: float, software: str = __version__) -> Publication:
+        """The retained ``status`` publication.
+
+        Args:
+            state: ``online``, ``offline`` or ``degraded``.
+            board_link: ``{driver, port, serial, connected}`` (missing keys become null/False).
+            clock_link: ``{model, connected}``.
+            at: event time.
+            software: the version string.
+
+        Raises:
+            ValueError: *state* is not one of the three.
+        """
+        if state not in {"online", "offline", "degraded"}:
+            raise ValueError(f"status state must be online, offline or degraded, got {state!r}")
+        self._board_link = {"driver": None, "port": None, "serial": None, "connected": False,
+                            **{str(k): _jsonable(v) for k, v in board_link.items()}}
+        self._clock_link = {"model": None, "connected": False,
+                            **{str(k): _jsonable(v) for k, v in clock_link.items()}}
+        self._clock_expected = self._clock_expected or bool(self._clock_link["connected"])
+        self._software = software
+        return self._publication("status", self._status_body(state), at=at)
+
+    def will(self, *, at: float | None = None) -> Publication:
+        """The MQTT last will: the retained ``status`` with ``"state": "offline"``.
+
+        Takes a fresh ``seq`` now (see the module docstring). The broker sends the will at
+        an unknown later time, so ``ts`` is when it was registered: *at* (pass the connect
+        time), else the event time of the last publication.
+        """
+        body = self._status_body("offline")
+        body["board_link"] = {**self._board_link, "connected": False}
+        body["clock_link"] = {**self._clock_link, "connected": False}
+        return self._publication("status", body, at=self._last_at if at is None else at)
+
+    def command_result(self, *, command_id: str, ok: bool, error: str | None = None, at: float,
+                       **extra: object) -> Publication:
+        """The ``cmd-result`` answer to a command (``id``, ``ok``, ``error`` when not ok, extra fields)."""
+        body: dict[str, object] = {}
+        for key, value in extra.items():
+            if key in {"id", "ok", "error"}:
+                continue
+            body[key] = _jsonable(value)
+        body["id"] = command_id
+        body["ok"] = bool(ok)
+        if error is not None or not ok:
+            body["error"] = error if error is not None else "failed"
+        return self._publication("cmd-result", body, at=at)
+
+    # Payload bodies.
+
+    def _status_body(self, state: str) -> dict[str, object]:
+        return {
+            "state": state,
+            "board_link": dict(self._board_link),
+            "clock_link": dict(self._clock_link),
+            "software": self._software,
+        }
+
+    def _link_status(self, update: LinkUpdate, *, at: float) -> Publication:
+        if update.link == "clock":
+            self._clock_link = {**self._clock_link, "connected": update.up}
+            self._clock_expected = self._clock_expected or update.up
+        else:
+            if update.link != "board":
+                _LOGGER.warning("link update for unknown link %r; treated as the board link", update.link)
+            self._board_link = {**self._board_link, "connected": update.up}
+        degraded = not self._board_link["connected"] or (
+            self._clock_expected and not self._clock_link["connected"])
+        body = self._status_body("degraded" if degraded else "online")
+        body["link_change"] = {"link": update.link, "up": update.up, "detail": update.detail,
+                               "at": self._ts(update.at), "at_s": _seconds(update.at)}
+        return self._publication("status", body, at=at)
+
+    def _move_body(self, move: MoveRecord, phase: str) -> dict[str, object]:
+        clock: dict[str, object] | None = None
+        if move.clock_white is not None or move.clock_black is not None:
+            clock = {"white": _seconds(move.clock_white), "black": _seconds(move.clock_black)}
+        return {
+            "ply": move.ply,
+            "uci": move.uci,
+            "san": move.san,
+            "side": _color(move.side),
+            "fen_after": move.fen_after,
+            "phase": phase,
+            "made_at": self._ts(move.made_at),
+            "made_at_s": _seconds(move.made_at),
+            "completed_at": self._time(move.completed_at),
+            "completed_at_s": _seconds(move.completed_at),
+            "completion": move.completion.value if move.completion is not None else None,
+            "clock": clock,
+            "emt": _seconds(move.emt),
+            "legal": move.legal,
+        }
+
+    def _evidence(self, evidence: Evidence) -> dict[str, object]:
+        return {"at": self._ts(evidence.at), "at_s": _seconds(evidence.at), "event": evidence.event}
+
+    @staticmethod
+    def _suggestion(suggestion: Suggestion) -> dict[str, object]:
+        return {
+            "text": suggestion.text,
+            "move": suggestion.move,
+            "add_to_opponent_s": suggestion.add_to_opponent_s,
+            "remove_from_offender_s": _seconds(suggestion.remove_from_offender_s),
+            "result": suggestion.result,
+            "reinstate_ply": suggestion.reinstate_ply,
+            "constraints": list(suggestion.constraints),
+            "verify": suggestion.verify,
+        }
+
+    def _irregularity_body(self, irregularity: Irregularity, change: str) -> dict[str, object]:
+        return {
+            "id": irregularity.id,
+            "code": irregularity.code,
+            "subtype": irregularity.subtype,
+            "severity": irregularity.severity.value,
+            "confidence": irregularity.confidence.value,
+            "side": _color(irregularity.side),
+            "ply": irregularity.ply,
+            "edition": irregularity.edition,
+            "articles": list(irregularity.articles),
+            "evidence": [self._evidence(item) for item in irregularity.evidence],
+            "suggestion": self._suggestion(irregularity.suggestion),
+            "status": irregularity.status.value,
+            "change": change,
+            "t_raised": self._ts(irregularity.t_raised),
+            "t_raised_s": _seconds(irregularity.t_raised),
+            "t_first_evidence": self._ts(irregularity.t_first_evidence),
+            "t_first_evidence_s": _seconds(irregularity.t_first_evidence),
+            "claim_deadline": self._time(irregularity.claim_deadline),
+            "claim_deadline_s": _seconds(irregularity.claim_deadline),
+            "category": irregularity.category,
+            "regime": irregularity.regime,
+            "ruling": irregularity.ruling,
+        }
+
+    def _clock_body(self, clock: ClockState, at: float) -> dict[str, object]:
+        return {
+            "white": _seconds(clock.white),
+            "black": _seconds(clock.black),
+            "running": _color(clock.running),
+            "flag": {"white": clock.flag_white, "black": clock.flag_black},
+            "model": clock.model,
+            "at": self._ts(at),
+            "at_s": _seconds(at),
+        }
+
+    def _event_body(self, event: GameEvent) -> dict[str, object]:
+        body: dict[str, object] = {"type": event.type, "code": event.code, "at": self._ts(event.at),
+                                   "at_s": _seconds(event.at)}
+        for key, value in event.details.items():
+            name = str(key)
+            if name in body or name in _ENVELOPE_KEYS:
+                _LOGGER.warning("event %s detail %r clashes with a payload field; dropped", event.type, name)
+                continue
+            body[name] = _jsonable(value)
+        return body
+
+    def _state_irregularities(self, state: GameState) -> list[dict[str, object]] | None:
+        """The ``irregularities`` of ``state``: every finding that is not resolved, in full.
+
+        None (the field is left out) when the state lists open ids but carries no details: an engine
+        that does not fill :attr:`GameState.open_irregularity_details` must not look like one that
+        has nothing open. The objects have the ``irregularity`` payload's fields except ``change``,
+        which describes a publication, not the finding.
+        """
+        details = [item for item in state.open_irregularity_details if item.status is not Status.RESOLVED]
+        if not details and state.open_irregularities:
+            return None
+        bodies = []
+        for item in details:
+            body = self._irregularity_body(item, "")
+            del body["change"]
+            bodies.append(body)
+        return bodies
+
+    def _state_body(self, state: GameState) -> dict[str, object]:
+        body = self._state_fields(state)
+        irregularities = self._state_irregularities(state)
+        if irregularities is not None:
+            body["irregularities"] = irregularities
+        return body
+
+    def _state_fields(self, state: GameState) -> dict[str, object]:
+        clock = state.clock
+        return {
+            "game": {
+                "id": state.game_id,
+                "white": state.white,
+                "black": state.black,
+                "event": state.event,
+                "site": state.site,
+                "date": state.date,
+                "round": state.round,
+                "board_no": state.board_no,
+                "time_control": state.time_control,
+                "edition": state.edition,
+                "chess960": state.chess960,
+                "start_fen": state.start_fen,
+                "category": state.category,
+                "regime": state.regime,
+            },
+            "fen": state.fen,
+            "moves": [move.uci for move in state.moves],
+            "san": [move.san for move in state.moves],
+            "illegal_plies": [move.ply for move in state.moves if not move.legal],
+            "last_move": state.moves[-1].uci if state.moves else None,
+            "check": _check_mark(state),
+            "turn": _color(state.turn),
+            "ply": state.ply,
+            "clock": {
+                "white": _seconds(clock.white),
+                "black": _seconds(clock.black),
+                "running": _color(clock.running),
+                "flag": {"white": clock.flag_white, "black": clock.flag_black},
+                "model": clock.model,
+            },
+            "result": state.result,
+            "termination": state.termination,
+            "open_irregularities": list(state.open_irregularities),
+            "illegal_moves": {"white": state.illegal_moves_white, "black": state.illegal_moves_black},
+        }
+
+
+def _check_mark(state: GameState) -> str | None:
+    """``"#"`` (mate), ``"+"`` (check) or None for the official position: what lichess's broadcast JSON shows."""
+    try:
+        board = chess.Board(state.fen, chess960=state.chess960)
+    except ValueError:
+        return None
+    if not board.is_check():
+        return None
+    return "#" if board.is_checkmate() else "+"
+
+
+# --- Validation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ListOf:
+    item: _Spec
+
+
+@dataclass(frozen=True, slots=True)
+class _OneOf:
+    values: frozenset[object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    nullable: bool = False
+
+
+_Spec = tuple[type, ...] | dict[str, "_Spec"] | _ListOf | _OneOf | _Pattern
+
+_NONE = type(None)
+_NUM: tuple[type, ...] = (int, float)
+_NUM_OR_NULL: tuple[type, ...] = (int, float, _NONE)
+_STR_OR_NULL: tuple[type, ...] = (str, _NONE)
+_SIDE_OR_NULL = _OneOf(frozenset({"white", "black", None}))
+_ISO = _Pattern(_ISO_TS)
+_ISO_OR_NULL = _Pattern(_ISO_TS, nullable=True)
+
+_ENVELOPE_SPEC: dict[str, _Spec] = {
+    "v": _OneOf(frozenset({CONTRACT_VERSION})),
+    "board": _Pattern(_BOARD_ID),
+    "session": (int,),
+    "seq": (int,),
+    "ts": _ISO,
+}
+
+#: The contract's required fields and their types, per topic kind.
+_SPECS: dict[str, dict[str, _Spec]] = {
+    "status": {
+        "state": _OneOf(frozenset({"online", "offline", "degraded"})),
+        "board_link": {"driver": _STR_OR_NULL, "port": _STR_OR_NULL, "serial": _STR_OR_NULL,
+                       "connected": (bool,)},
+        "clock_link": {"model": _STR_OR_NULL, "connected": (bool,)},
+        "software": (str,),
+    },
+    "state": {
+        "game": {"id": (str,), "white": (str,), "black": (str,), "event": (str,), "round": (str,),
+                 "board_no": (int, _NONE), "time_control": (str,), "edition": (int,)},
+        "fen": (str,),
+        "moves": _ListOf((str,)),
+        "san": _ListOf((str,)),
+        "turn": _OneOf(frozenset({"white", "black"})),
+        "ply": (int,),
+        "clock": {"white": _NUM_OR_NULL, "black": _NUM_OR_NULL, "running": _SIDE_OR_NULL},
+        "result": _OneOf(frozenset({"*", "1-0", "0-1", "1/2-1/2"})),
+        "termination": _STR_OR_NULL,
+        "open_irregularities": _ListOf((str,)),
+        "illegal_moves": {"white": (int,), "black": (int,)},
+    },
+    "move": {
+        "ply": (int,),
+        "uci": (str,),
+        "san": (str,),
+        "side": _OneOf(frozenset({"white", "black"})),
+        "fen_after": (str,),
+        "phase": _OneOf(frozenset({"made", "completed"})),
+        "made_at": _ISO,
+        "completed_at": _ISO_OR_NULL,
+        "completion": _OneOf(frozenset({"press", "game_end", "next_move", None})),
+        "clock": (dict, _NONE),
+        "emt": _NUM_OR_NULL,
+    },
+    "irregularity": {
+        "id": (str,),
+        "code": (str,),
+        "subtype": _STR_OR_NULL,
+        "severity": _OneOf(frozenset({"info", "warning", "illegal-move"})),
+        "confidence": _OneOf(frozenset({"auto", "suspected"})),
+        "side": _SIDE_OR_NULL,
+        "ply": (int,),
+        "edition": (int,),
+        "articles": _ListOf((str,)),
+        "evidence": _ListOf({"at": _ISO, "event": (str,)}),
+        "suggestion": (dict,),
+        "status": _OneOf(frozenset({"open", "acknowledged", "resolved"})),
+    },
+    "clock": {
+        "white": _NUM_OR_NULL,
+        "black": _NUM_OR_NULL,
+        "running": _SIDE_OR_NULL,
+        "flag": {"white": (bool,), "black": (bool,)},
+        "model": _STR_OR_NULL,
+    },
+    "event": {"type": (str,)},
+    "cmd-result": {"id": (str,), "ok": (bool,)},
+}
+
+
+def _check(value: object, spec: _Spec, path: str, problems: list[str]) -> None:
+    if isinstance(spec, tuple):
+        # bool is an int in Python, never in the contract.
+        if isinstance(value, bool) and bool not in spec:
+            problems.append(f"{path}: expected {'/'.join(t.__name__ for t in spec)}, got bool")
+        elif not isinstance(value, spec):
+            problems.append(f"{path}: expected {'/'.join(t.__name__ for t in spec)}, got {type(value).__name__}")
+        elif isinstance(value, float) and not math.isfinite(value):
+            problems.append(f"{path}: not a finite number")
+    elif isinstance(spec, _OneOf):
+        if isinstance(value, (dict, list)) or value not in spec.values or isinstance(value, bool):
+            problems.append(f"{path}: {value!r} is not one of {sorted(map(repr, spec.values))}")
+    elif isinstance(spec, _Pattern):
+        if value is None and spec.nullable:
+            return
+        if not isinstance(value, str) or not spec.regex.fullmatch(value):
+            problems.append(f"{path}: {value!r} does not match {spec.regex.pattern}")
+    elif isinstance(spec, _ListOf):
+        if not isinstance(value, list):
+            problems.append(f"{path}: expected a list, got {type(value).__name__}")
+            return
+        for index, item in enumerate(value):
+            _check(item, spec.item, f"{path}[{index}]", problems)
+    else:
+        if not isinstance(value, dict):
+            problems.append(f"{path}: expected an object, got {type(value).__name__}")
+            return
+        for key, sub in spec.items():
+            if key not in value:
+                problems.append(f"{path}.{key}: missing" if path else f"{key}: missing")
+            else:
+                _check(value[key], sub, f"{path}.{key}" if path else key, problems)
+
+
+def validate_payload(topic_kind: str, payload: object) -> list[str]:
+    """Check a JSON payload against the contract: the envelope and the topic's required fields and types.
+
+    Extra fields are allowed (the contract says so). Returns the problems found, empty when valid.
+
+    Args:
+        topic_kind: ``status``, ``state``, ``move``, ``irregularity``, ``clock``, ``event`` or ``cmd-result``.
+        payload: the decoded JSON object (anything else is reported as a problem).
+
+    Raises:
+        ValueError: unknown topic kind (``pgn`` is text, not JSON).
+    """
+    spec = _SPECS.get(topic_kind)
+    if spec is None:
+        raise ValueError(f"no JSON payload schema for topic kind {topic_kind!r}")
+    problems: list[str] = []
+    if not isinstance(payload, dict):
+        return [f"payload: expected an object, got {type(payload).__name__}"]
+    _check(payload, _ENVELOPE_SPEC, "", problems)
+    _check(payload, spec, "", problems)
+    seq = payload.get("seq")
+    if isinstance(seq, int) and not isinstance(seq, bool) and seq < 1:
+        problems.append("seq: must be >= 1")
+    if topic_kind == "cmd-result" and payload.get("ok") is False and not isinstance(payload.get("error"), str):
+        problems.append("error: required (a string) when ok is false")
+    if topic_kind == "move" and isinstance(payload.get("clock"), dict):
+        _check(payload["clock"], {"white": _NUM_OR_NULL, "black": _NUM_OR_NULL}, "clock", problems)
+    if topic_kind == "state":
+        moves, san, ply = payload.get("moves"), payload.get("san"), payload.get("ply")
+        if isinstance(moves, list) and isinstance(san, list) and len(moves) != len(san):
+            problems.append(f"san: {len(san)} entries for {len(moves)} moves")
+        if isinstance(moves, list) and isinstance(ply, int) and ply != len(moves):
+            problems.append(f"ply: {ply} but {len(moves)} moves")
+        if "irregularities" in payload:
+            _check_state_irregularities(payload["irregularities"], payload.get("open_irregularities"), problems)
+    return problems
+
+
+def _check_state_irregularities(value: object, open_ids: object, problems: list[str]) -> None:
+    """The optional ``irregularities`` of ``state``: irregularity objects, not resolved, listed as open."""
+    if not isinstance(value, list):
+        problems.append(f"irregularities: expected a list, got {type(value).__name__}")
+        return
+    listed = set(open_ids) if isinstance(open_ids, list) and all(isinstance(i, str) for i in open_ids) else None
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        path = f"irregularities[{index}]"
+        _check(item, _SPECS["irregularity"], path, problems)
+        if not isinstance(item, dict):
+            continue
+        ident, status = item.get("id"), item.get("status")
+        if status == "resolved":
+            problems.append(f"{path}.status: a resolved irregularity is not open")
+        if isinstance(ident, str):
+            if ident in seen:
+                problems.append(f"{path}.id: {ident!r} listed twice")
+            seen.add(ident)
+            if listed is not None and ident not in listed:
+                problems.append(f"{path}.id: {ident!r} is not in open_irregularities")

@@ -1,0 +1,632 @@
+"""``boardd run``: driver -> journal -> engine -> contract -> outbox -> MQTT, in one TaskGroup.
+
+Theory of operation
+-------------------
+One process serves one or several boards (``[[board]]`` sections; ``--board ID``
+selects one, for ``boardd@.service`` instances). Each board gets a
+:class:`BoardRuntime`: its own journal, engine, publisher, driver and MQTT
+connection (one connection per board, so each has its own last will). All
+I/O runs in **one** :class:`asyncio.TaskGroup` owned by :func:`serve`, with
+named tasks whose references are kept:
+
+``board-<id>``   reads the driver's events and feeds them through the pipeline;
+``timer-<id>``   sleeps until ``engine.next_deadline()`` (or until a new event
+                 moves the deadline) and calls ``engine.advance(now)``;
+``mqtt-<id>``    the :class:`boardd.mqtt.MqttLink` (connect, drain outbox, commands);
+``prune-<id>``   journal retention, at start and every hour;
+``watchdog``     systemd's watchdog, fed only while every component progresses.
+
+The pipeline step (:meth:`BoardRuntime.process`) is serialised by a lock:
+``engine.feed(event)`` (pure, fast), ``publisher.render(...)``, then **one
+journal transaction** holding the event and its publications, then the MQTT
+link is woken to drain the outbox. Timer firings are journaled too (as
+:class:`boardd.journal.Tick` rows), so that replaying the journal repeats the
+exact sequence of ``feed``/``advance`` calls and rebuilds the exact engine
+state: on start the current game is replayed through a fresh
+:class:`~boardd.engine.Engine` (same game id, same moves), the session is
+incremented, and unacknowledged outbox rows are re-sent before anything new.
+Replayed outputs are not published again; the current ``state``/``pgn`` is
+appended to the outbox at every (re)connect.
+
+Time: events are stamped on the daemon's time line (:class:`TimeLine`): Unix
+seconds at start, advanced by the monotonic clock, never going backwards across
+restarts (the journal's last event time is a floor).
+
+Shutdown on SIGTERM/SIGINT: STOPPING=1, the driver and timers stop, each MQTT
+link drains briefly and publishes the retained ``offline`` status, journals are
+checkpointed and closed, exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import importlib
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from boardd import __version__
+from boardd import events as ev
+from boardd.commands import CommandError, ParsedCommand, parse_command
+from boardd.config import BoardConfig, Config, load_config
+from boardd.contract import Publication, Publisher
+from boardd.engine import Engine
+from boardd.errors import BoarddError, ConfigError, DriverError
+from boardd.journal import AsyncJournal, Journal, Tick
+from boardd.mqtt import MqttLink
+from boardd.outputs import GameEvent, Output
+
+__all__ = ["BoardRuntime", "JournalFormatter", "TimeLine", "apply_logging", "configure_parser", "run", "serve"]
+
+_LOGGER = logging.getLogger(__name__)
+
+PRUNE_EVERY_S = 3600.0
+#: A driver event stamped further than this from the daemon's time line is re-stamped on receipt.
+MAX_STAMP_SKEW_S = 600.0
+
+
+class TimeLine:
+    """The daemon's event time: Unix seconds at start, then monotonic; never behind *floor*."""
+
+    def __init__(self, *, floor: float | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        start = wall()
+        if floor is not None and floor >= start:
+            start = floor + 0.001
+        self._mono = monotonic
+        self._offset = start - monotonic()
+
+    def now(self) -> float:
+        """Current event time."""
+        return self._mono() + self._offset
+
+    def mono_of(self, at: float) -> float:
+        """The monotonic-clock value of event time *at* (for sleeping until a deadline)."""
+        return at - self._offset
+
+
+def _utc_id(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _first_period_s(time_control: str) -> int | None:
+    try:
+        from boardd.clock import TimeControl  # noqa: PLC0415
+
+        periods = TimeControl.parse(time_control).periods
+    except (ImportError, ValueError, BoarddError):
+        return None
+    return periods[0].seconds if periods else None
+
+
+class BoardRuntime:
+    """Everything of one board: journal, engine, publisher, driver, MQTT link.
+
+    Args:
+        board: the board's configuration.
+        config: the whole configuration (MQTT, command tokens).
+        driver_factory: overrides ``drivers.base.open_driver`` (tests); called with
+            ``(kind, options, time_source=...)``.
+        progress: called with a component name when that component made progress.
+    """
+
+    def __init__(self, board: BoardConfig, config: Config, *, driver_factory: Callable[..., Any] | None = None,
+                 progress: Callable[[str], None] = lambda _name: None,
+                 notify_status: Callable[[str], object] = lambda _text: None) -> None:
+        self.board = board
+        self.config = config
+        self.driver_factory = driver_factory
+        self._progress = progress
+        self._notify_status = notify_status
+        self.journal: Journal | None = None
+        self.ajournal: AsyncJournal | None = None
+        self.engine = Engine(board.rules)
+        self.publisher: Publisher | None = None
+        self.timeline = TimeLine()
+        self.link: MqttLink | None = None
+        self.driver: Any = None
+        self.white_at_a1 = True
+        self.game_id = ""
+        self._lock = asyncio.Lock()
+        self._deadline_changed = asyncio.Event()
+        self._game_counter = 0
+        self.reader_task: asyncio.Task[None] | None = None
+        self.stats = {"events": 0, "commands": 0, "rejected_commands": 0, "journal_errors": 0, "ticks": 0,
+                      "render_errors": 0, "restamped": 0}
+        self._skew_warned = False
+        #: A permanent driver failure (the daemon then stops cleanly and exits 1).
+        self.fatal: BaseException | None = None
+        self.on_fatal: Callable[[], None] = lambda: None
+
+    # -- start-up ---------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the journal, start a session and rebuild the current game (blocking: call in a thread)."""
+        cfg = self.board.journal
+        journal = Journal.open(cfg.path, synchronous=cfg.synchronous)
+        if journal.recovered_from is not None:
+            _LOGGER.error("board %s: journal was corrupt, kept as %s; started a new one", self.board.id,
+                          journal.recovered_from)
+        session = journal.start_session()
+        self.journal = journal
+        replayed = self._rebuild(journal)
+        last_at = journal.last_event_at()
+        self.timeline = TimeLine(floor=last_at)
+        self.publisher = Publisher(board=self.board.id, prefix=self.config.mqtt.prefix, session=session,
+                                   seq=journal.seq)
+        _LOGGER.info("board %s: session %d, journal %s, replayed %d events of game %s (%d moves), %d unacked",
+                     self.board.id, session, cfg.path, replayed, self.game_id or "-", self.engine.state.ply,
+                     journal.unacked_count())
+
+    def _rebuild(self, journal: Journal) -> int:
+        game = journal.current_game()
+        if game is None:
+            return 0
+        self.game_id = game.id
+        bad: list[int] = []
+        count = 0
+        for _, item in journal.events(game.first_event, on_error=lambda i, _e: bad.append(i)):
+            count += 1
+            if isinstance(item, Tick):
+                self.engine.advance(item.at)
+                continue
+            if isinstance(item, ev.SetOrientation):
+                self.white_at_a1 = item.white_at_a1
+            elif isinstance(item, ev.NewGame):
+                self.white_at_a1 = True
+                self.game_id = item.game.id or self.game_id
+            self.engine.feed(item)
+        if bad:
+            _LOGGER.error("board %s: %d undecodable journal rows skipped during replay (ids %s)", self.board.id,
+                          len(bad), bad[:10])
+        return count
+
+    # -- the pipeline ---------------------------------------------------------------
+
+    def _pub(self) -> Publisher:
+        assert self.publisher is not None
+        return self.publisher
+
+    def _aj(self) -> AsyncJournal:
+        assert self.ajournal is not None
+        return self.ajournal
+
+    def _render(self, outputs: Sequence[Output], at: float) -> list[Publication]:
+        """The contract's publications; a failure there must not keep the event out of the journal."""
+        try:
+            return self._pub().render(outputs, self.engine.state, at=at)
+        except Exception:
+            self.stats["render_errors"] += 1
+            _LOGGER.exception("board %s: could not render %d outputs; the event is journaled anyway",
+                              self.board.id, len(outputs))
+            return []
+
+    async def _commit(self, item: ev.Event | Tick | None, publications: Sequence[Publication], *,
+                      closing: tuple[str, str, str] | None = None) -> int | None:
+        """Journal *item* and *publications* in one transaction, then wake the MQTT link."""
+        try:
+            event_id = await self._aj().record(item, publications, seq=self._pub().seq, closing=closing)
+        except Exception:
+            # A full or failing disk must not lose the move: publish from memory, shout.
+            self.stats["journal_errors"] += 1
+            _LOGGER.exception("board %s: JOURNAL WRITE FAILED; publishing from memory only", self.board.id)
+            if self.link is not None:
+                for pub in publications:
+                    self.link.publish_volatile(pub)
+            return None
+        if self.link is not None:
+            for pub in publications:
+                if pub.qos == 0:
+                    self.link.publish_volatile(pub)
+            self.link.wake()
+        return event_id
+
+    async def process(self, event: ev.Event, *, extra: Sequence[Publication] = ()) -> list[Output]:
+        """Feed one event through engine, contract, journal and outbox."""
+        async with self._lock:
+            return await self._process_locked(event, extra=extra)
+
+    async def _process_locked(self, event: ev.Event, *, extra: Sequence[Publication] = ()) -> list[Output]:
+        previous = (self.game_id, self.engine.state.result, self.engine.pgn()) if isinstance(event, ev.NewGame) \
+            else None
+        outputs = self.engine.feed(event)
+        pubs = self._render(outputs, event.at)
+        pubs.extend(extra)
+        event_id = await self._commit(event, pubs, closing=previous)
+        self.stats["events"] += 1
+        self._deadline_changed.set()
+        await self._after(event, event_id, outputs)
+        return outputs
+
+    async def _after(self, event: ev.Event, event_id: int | None, outputs: Sequence[Output]) -> None:
+        journal = self.journal
+        assert journal is not None
+        if isinstance(event, ev.SetOrientation):
+            self.white_at_a1 = event.white_at_a1
+        if isinstance(event, ev.NewGame) and event_id is not None:
+            # the game row was written (and the previous one closed) in the event's transaction
+            self.white_at_a1 = True
+            self.game_id = event.game.id
+        elif isinstance(event, ev.SetPlayers) and self.game_id:
+            info = dataclasses.replace(self._game_info(), white=event.white, black=event.black)
+            await self._aj().call(journal.update_game_info, info)
+        for output in outputs:
+            if isinstance(output, GameEvent) and output.type == "GAME_END" and self.game_id:
+                await self._aj().call(journal.end_game, self.game_id, result=self.engine.state.result,
+                                      pgn=self.engine.pgn())
+
+    def _game_info(self) -> ev.GameInfo:
+        s = self.engine.state
+        return ev.GameInfo(id=s.game_id, white=s.white, black=s.black, event=s.event, site=s.site, date=s.date,
+                           round=s.round, board_no=s.board_no, time_control=s.time_control, edition=s.edition,
+                           start_fen=None if s.start_fen == ev.GameInfo().start_fen else s.start_fen,
+                           chess960=s.chess960)
+
+    def new_game_info(self, base: ev.GameInfo, at: float) -> ev.GameInfo:
+        """*base* with a fresh unique game id and today's date when none was given."""
+        self._game_counter += 1
+        game_id = base.id or f"{self.board.id}-{_utc_id(at)}-{self._pub().session}-{self._game_counter}"
+        date = base.date if base.date != "????.??.??" else datetime.fromtimestamp(at, UTC).strftime("%Y.%m.%d")
+        return dataclasses.replace(base, id=game_id, date=date)
+
+    async def announce(self) -> None:
+        """Queue the start-up status (it also tells the publisher the driver and port for later link updates)."""
+        async with self._lock:
+            await self._commit(None, [self.online_status()])
+
+    async def ensure_game(self, at: float | None = None) -> None:
+        """Start the configured default game when the journal has none.
+
+        Args:
+            at: the game's start time; the serve loop passes the time taken *before* the driver was
+                opened, because the driver stamps its first events (link up, board dump) on receipt and
+                those must not look older than the game they belong to ("time went backwards").
+        """
+        if self.game_id:
+            return
+        at = self.timeline.now() if at is None else at
+        await self.process(ev.NewGame(at=at, game=self.new_game_info(self.board.game, at)))
+
+    async def advance(self) -> None:
+        """Fire the engine's due timers (journaled as a Tick)."""
+        async with self._lock:
+            now = self.timeline.now()
+            deadline = self.engine.next_deadline()
+            if deadline is None or deadline > now:
+                return
+            outputs = self.engine.advance(now)
+            self.stats["ticks"] += 1
+            pubs = self._render(outputs, now)
+            await self._commit(Tick(at=now), pubs)
+            await self._after_tick(outputs)
+
+    async def _after_tick(self, outputs: Sequence[Output]) -> None:
+        journal = self.journal
+        assert journal is not None
+        for output in outputs:
+            if isinstance(output, GameEvent) and output.type == "GAME_END" and self.game_id:
+                await self._aj().call(journal.end_game, self.game_id, result=self.engine.state.result,
+                                      pgn=self.engine.pgn())
+
+    # -- commands ---------------------------------------------------------------------
+
+    async def on_command(self, name: str, payload: bytes) -> None:
+        """Validate, apply and answer one command from ``{root}/cmd/{name}``."""
+        async with self._lock:
+            at = self.timeline.now()
+            try:
+                parsed = parse_command(name, payload, at=at, auth=self.config.commands, defaults=self.board.game,
+                                       white_at_a1=self.white_at_a1)
+                self._check_against_state(parsed)
+            except CommandError as exc:
+                self.stats["rejected_commands"] += 1
+                _LOGGER.warning("board %s: command %s (%s) refused: %s", self.board.id, name,
+                                exc.command_id or "no id", exc)
+                result = self._pub().command_result(command_id=exc.command_id, ok=False, error=str(exc), at=at,
+                                                    command=name)
+                await self._commit(None, [result])
+                return
+            event = parsed.event
+            if isinstance(event, ev.NewGame):
+                event = dataclasses.replace(event, game=self.new_game_info(event.game, at))
+            self.stats["commands"] += 1
+            _LOGGER.info("board %s: command %s (%s) from %s", self.board.id, name, parsed.id, parsed.role or "-")
+            clock_set = await self._set_physical_clock(event)
+            extra: dict[str, Any] = {"command": name}
+            if isinstance(event, ev.NewGame):
+                extra["game_id"] = event.game.id
+            if clock_set is not None:
+                extra["clock_set"] = clock_set
+            # The answer shares the event's journal transaction (Engine.feed never raises on a validated command).
+            result = self._pub().command_result(command_id=parsed.id, ok=True, at=at, **extra)
+            await self._process_locked(event, extra=[result])
+
+    def _check_against_state(self, parsed: ParsedCommand) -> None:
+        event = parsed.event
+        known = {irr.id: irr for irr in self.engine.irregularities}
+        if isinstance(event, ev.Acknowledge | ev.Resolve) and event.irregularity_id not in known:
+            raise CommandError(f"unknown irregularity {event.irregularity_id!r} in game {self.game_id}",
+                               command_id=parsed.id, name=parsed.name)
+        if isinstance(event, ev.Reinstate) and event.ply > self.engine.state.ply:
+            raise CommandError(f"cannot reinstate ply {event.ply}: the record has {self.engine.state.ply} plies",
+                               command_id=parsed.id, name=parsed.name)
+
+    async def _set_physical_clock(self, event: ev.Event) -> bool | None:
+        """Set the physical clock for new-game/set-clock when a driver is connected (None: not applicable)."""
+        if self.driver is None or not isinstance(event, ev.NewGame | ev.SetClock):
+            return None
+        if isinstance(event, ev.NewGame):
+            seconds = _first_period_s(event.game.time_control)
+            if seconds is None:
+                return None
+            white = black = seconds
+        else:
+            white, black = round(event.white), round(event.black)
+        try:
+            from drivers.base import SetClock  # noqa: PLC0415
+
+            left, right = (white, black) if self.board.rules.white_clock_side is ev.ClockSide.LEFT else (black, white)
+            await self.driver.send(SetClock(left_s=int(left), right_s=int(right), running=None))
+        except (DriverError, ValueError, ImportError) as exc:
+            _LOGGER.warning("board %s: could not set the physical clock: %s", self.board.id, exc)
+            return False
+        return True
+
+    # -- MQTT callbacks -------------------------------------------------------------------
+
+    def _links(self) -> tuple[dict[str, object], dict[str, object]]:
+        info = getattr(self.driver, "info", None)
+        board_link: dict[str, object] = {"driver": self.board.driver.kind, "port": self.board.driver.port,
+                                         "serial": None, "connected": False}
+        clock_link: dict[str, object] = {"model": None, "connected": False}
+        if info is not None:
+            board_link.update(port=info.port, serial=info.serial, connected=bool(info.connected))
+            clock_link.update(model=info.clock_model, connected=info.clock_model is not None)
+        return board_link, clock_link
+
+    def online_status(self) -> Publication:
+        """The status published at every connect."""
+        board_link, clock_link = self._links()
+        state = "online" if board_link["connected"] else "degraded"
+        return self._pub().status(state=state, board_link=board_link, clock_link=clock_link,
+                                  at=self.timeline.now(), software=__version__)
+
+    def offline_status(self) -> Publication:
+        """The status published at a clean shutdown."""
+        board_link, clock_link = self._links()
+        return self._pub().status(state="offline", board_link={**board_link, "connected": False},
+                                  clock_link={**clock_link, "connected": False}, at=self.timeline.now())
+
+    async def on_connect(self) -> None:
+        """Append the online status and the current state and pgn to the outbox (after anything older)."""
+        async with self._lock:
+            pubs = [self.online_status(), *self._pub().snapshot(self.engine.state, at=self.timeline.now())]
+            await self._commit(None, pubs)
+        self._notify_status(f"board {self.board.id}: connected to {self.config.mqtt.host}:{self.config.mqtt.port}, "
+                            f"game {self.game_id}, {self.engine.state.ply} plies")
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    async def read_board(self) -> None:
+        """Feed every driver event through the pipeline (task ``board-<id>``)."""
+        assert self.driver is not None
+        try:
+            async for raw in self.driver.events():
+                self._progress(f"board:{self.board.id}")
+                event = self._on_time_line(raw)
+                try:
+                    await self.process(event)
+                except Exception:
+                    _LOGGER.exception("board %s: pipeline failed on %r", self.board.id, event)
+        except DriverError as exc:
+            # Permanent (a port that can never work): stop cleanly so the offline status goes out.
+            _LOGGER.error("board %s: driver failed permanently: %s", self.board.id, exc)
+            self.fatal = exc
+            self.on_fatal()
+
+    def _on_time_line(self, event: ev.BoardEvent) -> ev.BoardEvent:
+        """Re-stamp an event a driver stamped on another clock (not our ``time_source``); warn once."""
+        now = self.timeline.now()
+        if abs(event.at - now) <= MAX_STAMP_SKEW_S:
+            return event
+        if not self._skew_warned:
+            self._skew_warned = True
+            _LOGGER.warning("board %s: driver stamped an event %.0f s away from the daemon's time line; "
+                            "re-stamping on receipt (driver ignores time_source?)", self.board.id, event.at - now)
+        self.stats["restamped"] += 1
+        return dataclasses.replace(event, at=now)
+
+    async def run_timers(self, idle: float = 5.0) -> None:
+        """Sleep until the engine's next deadline (or a new event), then advance (task ``timer-<id>``)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self._deadline_changed.clear()
+            deadline = self.engine.next_deadline()
+            timeout = idle if deadline is None else max(0.0, self.timeline.mono_of(deadline) - time.monotonic())
+            timeout = min(timeout, idle)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout_at(loop.time() + timeout):
+                    await self._deadline_changed.wait()
+            if self.engine.next_deadline() is not None:
+                await self.advance()
+            if self.driver_task_alive():
+                self._progress(f"board:{self.board.id}")
+
+    def driver_task_alive(self) -> bool:
+        """True while the board reader task runs (set by :func:`serve`)."""
+        task = self.reader_task
+        return task is not None and not task.done()
+
+    async def prune_loop(self) -> None:
+        """Retention: archive and prune old games at start and every hour."""
+        journal = self.journal
+        assert journal is not None
+        cfg = self.board.journal
+        while True:
+            try:
+                await self._aj().call(journal.prune, archive_dir=cfg.archive_dir, retention_days=cfg.retention_days)
+            except Exception:
+                _LOGGER.exception("board %s: journal retention failed", self.board.id)
+            await asyncio.sleep(PRUNE_EVERY_S)
+
+
+def _open_driver(runtime: BoardRuntime) -> Any:
+    driver_cfg = runtime.board.driver
+    if runtime.driver_factory is not None:
+        return runtime.driver_factory(driver_cfg.kind, dict(driver_cfg.options), time_source=runtime.timeline.now)
+    if driver_cfg.kind == "external":
+        options = dict(driver_cfg.options)
+        module_name, _, name = str(options.pop("factory")).partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError) as exc:
+            raise DriverError(f"board {runtime.board.id}: cannot load driver factory {module_name}:{name}: {exc}") \
+                from exc
+        return factory(options, time_source=runtime.timeline.now)
+    from drivers.base import open_driver, options_from_mapping  # noqa: PLC0415
+
+    typed_options = options_from_mapping(driver_cfg.kind, dict(driver_cfg.options))
+    return open_driver(driver_cfg.kind, typed_options, time_source=runtime.timeline.now)
+
+
+async def serve(config: Config, *, boards: Sequence[str] = (), stop: asyncio.Event | None = None,
+                driver_factory: Callable[..., Any] | None = None) -> int:
+    """Run the daemon for *boards* (all when empty) until *stop* is set or SIGTERM/SIGINT.
+
+    Returns:
+        The exit status: 0 after a clean shutdown, 1 when a driver failed permanently.
+
+    Raises:
+        ConfigError: a selected board is not in the configuration.
+        JournalError: a journal cannot be opened.
+    """
+    from boardd.sdnotify import Notifier, ProgressWatchdog  # noqa: PLC0415
+
+    selected = [config.board(b) for b in boards] if boards else list(config.boards)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    notifier = Notifier.from_environment(unset_environment=True)
+    components = [f"{kind}:{b.id}" for b in selected for kind in ("board", "mqtt")]
+    watchdog = ProgressWatchdog(notifier, components=components)
+    runtimes = [BoardRuntime(b, config, driver_factory=driver_factory, progress=watchdog.progress,
+                             notify_status=notifier.status) for b in selected]
+    for rt in runtimes:
+        rt.on_fatal = stop.set
+    try:
+        for rt in runtimes:
+            await asyncio.to_thread(rt.open)
+            assert rt.journal is not None
+            rt.ajournal = AsyncJournal(rt.journal)
+        async with contextlib.AsyncExitStack() as stack:
+            for rt in runtimes:
+                started_at = rt.timeline.now()
+                rt.driver = _open_driver(rt)
+                await stack.enter_async_context(rt.driver)
+                await rt.announce()
+                await rt.ensure_game(at=started_at)
+            notifier.ready(f"{len(runtimes)} board(s) running")
+            await _run_tasks(runtimes, config, stop, watchdog)
+    finally:
+        notifier.stopping()
+        for rt in runtimes:
+            if rt.ajournal is not None:
+                await rt.ajournal.aclose()
+            elif rt.journal is not None:
+                rt.journal.close()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    failed = [rt for rt in runtimes if rt.fatal is not None]
+    if failed:
+        for rt in failed:
+            print(f"boardd: board {rt.board.id}: {rt.fatal}", file=sys.stderr)
+        return 1
+    _LOGGER.info("boardd stopped cleanly")
+    return 0
+
+
+async def _run_tasks(runtimes: Sequence[BoardRuntime], config: Config, stop: asyncio.Event,
+                     watchdog: Any) -> None:
+    async with asyncio.TaskGroup() as tg:
+        workers: list[asyncio.Task[None]] = []
+        links: list[asyncio.Task[None]] = []
+        for rt in runtimes:
+            bid = rt.board.id
+            rt.link = MqttLink(config=config.mqtt, client_id=config.mqtt.client_id_for(bid), root=rt._pub().root,
+                               journal=rt._aj(), will=rt._pub().will(), session=rt._pub().session,
+                               on_connect=rt.on_connect, on_command=rt.on_command,
+                               on_progress=functools.partial(watchdog.progress, f"mqtt:{bid}"))
+            reader = tg.create_task(rt.read_board(), name=f"board-{bid}")
+            rt.reader_task = reader
+            workers.append(reader)
+            workers.append(tg.create_task(rt.run_timers(), name=f"timer-{bid}"))
+            workers.append(tg.create_task(rt.prune_loop(), name=f"prune-{bid}"))
+            links.append(tg.create_task(rt.link.run(final=rt.offline_status), name=f"mqtt-{bid}"))
+        workers.append(tg.create_task(watchdog.run(), name="watchdog"))
+        await stop.wait()
+        _LOGGER.info("stopping: %s", ", ".join(f"{rt.board.id} {rt.stats}" for rt in runtimes))
+        for task in workers:
+            task.cancel()
+        for rt in runtimes:
+            assert rt.link is not None
+            rt.link.stop()
+
+
+class JournalFormatter(logging.Formatter):
+    """``<N>logger: message`` lines: journald reads the ``<N>`` syslog priority prefix (sd-daemon(3))."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Prefix the priority; multi-line messages (tracebacks) keep it on the first line."""
+        if record.levelno >= logging.ERROR:
+            priority = 3
+        elif record.levelno >= logging.WARNING:
+            priority = 4
+        elif record.levelno >= logging.INFO:
+            priority = 6
+        else:
+            priority = 7
+        return f"<{priority}>{record.name}: {super().format(record)}"
+
+
+def apply_logging(level: str, fmt: str, verbose: int) -> None:
+    """Apply the ``[logging]`` section: the level unless ``-v`` was given, and the journald format."""
+    root = logging.getLogger()
+    if verbose == 0:
+        root.setLevel({"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+                       "error": logging.ERROR}[level])
+    if fmt == "journal":
+        for handler in root.handlers:
+            handler.setFormatter(JournalFormatter("%(message)s"))
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``boardd run``."""
+    parser.add_argument("--config", "-c", required=True, metavar="FILE", help="the TOML configuration file")
+    parser.add_argument("--board", action="append", default=[], metavar="ID",
+                        help="run only this board (repeatable; for boardd@ID.service); default: all boards")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``boardd run --config FILE [--board ID]``."""
+    try:
+        config = load_config(args.config)
+        apply_logging(config.logging.level, config.logging.format, getattr(args, "verbose", 0))
+        return asyncio.run(serve(config, boards=args.board))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BoarddError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

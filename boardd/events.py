@@ -1,0 +1,376 @@
+"""The typed event model: everything the core can be fed.
+
+Theory of operation
+-------------------
+Drivers turn bytes into these events; the daemon turns arbiter commands into
+them; the journal stores them; the engine (:mod:`boardd.engine`) consumes them.
+Every event carries ``at``: the time it was observed, in seconds, on the
+daemon's monotonic time line (drivers stamp it on receipt). The core never
+reads a clock: time only ever comes from ``at``.
+
+Events are frozen, slotted and keyword-only. They validate themselves on
+construction, so an impossible event (a square number of 64, a negative time)
+cannot exist; the constructor raises :class:`boardd.errors.EventError`.
+
+Square contents use python-chess vocabulary: ``chess.Piece`` for a piece,
+``None`` for an empty square, and :class:`Marker` for the things a sensor can
+report that are not chess pieces (DGT's "magic" result pieces, an unreadable
+piece code).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+import chess
+
+from boardd.errors import EventError
+
+__all__ = [
+    "Acknowledge",
+    "ArbiterCommand",
+    "BoardEvent",
+    "BoardSnapshot",
+    "ClockReading",
+    "ClockSide",
+    "Content",
+    "Event",
+    "GameInfo",
+    "Link",
+    "LinkChanged",
+    "Marker",
+    "NewGame",
+    "Reinstate",
+    "Resolve",
+    "SetClock",
+    "SetOrientation",
+    "SetPlayers",
+    "SetResult",
+    "SquareChanged",
+]
+
+
+class Marker(enum.Enum):
+    """A sensor reading that is not a chess piece."""
+
+    #: DGT piece code 0x0d: the "draw" result piece.
+    DRAW = "draw"
+    #: DGT piece code 0x0e: the "white wins" result piece.
+    WHITE_WINS = "white-wins"
+    #: DGT piece code 0x0f: the "black wins" result piece.
+    BLACK_WINS = "black-wins"
+    #: Something stands there but the board cannot say what (unknown code,
+    #: uncalibrated RFID tag, ...).
+    UNKNOWN = "unknown"
+
+
+#: What a sensor reports for one square.
+Content: TypeAlias = chess.Piece | Marker | None
+
+
+def _check_time(at: float) -> None:
+    if not isinstance(at, (int, float)) or math.isnan(at) or math.isinf(at):
+        raise EventError(f"event time must be a finite number, got {at!r}")
+
+
+def _check_square(square: int) -> None:
+    if not isinstance(square, int) or not 0 <= square < 64:
+        raise EventError(f"square must be 0..63 (python-chess numbering), got {square!r}")
+
+
+def _check_content(content: object) -> None:
+    if content is not None and not isinstance(content, (chess.Piece, Marker)):
+        raise EventError(f"square content must be chess.Piece, Marker or None, got {content!r}")
+
+
+def content_symbol(content: Content) -> str:
+    """Return a one-character symbol for *content*: ``P``..``k``, ``.`` or ``?``/``=``/``+``/``-``."""
+    if content is None:
+        return "."
+    if isinstance(content, chess.Piece):
+        return content.symbol()
+    return {Marker.DRAW: "=", Marker.WHITE_WINS: "+", Marker.BLACK_WINS: "-"}.get(content, "?")
+
+
+def content_from_symbol(symbol: str) -> Content:
+    """Inverse of :func:`content_symbol`.
+
+    Raises:
+        EventError: the symbol is not one of the known ones.
+    """
+    if symbol == ".":
+        return None
+    if symbol in {"=", "+", "-", "?"}:
+        return {"=": Marker.DRAW, "+": Marker.WHITE_WINS, "-": Marker.BLACK_WINS}.get(
+            symbol, Marker.UNKNOWN
+        )
+    try:
+        return chess.Piece.from_symbol(symbol)
+    except ValueError:
+        raise EventError(f"unknown square content symbol {symbol!r}") from None
+
+
+# --- Board events ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SquareChanged:
+    """One square's reading changed (a lift when ``content`` is None, else a place/replace)."""
+
+    at: float
+    square: chess.Square
+    content: Content
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        _check_square(self.square)
+        _check_content(self.content)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardSnapshot:
+    """A full-board reading (a DGT board dump, a Millennium status, a Chessnut frame).
+
+    ``squares[sq]`` is the content of python-chess square ``sq`` (a1=0 .. h8=63),
+    always in the board's own frame: orientation is the engine's business.
+    """
+
+    at: float
+    squares: tuple[Content, ...]
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        if len(self.squares) != 64:
+            raise EventError(f"a snapshot has 64 squares, got {len(self.squares)}")
+        for content in self.squares:
+            _check_content(content)
+
+    @classmethod
+    def from_board(cls, board: chess.BaseBoard, *, at: float) -> BoardSnapshot:
+        """Snapshot of a python-chess board's piece placement."""
+        return cls(at=at, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES))
+
+    def placement(self) -> str:
+        """The snapshot as 64 symbols, a1..h8 (see :func:`content_symbol`)."""
+        return "".join(content_symbol(c) for c in self.squares)
+
+
+class ClockSide(enum.Enum):
+    """A side of the physical clock. Which player sits there is configuration (rules-spec 2.2)."""
+
+    LEFT = "left"
+    RIGHT = "right"
+
+    @property
+    def other(self) -> ClockSide:
+        """The opposite side."""
+        return ClockSide.RIGHT if self is ClockSide.LEFT else ClockSide.LEFT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockReading:
+    """One clock status message.
+
+    Times are the remaining seconds shown on each side (``None`` when unknown).
+    ``running`` is the side whose time is running, ``None`` when the clock is
+    stopped or paused. ``lever_high`` is the side whose lever/button is up (on a
+    DGT clock the up side is the side to move); ``None`` when unknown. A press by
+    X is a transition of the lever from X high to the other side high; the
+    engine derives presses from consecutive readings (rules-spec 2.2, 3.5).
+    """
+
+    at: float
+    left: float | None
+    right: float | None
+    running: ClockSide | None
+    lever_high: ClockSide | None = None
+    left_flag: bool = False
+    right_flag: bool = False
+    battery_low: bool = False
+    connected: bool = True
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        for name in ("left", "right"):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, (int, float)) or math.isnan(value) or value < 0
+            ):
+                raise EventError(f"clock time {name} must be >= 0 seconds, got {value!r}")
+
+    def time_of(self, side: ClockSide) -> float | None:
+        """Remaining time on *side*."""
+        return self.left if side is ClockSide.LEFT else self.right
+
+    def flag_of(self, side: ClockSide) -> bool:
+        """Flag indicator of *side*."""
+        return self.left_flag if side is ClockSide.LEFT else self.right_flag
+
+
+class Link(enum.Enum):
+    """Which hardware link a :class:`LinkChanged` is about."""
+
+    BOARD = "board"
+    CLOCK = "clock"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkChanged:
+    """A hardware link went up or down (USB unplugged, Bluetooth drop, clock cable)."""
+
+    at: float
+    link: Link
+    up: bool
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+BoardEvent: TypeAlias = SquareChanged | BoardSnapshot | ClockReading | LinkChanged
+
+
+# --- Arbiter and operator commands (already validated by the daemon) -------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameInfo:
+    """Who plays what under which rules. Strings are free text from the organiser.
+
+    ``time_control`` uses the PGN TimeControl form (``"40/5400+30:1800+30"``,
+    ``"900+10"``, ``"180+2"``) or boardd's extended form documented in
+    :mod:`boardd.clock`. ``start_fen`` is the starting position (a Chess960
+    position, or a set-up position for tests); ``None`` is the standard start.
+    """
+
+    id: str = ""
+    white: str = "?"
+    black: str = "?"
+    event: str = "?"
+    site: str = "?"
+    date: str = "????.??.??"
+    round: str = "?"
+    board_no: int | None = None
+    time_control: str = "40/5400+30:1800+30"
+    edition: int = 2023
+    start_fen: str | None = None
+    chess960: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewGame:
+    """Start a new game (the previous one, if any, is closed and archived)."""
+
+    at: float
+    game: GameInfo = field(default_factory=GameInfo)
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetPlayers:
+    """Change the player names of the current game."""
+
+    at: float
+    white: str
+    black: str
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Acknowledge:
+    """The arbiter has seen irregularity ``irregularity_id``."""
+
+    at: float
+    irregularity_id: str
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolve:
+    """The arbiter ruled on irregularity ``irregularity_id``.
+
+    ``ruling`` is free text for the record; ``accept`` says whether the law-based
+    suggestion was applied (penalty, reinstatement) or dismissed; ``claim`` marks
+    a player's claim in the "otherwise" regime (rules-spec R22, T38).
+    """
+
+    at: float
+    irregularity_id: str
+    ruling: str = ""
+    accept: bool = True
+    claim: bool = False
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reinstate:
+    """The arbiter reinstates the position after ``ply`` half-moves (7.5.1, 7.4, 7.6)."""
+
+    at: float
+    ply: int
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        if not isinstance(self.ply, int) or self.ply < 0:
+            raise EventError(f"ply must be a non-negative integer, got {self.ply!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetClock:
+    """The arbiter sets the clock times (seconds) and optionally the move counter."""
+
+    at: float
+    white: float
+    black: float
+    moves_white: int | None = None
+    moves_black: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        if self.white < 0 or self.black < 0:
+            raise EventError("clock times must be >= 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetResult:
+    """The arbiter enters the result (resignation, agreement, flag accepted, ...)."""
+
+    at: float
+    result: str
+    termination: str = "normal"
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        if self.result not in {"1-0", "0-1", "1/2-1/2", "*"}:
+            raise EventError(f"result must be 1-0, 0-1, 1/2-1/2 or *, got {self.result!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetOrientation:
+    """Board orientation: ``white_at_a1`` False means the board is turned round (``flip``)."""
+
+    at: float
+    white_at_a1: bool
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+ArbiterCommand: TypeAlias = (
+    NewGame | SetPlayers | Acknowledge | Resolve | Reinstate | SetClock | SetResult | SetOrientation
+)
+
+#: Everything the engine can be fed.
+Event: TypeAlias = BoardEvent | ArbiterCommand

@@ -1,0 +1,573 @@
+"""Move recognition: the physical board against the official position (rules-spec §3.2–§3.3).
+
+Theory of operation
+-------------------
+The recogniser keeps no time and makes no decisions about the Laws: it answers one
+question, fast, after every board event: *how does the physical board differ from
+the official position?* The answer is a :class:`Diff` of one of the classes of
+rules-spec §3.2 (``NONE``, ``LEGAL``, ``PARTIAL``, ``IN_HAND``, ``ILLEGAL_1``,
+``TWO_MOVES``, ``OPP_ONLY``, ``UNRECOGNISED``). The :mod:`boardd.engine` turns
+these answers, their timing and the clock presses into moves and findings.
+
+python-chess is the rules oracle. For speed, a :class:`PositionIndex` is built once
+per official position: for every legal move it stores the piece placement after the
+move as a tuple of eight bitboards (a *key*). The physical board keeps the same key
+up to date incrementally (:class:`PhysicalBoard`), so recognising a finished move is
+one dictionary look-up; the more expensive partial/illegal analysis runs only when
+the placement is neither the official one, nor a legal target, nor "pieces in the air".
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+
+import chess
+
+from boardd.events import Content, Marker
+
+__all__ = [
+    "Diff",
+    "DiffClass",
+    "Key",
+    "PhysicalBoard",
+    "PositionIndex",
+    "board_key",
+    "describe_change",
+    "illegal_subtype",
+]
+
+_LOGGER = logging.getLogger(__name__)
+
+#: A piece placement as eight bitboards: white, black, pawns, knights, bishops, rooks, queens, kings.
+Key = tuple[int, int, int, int, int, int, int, int]
+
+_PIECE_INDEX = {chess.PAWN: 2, chess.KNIGHT: 3, chess.BISHOP: 4, chess.ROOK: 5, chess.QUEEN: 6, chess.KING: 7}
+
+
+def board_key(board: chess.BaseBoard) -> Key:
+    """The placement key of a python-chess board."""
+    return (board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], board.pawns, board.knights,
+            board.bishops, board.rooks, board.queens, board.kings)
+
+
+def _popcount(bb: int) -> int:
+    return bb.bit_count()
+
+
+def _squares(bb: int) -> list[int]:
+    out = []
+    while bb:
+        lsb = bb & -bb
+        out.append(lsb.bit_length() - 1)
+        bb ^= lsb
+    return out
+
+
+class PhysicalBoard:
+    """The debounced 64-square reading, with an incrementally maintained placement key.
+
+    Markers (DGT result pieces, unreadable pieces) are kept apart in :attr:`markers`:
+    they are not chess pieces and never take part in a move.
+    """
+
+    __slots__ = ("_key", "markers", "squares")
+
+    def __init__(self, board: chess.BaseBoard | None = None) -> None:
+        self.squares: list[Content] = [None] * 64
+        self.markers = 0
+        self._key = [0, 0, 0, 0, 0, 0, 0, 0]
+        if board is not None:
+            for sq, piece in board.piece_map().items():
+                self.set(sq, piece)
+
+    def set(self, square: int, content: Content) -> Content:
+        """Set *square* to *content*; return the previous content."""
+        old = self.squares[square]
+        if old == content:
+            return old
+        bit = 1 << square
+        key = self._key
+        if isinstance(old, chess.Piece):
+            key[0 if old.color else 1] &= ~bit
+            key[_PIECE_INDEX[old.piece_type]] &= ~bit
+        elif isinstance(old, Marker):
+            self.markers &= ~bit
+        if isinstance(content, chess.Piece):
+            key[0 if content.color else 1] |= bit
+            key[_PIECE_INDEX[content.piece_type]] |= bit
+        elif isinstance(content, Marker):
+            self.markers |= bit
+        self.squares[square] = content
+        return old
+
+    def key(self) -> Key:
+        """Placement key of the chess pieces on the board (markers excluded)."""
+        k = self._key
+        return (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+
+    def base_board(self) -> chess.BaseBoard:
+        """A python-chess board with the chess pieces of this reading."""
+        board = chess.BaseBoard.empty()
+        for sq, content in enumerate(self.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        return board
+
+    def count(self, piece: chess.Piece) -> int:
+        """How many of *piece* stand on the board."""
+        k = self._key
+        return _popcount(k[0 if piece.color else 1] & k[_PIECE_INDEX[piece.piece_type]])
+
+
+class DiffClass(enum.Enum):
+    """Diff classes of rules-spec §3.2."""
+
+    NONE = "none"
+    LEGAL = "legal"
+    PARTIAL = "partial"
+    IN_HAND = "in_hand"
+    ILLEGAL_1 = "illegal_1"
+    TWO_MOVES = "two_moves"
+    OPP_ONLY = "opp_only"
+    UNRECOGNISED = "unrecognised"
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """The answer of :meth:`PositionIndex.classify`.
+
+    Attributes:
+        kind: the class.
+        move: LEGAL: the move; ILLEGAL_1: the physical (illegal) move; PARTIAL: the first candidate.
+        candidates: PARTIAL: every legal move the state is an intermediate state of.
+        subtype: ILLEGAL_1: the ``ILLEGAL_MOVE`` subtype; PARTIAL: the code a press would raise.
+        changed: bitboard of the squares whose reading differs from the official position.
+        relocations: ILLEGAL_1 / TWO_MOVES: the (from, to) pairs of the side to move.
+    """
+
+    kind: DiffClass
+    move: chess.Move | None = None
+    candidates: tuple[chess.Move, ...] = ()
+    subtype: str | None = None
+    changed: int = 0
+    relocations: tuple[tuple[int, int], ...] = ()
+
+
+_NONE = Diff(DiffClass.NONE)
+
+
+class PositionIndex:
+    """Everything the recogniser needs about one official position, computed once.
+
+    Args:
+        board: the official position (not modified; copied without its move stack).
+    """
+
+    __slots__ = ("_after", "_captures", "_key", "_legal", "_squares", "_targets", "_touched", "board")
+
+    def __init__(self, board: chess.Board) -> None:
+        self.board = board.copy(stack=False)
+        self._key = board_key(self.board)
+        self._targets: dict[Key, chess.Move] | None = None
+        self._touched: dict[chess.Move, int] = {}
+        self._after: dict[chess.Move, list[chess.Piece | None]] = {}
+        self._legal: list[chess.Move] | None = None
+        self._squares: list[chess.Piece | None] | None = None
+        self._captures: int | None = None
+
+    @property
+    def squares(self) -> list[chess.Piece | None]:
+        """The 64 official squares (computed once)."""
+        if self._squares is None:
+            self._squares = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        return self._squares
+
+    @property
+    def capture_targets(self) -> int:
+        """Bitboard of opponent pieces the side to move attacks (a superset of the legal captures; e.p. victim)."""
+        if self._captures is None:
+            board = self.board
+            turn = board.turn
+            bb = 0
+            for sq in chess.scan_reversed(board.occupied_co[not turn]):
+                if board.is_attacked_by(turn, sq):
+                    bb |= 1 << sq
+            if board.ep_square is not None:
+                bb |= 1 << (board.ep_square - 8 if turn == chess.WHITE else board.ep_square + 8)
+            self._captures = bb
+        return self._captures
+
+    @property
+    def legal_moves(self) -> list[chess.Move]:
+        """The legal moves of the official position (computed once)."""
+        if self._legal is None:
+            self._legal = list(self.board.legal_moves)
+        return self._legal
+
+    @property
+    def targets(self) -> dict[Key, chess.Move]:
+        """Placement key after each legal move -> the move (computed once, with bitboard arithmetic)."""
+        if self._targets is None:
+            self._targets = self._build_targets()
+        return self._targets
+
+    def _build_targets(self) -> dict[Key, chess.Move]:
+        board = self.board
+        base = list(self._key)
+        turn = board.turn
+        ci = 0 if turn == chess.WHITE else 1
+        oi = 1 - ci
+        targets: dict[Key, chess.Move] = {}
+        touched = self._touched
+        for move in self.legal_moves:
+            f, t = move.from_square, move.to_square
+            if board.is_castling(move):
+                work = board.copy(stack=False)
+                work.push(move)
+                key = board_key(work)
+                before = self.squares
+                touched[move] = sum(1 << sq for sq in chess.SQUARES if work.piece_at(sq) != before[sq])
+                targets[key] = move
+                continue
+            piece_type = board.piece_type_at(f)
+            assert piece_type is not None
+            k = base.copy()
+            fbit = 1 << f
+            tbit = 1 << t
+            nt = ~tbit
+            for i in range(8):
+                k[i] &= nt
+            k[ci] &= ~fbit
+            k[_PIECE_INDEX[piece_type]] &= ~fbit
+            k[ci] |= tbit
+            k[_PIECE_INDEX[move.promotion or piece_type]] |= tbit
+            bits = fbit | tbit
+            if piece_type == chess.PAWN and board.ep_square == t and not base[0] & tbit and not base[1] & tbit:
+                cap = t - 8 if turn == chess.WHITE else t + 8
+                cbit = 1 << cap
+                k[oi] &= ~cbit
+                k[2] &= ~cbit
+                bits |= cbit
+            touched[move] = bits
+            targets[(k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])] = move
+        return targets
+
+    @property
+    def key(self) -> Key:
+        """Placement key of the official position."""
+        return self._key
+
+    def piece_at(self, square: int) -> chess.Piece | None:
+        """Official content of *square*."""
+        if self._squares is not None:
+            return self._squares[square]
+        return self.board.piece_at(square)
+
+    def after(self, move: chess.Move) -> list[chess.Piece | None]:
+        """The 64 squares after the legal *move* (computed on demand, cached)."""
+        after = self._after.get(move)
+        if after is None:
+            work = self.board.copy(stack=False)
+            work.push(move)
+            after = [work.piece_at(sq) for sq in chess.SQUARES]
+            self._after[move] = after
+        return after
+
+    def changed_squares(self, phys: PhysicalBoard) -> int:
+        """Bitboard of squares whose physical reading differs from the official one."""
+        key = phys.key()
+        off = self._key
+        diff = phys.markers
+        for i in range(8):
+            diff |= key[i] ^ off[i]
+        return diff
+
+    def classify(self, phys: PhysicalBoard) -> Diff:
+        """Classify the physical board against the official position (side to move = ``board.turn``)."""
+        key = phys.key()
+        if key == self._key and not phys.markers:
+            return _NONE
+        changed = self.changed_squares(phys)
+        move = self._quick_move(phys, key, changed) if self._targets is None else self._targets.get(key)
+        if move is not None and not phys.markers:
+            return Diff(DiffClass.LEGAL, move=move, changed=changed)
+        if phys.markers:
+            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+        turn = self.board.turn
+        own_official = self.board.occupied_co[turn]
+        opp_official = self.board.occupied_co[not turn]
+        squares = phys.squares
+        added = 0
+        for sq in _squares(changed):
+            if squares[sq] is not None:
+                added |= 1 << sq
+        if not added:
+            if changed & own_official:
+                return Diff(DiffClass.IN_HAND, changed=changed)
+            cands = self._partials(squares, changed)
+            if cands:
+                return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                            subtype=self._partial_code(cands, squares))
+            return Diff(DiffClass.OPP_ONLY, changed=changed)
+        cands = self._partials(squares, changed)
+        if cands:
+            return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                        subtype=self._partial_code(cands, squares))
+        return self._analyse(squares, changed, own_official, opp_official)
+
+    def _quick_move(self, phys: PhysicalBoard, key: Key, changed: int) -> chess.Move | None:
+        """The legal move leading to *key*, found from the changed squares without generating all moves."""
+        n = changed.bit_count()
+        if n < 2 or n > 4:
+            return None
+        board = self.board
+        turn = board.turn
+        ci = 0 if turn == chess.WHITE else 1
+        off = self._key
+        own_gone = changed & off[ci] & ~(key[ci] & ~changed)
+        own_new = changed & key[ci]
+        if n == 4 or own_gone.bit_count() == 2:
+            return self.targets.get(key)  # castling (any variant): the cached targets decide
+        if own_gone.bit_count() != 1 or own_new.bit_count() != 1:
+            return None
+        origin = own_gone.bit_length() - 1
+        target = own_new.bit_length() - 1
+        if origin == target:
+            return None
+        placed = phys.squares[target]
+        moved = board.piece_type_at(origin)
+        if not isinstance(placed, chess.Piece) or moved is None:
+            return None
+        promotion = placed.piece_type if placed.piece_type != moved and moved == chess.PAWN else None
+        move = chess.Move(origin, target, promotion=promotion)
+        if not board.is_legal(move):
+            if board.chess960 and moved in (chess.KING, chess.ROOK):
+                return self.targets.get(key)  # king-only or rook-only Chess960 castling
+            return None
+        if promotion is None and not (moved == chess.PAWN and target == board.ep_square) \
+                and not (moved == chess.KING and board.is_castling(move)):
+            # a plain move or capture: the key after it, from the official key without a push/pop
+            bits = (1 << origin) | (1 << target)
+            moved_to = 1 << target
+            after = [k & ~bits for k in off]
+            after[ci] |= moved_to
+            after[_PIECE_INDEX[moved]] |= moved_to
+            return move if tuple(after) == key else None
+        board.push(move)  # the index owns this copy of the position: push/pop in place
+        try:
+            return move if board_key(board) == key else None
+        finally:
+            board.pop()
+
+    # -- partial states (§3.3) ------------------------------------------------
+
+    def _partials(self, squares: list[Content], changed: int) -> tuple[chess.Move, ...]:
+        """Legal moves of which the physical board is an intermediate state (§3.3)."""
+        board = self.board
+        out: list[chess.Move] = []
+        changed_list = _squares(changed)
+        pawn = chess.Piece(chess.PAWN, board.turn)
+        # a move touches every changed square, so it starts or ends on one of them (e.p. victim: the e.p. square)
+        to_mask = changed
+        if board.ep_square is not None:
+            to_mask |= chess.BB_SQUARES[board.ep_square]
+        seen: set[chess.Move] = set()
+        off = self._key
+        for move in [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=to_mask)]:
+            if move in seen:
+                continue
+            seen.add(move)
+            board.push(move)
+            try:
+                touched = 0
+                for a, b in zip(board_key(board), off, strict=True):
+                    touched |= a ^ b
+                if changed & ~touched:
+                    continue
+                ok = True
+                for sq in changed_list:
+                    content = squares[sq]
+                    if content is None:
+                        continue
+                    after = board.piece_at(sq)
+                    if content == after:
+                        continue
+                    if move.promotion and sq == move.to_square and content == pawn:
+                        continue  # pawn put on the promotion square first (R06 P1)
+                    ok = False
+                    break
+            finally:
+                board.pop()
+            if ok:
+                out.append(move)
+        return tuple(out)
+
+    def _partial_code(self, cands: tuple[chess.Move, ...], squares: list[Content]) -> str:
+        board = self.board
+        move = cands[0]
+        if board.is_castling(move):
+            return "CASTLING_INCOMPLETE_AT_PRESS"
+        if move.promotion:
+            if squares[move.to_square] == chess.Piece(chess.PAWN, board.turn):
+                return "PAWN_NOT_REPLACED"
+            return "PROMOTION_INCOMPLETE_AT_PRESS"
+        if board.is_en_passant(move):
+            return "EN_PASSANT_INCOMPLETE_AT_PRESS"
+        return "POSITION_MISMATCH_AT_PRESS"
+
+    # -- illegal shapes (§3.2 ILLEGAL_1 / TWO_MOVES) --------------------------
+
+    def _analyse(self, squares: list[Content], changed: int, own: int, opp: int) -> Diff:
+        turn = self.board.turn
+        official = self.squares
+        own_missing = 0  # official own piece no longer there
+        own_added = 0  # own piece where the official content differs
+        opp_missing = 0
+        opp_added = 0
+        for sq in _squares(changed):
+            was = official[sq]
+            now = squares[sq]
+            if was is not None:
+                if was.color == turn:
+                    own_missing |= 1 << sq
+                else:
+                    opp_missing |= 1 << sq
+            if isinstance(now, chess.Piece):
+                if now.color == turn:
+                    own_added |= 1 << sq
+                else:
+                    opp_added |= 1 << sq
+        if opp_added:
+            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+        if not own_missing and not own_added:
+            return Diff(DiffClass.OPP_ONLY, changed=changed)
+        tos = _squares(own_added)
+        froms = [sq for sq in _squares(own_missing) if not own_added & (1 << sq)]
+        if len(froms) == 1 and len(tos) == 1:
+            origin, target = froms[0], tos[0]
+            moved = official[origin]
+            placed = squares[target]
+            assert moved is not None
+            assert isinstance(placed, chess.Piece)
+            promotion: int | None = None
+            if placed != moved:
+                if moved.piece_type == chess.PAWN and chess.square_rank(target) in (0, 7):
+                    promotion = placed.piece_type
+                else:
+                    return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            extra_opp = opp_missing & ~(1 << target)
+            if extra_opp:
+                ep_sq = chess.square(chess.square_file(target), chess.square_rank(origin))
+                if not (moved.piece_type == chess.PAWN and extra_opp == 1 << ep_sq):
+                    return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            move = chess.Move(origin, target, promotion=promotion)
+            return Diff(DiffClass.ILLEGAL_1, move=move, subtype=illegal_subtype(self.board, move, squares),
+                        changed=changed, relocations=((origin, target),))
+        if len(froms) == 2 and len(tos) == 2:
+            pairs = _pair(official, squares, froms, tos)
+            if pairs is None:
+                return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            king = [p for p in pairs if official[p[0]] == chess.Piece(chess.KING, turn)]
+            rook = [p for p in pairs if official[p[0]] == chess.Piece(chess.ROOK, turn)]
+            if king and rook and not opp_missing:
+                kf, kt = king[0]
+                back = 0 if turn == chess.WHITE else 7
+                if (chess.square_rank(kf) == back and chess.square_rank(kt) == back
+                        and chess.square_file(kt) in (2, 6) and chess.square_rank(rook[0][1]) == back
+                        and chess.square_file(rook[0][1]) in (3, 5)):
+                    move = chess.Move(kf, kt) if not self.board.chess960 else chess.Move(kf, rook[0][0])
+                    return Diff(DiffClass.ILLEGAL_1, move=move, subtype="CASTLING_ILLEGAL", changed=changed,
+                                relocations=tuple(pairs))
+            return Diff(DiffClass.TWO_MOVES, changed=changed, relocations=tuple(pairs))
+        return Diff(DiffClass.UNRECOGNISED, changed=changed)
+
+
+def _pair(official: list[chess.Piece | None], squares: list[Content], froms: list[int],
+          tos: list[int]) -> list[tuple[int, int]] | None:
+    a, b = froms
+    c, d = tos
+    if official[a] == squares[c] and official[b] == squares[d]:
+        return [(a, c), (b, d)]
+    if official[a] == squares[d] and official[b] == squares[c]:
+        return [(a, d), (b, c)]
+    return None
+
+
+def illegal_subtype(board: chess.Board, move: chess.Move, squares: list[Content] | None = None) -> str:
+    """The ``ILLEGAL_MOVE`` subtype (rules-spec R16) of a physical single-piece move that is not legal."""
+    turn = board.turn
+    piece = board.piece_at(move.from_square)
+    target = board.piece_at(move.to_square)
+    if piece is None:
+        return "GEOMETRY"
+    if target is not None and target.color == turn:
+        return "OWN_PIECE_CAPTURED"
+    if target is not None and target.piece_type == chess.KING:
+        return "KING_CAPTURED"
+    if move.promotion in (chess.KING, chess.PAWN):
+        return "PROMOTION_INVALID_PIECE"
+    if board.is_pseudo_legal(move):
+        return "CASTLING_ILLEGAL" if board.is_castling(move) else "SELF_CHECK"
+    df = chess.square_file(move.to_square) - chess.square_file(move.from_square)
+    dr = chess.square_rank(move.to_square) - chess.square_rank(move.from_square)
+    if piece.piece_type == chess.KING and dr == 0 and abs(df) == 2:
+        return "CASTLING_ILLEGAL"
+    if piece.piece_type == chess.PAWN:
+        forward = 1 if turn == chess.WHITE else -1
+        if abs(df) == 1 and dr == forward and target is None:
+            return "EN_PASSANT_INVALID"
+        start_rank = 1 if turn == chess.WHITE else 6
+        if df == 0 and (dr == forward or (dr == 2 * forward and chess.square_rank(move.from_square) == start_rank)):
+            return "BLOCKED"
+        if move.promotion is None and chess.square_rank(move.to_square) in (0, 7) and (
+                abs(df) <= 1 and dr == forward):
+            return "PROMOTION_INVALID_PIECE"
+        return "GEOMETRY"
+    slider_lines = {
+        chess.BISHOP: df != 0 and abs(df) == abs(dr),
+        chess.ROOK: (df == 0) != (dr == 0),
+        chess.QUEEN: (df != 0 and abs(df) == abs(dr)) or ((df == 0) != (dr == 0)),
+    }
+    if slider_lines.get(piece.piece_type, False) and chess.between(move.from_square, move.to_square) & board.occupied:
+        return "BLOCKED"
+    return "GEOMETRY"
+
+
+def describe_change(official: chess.BaseBoard, squares: list[Content]) -> str:
+    """A long-algebraic description of how *squares* differ from *official* (``"Bf1-c5"``, ``"e4xd5 +bP h5"``)."""
+    gone: list[tuple[int, chess.Piece]] = []
+    came: list[tuple[int, chess.Piece]] = []
+    for sq in chess.SQUARES:
+        was = official.piece_at(sq)
+        now = squares[sq]
+        if was == now:
+            continue
+        if was is not None:
+            gone.append((sq, was))
+        if isinstance(now, chess.Piece):
+            came.append((sq, now))
+    parts: list[str] = []
+    used_gone: set[int] = set()
+    for sq, piece in came:
+        origin = next((g for g, p in gone if g not in used_gone and g != sq
+                       and (p == piece or (p.piece_type == chess.PAWN and p.color == piece.color
+                                           and chess.square_rank(sq) in (0, 7)))), None)
+        if origin is None:
+            parts.append(f"+{'wb'[not piece.color]}{piece.symbol().upper()} {chess.square_name(sq)}")
+            continue
+        used_gone.add(origin)
+        mover = official.piece_at(origin)
+        assert mover is not None
+        letter = "" if mover.piece_type == chess.PAWN else mover.symbol().upper()
+        captured = official.piece_at(sq)
+        sep = "x" if captured is not None else "-"
+        if captured is not None:
+            used_gone.add(sq)
+        promo = f"={piece.symbol().upper()}" if piece.piece_type != mover.piece_type else ""
+        parts.append(f"{letter}{chess.square_name(origin)}{sep}{chess.square_name(sq)}{promo}")
+    for sq, piece in gone:
+        if sq not in used_gone and not (isinstance(squares[sq], chess.Piece)):
+            parts.append(f"-{'wb'[not piece.color]}{piece.symbol().upper()} {chess.square_name(sq)}")
+    return " ".join(parts) if parts else "--"

@@ -1,0 +1,361 @@
+"""The hall as the web pages see it: MQTT messages in, per-audience JSON out. Pure (no I/O).
+
+Two audiences, two views of the same boards:
+
+* ``public`` (the broadcast screen, visible to players): a whitelist of fields — players,
+  position, last move, the last few SAN moves, clocks, result. Irregularities, their ids,
+  the illegal-move counters, move phases (made/completed, which would tell a player that
+  the opponent has not pressed) and arbiter events never reach it (rules-spec G2/G3).
+* ``arbiter`` (the tablet): everything, plus every irregularity received since start with its
+  plain-words title, and the answers to commands.
+
+Flags of a late joiner: ``irregularity`` messages are not retained, so the flag list also takes
+the retained ``state``'s ``irregularities`` (every finding that is not resolved, in full). Each
+flag remembers the ``(session, seq)`` of the message it came from; the newer message wins, so a
+live ``irregularity`` sent after the state (an acknowledgement, a ruling) is not overwritten by
+the older state, and a newer state overrides older live news (it is the whole truth: a flag it no
+longer lists as open was resolved while this service was away).
+
+Times: the caller passes a monotonic ``now`` so that clock readings carry their age; the
+browser counts the running side down from there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from boardd.relay import Hall
+
+__all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
+
+_LOGGER = logging.getLogger(__name__)
+
+Audience = Literal["public", "arbiter"]
+AUDIENCES: tuple[Audience, ...] = ("public", "arbiter")
+#: Order of the tablet: illegal-move > warning > info.
+SEVERITY_RANK = {"illegal-move": 3, "warning": 2, "info": 1}
+#: Topic kinds the web service subscribes to.
+WEB_KINDS = ("state", "status", "move", "clock", "irregularity", "event", "cmd-result")
+#: Mosquitto bridge notifications (config/mosquitto/README.md): retained 1/0 per Pi bridge. When a Pi
+#: loses power its daemon's last will never reaches the hall, so this is what says "offline".
+BRIDGE_TOPIC = "$SYS/broker/connection/+/state"
+_BRIDGE_PREFIX = "$SYS/broker/connection/bridge-"
+_SAN_TAIL = 8
+_EVENTS_KEPT = 30
+_CMD_RESULTS_KEPT = 500
+
+
+def code_title(code: str, edition: int | None) -> str:
+    """The plain-words title of a rules-spec §5 code (``boardd.laws``), or the code itself."""
+    try:
+        from boardd.laws import code_info  # noqa: PLC0415 - optional until every edition is known
+
+        return code_info(code, int(edition or 2023)).title
+    except (ImportError, KeyError, ValueError, TypeError):
+        return code
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One JSON text for the sockets of one audience."""
+
+    audience: Audience
+    text: str
+
+
+@dataclass(slots=True)
+class BoardExtra:
+    """What the web keeps per board beyond the relay's :class:`~boardd.relay.BoardRecord`."""
+
+    clock: dict[str, Any] | None = None
+    clock_key: tuple[int, int] = (-1, -1)
+    clock_received: float = 0.0
+    last_move: dict[str, Any] | None = None
+    irregularities: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_EVENTS_KEPT))
+
+
+class Hub:
+    """Boards of one hall, and the JSON each audience receives.
+
+    Args:
+        prefix: MQTT topic prefix.
+        title: code -> plain words (default: :func:`code_title`).
+    """
+
+    def __init__(self, *, prefix: str = "boardd", title: Callable[[str, int | None], str] = code_title) -> None:
+        self.hall = Hall(prefix=prefix)
+        self.title = title
+        self.extra: dict[str, BoardExtra] = {}
+        self.cmd_results: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.received = 0
+        self._dirty_clocks: set[str] = set()
+        #: board -> is its Pi bridge connected (absent: no bridge seen, e.g. a direct connection)
+        self.bridges: dict[str, bool] = {}
+
+    # Input.
+
+    def take(self, topic: str, payload: bytes, now: float) -> list[Message]:
+        """Feed one MQTT message; returns the messages to send to each audience (maybe none)."""
+        self.received += 1
+        if topic.startswith(_BRIDGE_PREFIX) and topic.endswith("/state"):
+            board = topic[len(_BRIDGE_PREFIX):-len("/state")]
+            connected = payload.strip() == b"1"
+            if self.bridges.get(board) == connected:
+                return []
+            self.bridges[board] = connected
+            return self._board_messages(board, now)
+        parsed = self.hall.parse_topic(topic)
+        if parsed is None:
+            return []
+        board, kind = parsed
+        if kind not in WEB_KINDS:
+            return []
+        if kind == "cmd-result":
+            return self._cmd_result(board, payload)
+        record = self.hall.boards.get(board)
+        previous_game = _game_id(record.state) if record is not None and record.state is not None else None
+        update = self.hall.handle(topic, payload)
+        if update is None:
+            return []
+        extra = self.extra.setdefault(board, BoardExtra())
+        if kind == "state" and previous_game is not None and _game_id(update.payload) != previous_game:
+            # Irregularity ids are unique within a game only: a new game starts with a clean slate.
+            extra.irregularities.clear()
+            extra.events.clear()
+            extra.last_move = None
+        body = update.payload
+        if not isinstance(body, dict):
+            return []
+        key = (int(body["session"]), int(body["seq"]))
+        if kind == "clock":
+            if key < extra.clock_key:
+                return []
+            extra.clock, extra.clock_key, extra.clock_received = body, key, now
+            self._dirty_clocks.add(board)  # coalesced: see flush_clocks()
+            return []
+        if kind == "state":
+            _merge_state_flags(extra, body, key)
+            clock = body.get("clock")
+            if isinstance(clock, dict) and key > extra.clock_key:
+                extra.clock, extra.clock_key, extra.clock_received = clock, key, now
+            return self._board_messages(board, now)
+        if kind == "status":
+            return self._board_messages(board, now)
+        if kind == "move":
+            extra.last_move = body
+            return self._board_messages(board, now, public=False)
+        if kind == "irregularity":
+            ident = str(body.get("id", ""))
+            if not ident:
+                return []
+            if _key(extra.irregularities.get(ident)) > key:
+                return []  # the state already told a newer version of this flag
+            extra.irregularities[ident] = body
+            extra.irregularities.move_to_end(ident)
+            return self._board_messages(board, now, public=False)
+        if kind == "event":
+            extra.events.append(body)
+            return self._board_messages(board, now, public=False)
+        return []
+
+    def _cmd_result(self, board: str, payload: bytes) -> list[Message]:
+        # Answers are matched on the command id, not deduped on seq: the envelope is optional here.
+        try:
+            body = json.loads(payload)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            _LOGGER.warning("%s: cmd-result is not JSON: dropped", board)
+            return []
+        if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+            _LOGGER.warning("%s: cmd-result without id: dropped", board)
+            return []
+        ident = body["id"]
+        if self.cmd_results.get(ident) == {**body, "board": board}:
+            return []
+        self.cmd_results[ident] = {**body, "board": board}
+        while len(self.cmd_results) > _CMD_RESULTS_KEPT:
+            self.cmd_results.popitem(last=False)
+        return [Message("arbiter", _dumps({"t": "cmd-result", "board": board, "result": body}))]
+
+    # Views.
+
+    def _clock_view(self, board: str, now: float) -> dict[str, Any] | None:
+        extra = self.extra.get(board)
+        if extra is None or extra.clock is None:
+            return None
+        clock = extra.clock
+        running = clock.get("running") if clock.get("running") in ("white", "black") else None
+        return {"white": _num(clock.get("white")), "black": _num(clock.get("black")), "running": running,
+                "age": round(max(0.0, now - extra.clock_received), 3)}
+
+    def public_view(self, board: str, now: float) -> dict[str, Any] | None:
+        """The broadcast screen's view of ``board`` (a whitelist), or None before its state."""
+        record = self.hall.boards.get(board)
+        if record is None or record.state is None:
+            return None
+        state = record.state
+        game = _dict(state.get("game"))
+        moves = _list(state.get("moves"))
+        san = _list(state.get("san"))
+        ply = len(moves)
+        result = state.get("result") if state.get("result") in ("1-0", "0-1", "1/2-1/2") else "*"
+        online = None if record.status is None else record.status.get("state") != "offline"
+        if self.bridges.get(board) is False:
+            online = False
+        return {
+            "board": board,
+            "board_no": game.get("board_no") if isinstance(game.get("board_no"), int) else None,
+            "round": _text(game.get("round")),
+            "event": _text(game.get("event")),
+            "white": _text(game.get("white")) or "?",
+            "black": _text(game.get("black")) or "?",
+            "fen": _text(state.get("fen")),
+            "last_move": str(moves[-1]) if moves else None,
+            "ply": ply,
+            "turn": "white" if state.get("turn") == "white" else "black",
+            "san_tail": [str(s) for s in san[-_SAN_TAIL:]],
+            "first_ply": max(1, len(san) - _SAN_TAIL + 1),
+            "clock": self._clock_view(board, now),
+            "result": result,
+            "termination": _text(state.get("termination")) if result != "*" else None,
+            "online": online,
+        }
+
+    def arbiter_view(self, board: str, now: float) -> dict[str, Any] | None:
+        """The tablet's view of ``board``: the public view plus the whole state and the flags."""
+        view = self.public_view(board, now)
+        record = self.hall.boards.get(board)
+        if view is None or record is None or record.state is None:
+            return None
+        extra = self.extra.setdefault(board, BoardExtra())
+        state = record.state
+        edition = (state.get("game") or {}).get("edition") if isinstance(state.get("game"), dict) else None
+        open_ids = [str(i) for i in state.get("open_irregularities") or []]
+        state_key = _key(state)
+        flags: list[dict[str, Any]] = []
+        for ident, body in extra.irregularities.items():
+            status = body.get("status", "open")
+            if _key(body) < state_key:  # the state is newer, and the whole truth
+                if ident in open_ids and status == "resolved":
+                    status = "open"
+                elif ident not in open_ids and status != "resolved":
+                    status = "resolved"
+            flags.append({**body, "status": status,
+                          "title": self.title(str(body.get("code", "")), body.get("edition") or edition)})
+        for ident in open_ids:
+            if ident not in extra.irregularities:
+                flags.append({"id": ident, "code": None, "title": "details not received (joined late)",
+                              "severity": None, "status": "open"})
+        open_flags = [f for f in flags if f.get("status") != "resolved"]
+        view.update({
+            # the flags carry the state's irregularities already: not twice in every frame
+            "state": {k: v for k, v in state.items() if k != "irregularities"},
+            "status": record.status,
+            "flags": flags,
+            "open_ids": open_ids,
+            "rank": max((SEVERITY_RANK.get(str(f.get("severity")), 0) for f in open_flags if f.get("status") == "open"),
+                        default=0),
+            "illegal_moves": state.get("illegal_moves"),
+            "events": list(extra.events)[-10:],
+            "last_move_phase": (extra.last_move or {}).get("phase"),
+            "session": record.session,
+            "seq": record.max_seq,
+        })
+        return view
+
+    def view(self, audience: Audience, board: str, now: float) -> dict[str, Any] | None:
+        """The view of ``board`` for ``audience``."""
+        return self.public_view(board, now) if audience == "public" else self.arbiter_view(board, now)
+
+    def snapshot(self, audience: Audience, now: float) -> str:
+        """The first message of a new socket: every board's view."""
+        views = [v for b in sorted(self.hall.boards) if (v := self.view(audience, b, now)) is not None]
+        return _dumps({"t": "snapshot", "boards": views})
+
+    def _board_messages(self, board: str, now: float, *, public: bool = True) -> list[Message]:
+        out: list[Message] = []
+        for audience in AUDIENCES:
+            if audience == "public" and not public:
+                continue
+            view = self.view(audience, board, now)
+            if view is not None:
+                out.append(Message(audience, _dumps({"t": "board", "view": view})))
+        return out
+
+    def flush_clocks(self, now: float) -> list[Message]:
+        """The clock readings received since the last flush, one message for all boards.
+
+        Readings arrive about once a second per board (ten times that in a fast replay); the
+        pages count down by themselves, so a few batches a second keep them exact and cheap.
+        """
+        if not self._dirty_clocks:
+            return []
+        clocks = {board: view for board in sorted(self._dirty_clocks) if (view := self._clock_view(board, now))}
+        self._dirty_clocks.clear()
+        if not clocks:
+            return []
+        text = _dumps({"t": "clocks", "clocks": clocks})
+        return [Message(audience, text) for audience in AUDIENCES]
+
+
+def _key(body: object) -> tuple[int, int]:
+    """``(session, seq)`` of a payload; ``(-1, -1)`` when it has none (sorts before any message)."""
+    if not isinstance(body, dict):
+        return (-1, -1)
+    session, seq = body.get("session"), body.get("seq")
+    if not isinstance(session, int) or not isinstance(seq, int) or isinstance(session, bool) or isinstance(seq, bool):
+        return (-1, -1)
+    return (session, seq)
+
+
+def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int, int]) -> None:
+    """Take the state's ``irregularities`` (full objects of the unresolved flags) unless a newer message told more.
+
+    The stored copy carries the state's ``session``/``seq``: that is how old the news is.
+    """
+    items = state.get("irregularities")
+    if items is None:
+        return
+    if not isinstance(items, list):
+        _LOGGER.warning("%s: state irregularities is not a list: ignored", state.get("board"))
+        return
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
+            _LOGGER.warning("%s: state irregularity without an id: ignored", state.get("board"))
+            continue
+        ident = item["id"]
+        if _key(extra.irregularities.get(ident)) >= key:
+            continue
+        extra.irregularities[ident] = {**item, "session": key[0], "seq": key[1]}
+
+
+def _game_id(state: object) -> object:
+    game = state.get("game") if isinstance(state, dict) else None
+    return game.get("id") if isinstance(game, dict) else None
+
+
+def _dumps(obj: object) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)[:200]

@@ -1,0 +1,1 @@
+"""Hardware drivers: one module per board family (codec + async transport + emulator)."""

@@ -1,0 +1,261 @@
+"""Device captures: raw traffic recorded from a board, replayed as :mod:`boardd.events`.
+
+Formats
+-------
+**JSON Lines** (what ``boardd record`` writes), one object per line::
+
+    {"t": 0.0, "capture": "dgt", "port": "/dev/ttyACM0", "v": 1}   header (optional)
+    {"t": 0.512, "tx": "4b"}                                        bytes sent to the device
+    {"t": 0.634, "rx": "93 00 05 03 0a"}                            bytes received
+    {"t": 12.5, "link": "down"}                                     the device went away / came back
+
+``t`` is seconds since the start of the recording (non-decreasing; a step
+backwards is clamped and counted). Hex may contain spaces. Lines that cannot
+be read are skipped, counted and logged with their line number.
+
+**Raw binary**: the received bytes only, without times (a file of base64 text
+lines, like arnsholt/dgtdriver's ``*.inbytes``, is decoded first). Times are
+synthesised from the byte order, per message, by the family's codec
+(:meth:`CaptureCodec.spacing`). For DGT a field update advances time by
+0.05 s (reports of one scan arrive together), a clock message by 1.0 s (one
+BWTIME per displayed second in UPDATE_NICE, protocols.md §1.6) and any other
+message by 0.01 s. So the field updates of a move come before the clock
+status that completes it, more than ``T_settle`` earlier, and the
+intermediate squares of a slide stay within one scan of each other.
+
+Families register a :class:`CaptureCodec` factory with :func:`register_codec`;
+``boardd replay --driver dgt FILE`` calls :func:`events_from_capture`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import json
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+
+from boardd.errors import BoarddError
+from boardd.events import BoardEvent, Link, LinkChanged
+from drivers.base import TimeSource
+
+__all__ = [
+    "CaptureCodec",
+    "CaptureError",
+    "CaptureRecord",
+    "CaptureWriter",
+    "events_from_capture",
+    "read_capture",
+    "register_codec",
+]
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Format version written in the header line.
+FORMAT_VERSION = 1
+
+
+class CaptureError(BoarddError, ValueError):
+    """A capture file cannot be read at all (or names an unknown device family)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRecord:
+    """One line of a capture: ``direction`` is ``"rx"``, ``"tx"``, ``"link-up"`` or ``"link-down"``."""
+
+    t: float
+    direction: str
+    data: bytes = b""
+
+
+class CaptureCodec(Protocol):
+    """What a board family provides to replay its captures."""
+
+    def decode(self, data: bytes) -> Sequence[object]:
+        """Decode received bytes (buffering partial messages) into the family's messages."""
+        ...
+
+    def spacing(self, message: object) -> float:
+        """Seconds a message advances the synthetic time line of a raw capture (before it)."""
+        ...
+
+    def events(self, message: object, at: float) -> list[BoardEvent]:
+        """The events a message means, stamped *at*."""
+        ...
+
+    def sent(self, data: bytes) -> None:
+        """Bytes the host sent (a codec may note that the host set the clock)."""
+        ...
+
+
+_CODECS: dict[str, Callable[[], CaptureCodec]] = {}
+
+
+def register_codec(family: str, factory: Callable[[], CaptureCodec]) -> None:
+    """Register the capture codec of a device family (``"millennium"``, ...)."""
+    _CODECS[family] = factory
+
+
+def _dgt_codec() -> CaptureCodec:
+    codec: CaptureCodec = importlib.import_module("drivers.dgt.mapping").DgtCaptureCodec()
+    return codec
+
+
+register_codec("dgt", _dgt_codec)
+
+
+def _lazy_codec(module: str, name: str) -> Callable[[], CaptureCodec]:
+    def factory() -> CaptureCodec:
+        codec: CaptureCodec = getattr(importlib.import_module(module), name)()
+        return codec
+    return factory
+
+
+register_codec("millennium", _lazy_codec("drivers.millennium.capture", "MillenniumCaptureCodec"))
+register_codec("certabo", _lazy_codec("drivers.certabo.capture", "CertaboCaptureCodec"))
+register_codec("chessnut", _lazy_codec("drivers.chessnut.capture", "ChessnutCaptureCodec"))
+register_codec("dgt3000-i2c", _lazy_codec("drivers.dgt3000_i2c.capture", "Dgt3000CaptureCodec"))
+
+
+def _parse_line(line: str) -> CaptureRecord | None:
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise ValueError("a capture line is a JSON object")
+    t = obj.get("t")
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        raise ValueError(f"bad time {t!r}")
+    for direction in ("rx", "tx"):
+        if direction in obj:
+            value = obj[direction]
+            if not isinstance(value, str):
+                raise ValueError(f"{direction} must be a hex string")
+            return CaptureRecord(float(t), direction, bytes.fromhex(value))
+    link = obj.get("link")
+    if link in ("up", "down"):
+        return CaptureRecord(float(t), f"link-{link}")
+    if "capture" in obj:
+        return None  # header
+    raise ValueError("a capture line has rx, tx or link")
+
+
+_BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n")
+
+
+def _maybe_base64(raw: bytes) -> bytes:
+    """Raw captures stored as base64 text lines (arnsholt/dgtdriver's ``*.inbytes``) are decoded."""
+    if not raw or not set(raw) <= _BASE64:
+        return raw
+    try:
+        return b"".join(base64.b64decode(line, validate=True) for line in raw.split() if line)
+    except binascii.Error:
+        return raw
+
+
+def read_capture(path: Path, *, stats: Counter[str] | None = None) -> Iterator[CaptureRecord]:
+    """The records of a capture file, JSON Lines or raw binary (raw: one ``rx`` record at ``t=0``).
+
+    Raises:
+        CaptureError: the file cannot be read.
+    """
+    counters = stats if stats is not None else Counter()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"cannot read capture {path}: {exc}") from exc
+    if raw.lstrip()[:1] != b"{":
+        yield CaptureRecord(0.0, "raw", _maybe_base64(raw))
+        return
+    last_t = 0.0
+    for line_no, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = _parse_line(line)
+        except ValueError as exc:
+            counters["bad_lines"] += 1
+            _LOGGER.warning("%s:%d: capture line skipped: %s", path, line_no, exc)
+            continue
+        if record is None:
+            continue
+        if record.t < last_t:
+            counters["time_backwards"] += 1
+            _LOGGER.warning("%s:%d: time went backwards (%.3f < %.3f); clamped", path, line_no, record.t, last_t)
+            record = CaptureRecord(last_t, record.direction, record.data)
+        last_t = record.t
+        yield record
+
+
+def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None = None) -> Iterator[BoardEvent]:
+    """Replay a capture of device family *driver* as events, in time order.
+
+    Raises:
+        CaptureError: unknown family, or the file cannot be read.
+    """
+    factory = _CODECS.get(driver)
+    if factory is None:
+        raise CaptureError(f"no capture codec for driver {driver!r}; known: {', '.join(sorted(_CODECS))}")
+    codec = factory()
+    connected = False
+    for record in read_capture(path, stats=stats):
+        if record.direction == "tx":
+            codec.sent(record.data)
+            continue
+        if record.direction in ("link-up", "link-down"):
+            up = record.direction == "link-up"
+            if up != connected:
+                connected = up
+                yield LinkChanged(at=record.t, link=Link.BOARD, up=up, detail="capture")
+            continue
+        at = record.t
+        for message in codec.decode(record.data):
+            if record.direction == "raw":
+                at += codec.spacing(message)
+            if not connected:
+                connected = True
+                yield LinkChanged(at=at, link=Link.BOARD, up=True, detail="capture")
+            yield from codec.events(message, at)
+
+
+class CaptureWriter:
+    """Writes a JSON Lines capture; use an instance as a transport tap (``tap("rx", data)``).
+
+    Args:
+        stream: a text stream opened for writing.
+        family: device family for the header line.
+        port: the port recorded, for the header line.
+        time_source: clock; times are written relative to the writer's creation.
+    """
+
+    def __init__(self, stream: IO[str], *, family: str, port: str = "",
+                 time_source: TimeSource = time.monotonic) -> None:
+        self._stream = stream
+        self._time = time_source
+        self._t0 = time_source()
+        self.counts: Counter[str] = Counter()
+        self._write({"t": 0.0, "capture": family, "port": port, "v": FORMAT_VERSION})
+
+    def _write(self, obj: dict[str, object]) -> None:
+        self._stream.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+
+    def _t(self) -> float:
+        return round(self._time() - self._t0, 6)
+
+    def __call__(self, direction: str, data: bytes) -> None:
+        """Record *data* travelling in *direction* (``"rx"`` or ``"tx"``)."""
+        self.counts[direction] += len(data)
+        self._write({"t": self._t(), direction: data.hex(" ")})
+
+    def link(self, up: bool) -> None:
+        """Record that the device came (back) or went away."""
+        self._write({"t": self._t(), "link": "up" if up else "down"})
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self._stream.flush()

@@ -1,0 +1,788 @@
+"""A byte-level DGT board + clock on a pseudo-terminal, for tests, benchmarks and demos.
+
+Theory of operation
+-------------------
+:class:`DgtEmulator` opens a pty (``os.openpty()``) and publishes its slave
+side under a stable symlink (:attr:`DgtEmulator.path`, like a
+``/dev/serial/by-id/...`` link), so the real driver opens it with pyserial
+exactly as it would open hardware. It then behaves like the board and the
+clock as protocols.md §1 and the real captures describe them:
+
+* **Modes** (§1.6): IDLE after power-up or ``40``; ``44`` UPDATE_BOARD (field
+  updates only), ``43`` UPDATE (field updates, BWTIME at least every second,
+  clock acks) and ``4b`` UPDATE_NICE (BWTIME only when something shown changed,
+  clock acks). ``41``/``42``/``45``/``47``/``48``/``49``/``4c``/``4d``/``55`` are answered at
+  once in every mode.
+* **Scans**: every ``scan_interval`` (default 200-250 ms, jittered) the sensors
+  are read: every square whose physical content differs from the last scan is
+  reported as a field update, *in random order within the scan* (the order is
+  undocumented, §9.14). So a move made within one scan may report the new
+  square before the old one, a capture is a replacement (the victim's square is
+  never seen empty), and :meth:`slide` reports the intermediate squares.
+* **Clock**: the running side counts down in real time; BWTIME goes out after
+  the scan's field updates, once per displayed-second change and whenever the
+  status byte changes. The status byte follows the capture (§1.7.1): D0
+  running, D1 lever high on the right, D3/D4 the side to move (left/right),
+  D5 no clock. A :meth:`press` is only visible through that byte. SetNRun
+  (binary minutes/seconds) sets the times and the running side; acks are sent
+  (only in UPDATE/UPDATE_NICE) after ``ack_delay``.
+* **Hot-plug**: :meth:`unplug` closes the pty and removes the link (the host's
+  reads fail); the physical board keeps changing under the script; :meth:`replug`
+  opens a new pty under the same path, and the board starts again in IDLE.
+
+The script API (:meth:`lift`, :meth:`place`, :meth:`move`, :meth:`press` ...)
+changes the physical state at once; :meth:`wait_scan` waits until a scan has
+reported it. :meth:`play` plays a whole ``chess.pgn`` game with clock presses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+import tty
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import chess
+import chess.pgn
+
+from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
+from drivers.base import TimeSource
+from drivers.dgt.codec import (
+    EE_MOVES_SIZE,
+    BatteryStatus,
+    BoardDump,
+    BusAddress,
+    ClockAck,
+    ClockAscii,
+    ClockBeep,
+    ClockButtonRequest,
+    ClockDisplayXL,
+    ClockEnd,
+    ClockSetNRun,
+    ClockTimes,
+    ClockVersionRequest,
+    Command,
+    DgtMessage,
+    EEMoves,
+    FieldUpdate,
+    HardwareVersion,
+    HostCommand,
+    HostDecoder,
+    LongSerialNr,
+    SerialNr,
+    SetNRunMode,
+    Trademark,
+    Version,
+    encode_message,
+)
+from drivers.dgt.mapping import code_from_content, square_to_field
+
+__all__ = ["DgtEmulator", "Mode"]
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class Mode:
+    """Board modes (§1.6)."""
+
+    IDLE = "idle"
+    UPDATE_BOARD = "update_board"
+    UPDATE = "update"
+    UPDATE_NICE = "update_nice"
+
+
+_ACK_MODES = frozenset({Mode.UPDATE, Mode.UPDATE_NICE})
+_BUTTON_CODES = {"back": 0x31, "plus": 0x32, "run": 0x33, "minus": 0x34, "ok": 0x35}
+
+
+class DgtEmulator:
+    """A DGT e-board with a clock, on a pty. Use as ``async with DgtEmulator() as emu:``.
+
+    Args:
+        scan_interval: seconds per sensor scan, or a (low, high) range drawn per scan.
+        seed: seed of the scan order and jitter.
+        time_source: the clock's time line (monotonic seconds).
+        ack_delay: delay of clock acks.
+        clock: a clock is plugged into the board.
+        clock_version: (major, minor) of the clock (2.x is a DGT 3000).
+        increment: seconds added to a side when it presses (Fischer).
+        fen: initial placement (board frame: White at a1).
+        directory: where the stable symlink is created (a temporary directory by default).
+        trickle: seconds between bytes, to deliver messages byte by byte (0.00104 is 9600 baud).
+        noise: probability of 1-6 bytes of line noise before each write (never a valid frame).
+    """
+
+    def __init__(
+        self,
+        *,
+        scan_interval: float | tuple[float, float] = (0.20, 0.25),
+        seed: int = 0,
+        time_source: TimeSource = time.monotonic,
+        ack_delay: float = 0.05,
+        clock: bool = True,
+        clock_version: tuple[int, int] = (2, 0),
+        increment: float = 0.0,
+        fen: str = chess.STARTING_BOARD_FEN,
+        version: tuple[int, int] = (3, 10),
+        serial: str = "12345",
+        long_serial: str | None = "3.10A12345",
+        directory: Path | None = None,
+        trickle: float = 0.0,
+        noise: float = 0.0,
+    ) -> None:
+        self._scan_range = scan_interval if isinstance(scan_interval, tuple) else (scan_interval, scan_interval)
+        self._rng = random.Random(seed)
+        self._time = time_source
+        self.ack_delay = ack_delay
+        self.clock_connected = clock
+        self.clock_version = clock_version
+        self.increment = increment
+        self.version = version
+        self.serial = serial
+        self.long_serial = long_serial
+        board = chess.BaseBoard(fen)
+        self.physical: list[Content] = [board.piece_at(sq) for sq in chess.SQUARES]
+        self._sensed: list[Content] = list(self.physical)
+        self.mode = Mode.IDLE
+        self.stats: Counter[str] = Counter()
+        self.received: list[HostCommand] = []
+        self.received_at: list[float] = []
+        #: How many of the next clock commands the clock misses (no effect, no ack).
+        self.drop_acks = 0
+        # Clock state: remaining seconds at ``_clock_ref``.
+        self._left = 0.0
+        self._right = 0.0
+        self._clock_ref = time_source()
+        self.running: ClockSide | None = None
+        self.lever_high = ClockSide.LEFT
+        self._flag = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
+        self._last_bwtime: bytes | None = None
+        self._last_bwtime_at = -math.inf
+        # I/O.
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._directory = directory
+        self.path = ""
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._out = bytearray()
+        self._writer_registered = False
+        self._decoder = HostDecoder()
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._scan_done = asyncio.Event()
+        self._scans = 0
+        self._pending_acks: set[asyncio.TimerHandle] = set()
+        #: A hung board (a Bluetooth link that stalls without failing): reads nothing, sends nothing.
+        self.hung = False
+        #: Seconds between bytes (0: write messages at once); 0.00104 is 9600 baud.
+        self.trickle = trickle
+        #: Probability of line noise (1-6 garbage bytes) before each write.
+        self.noise = noise
+        self._noise_rng = random.Random(seed + 1)
+        self._trickle_buf = bytearray()
+        self._trickle_handle: asyncio.TimerHandle | None = None
+        #: Called with every chunk written to the host (benchmarks measure latency with it).
+        self.on_write: list[Callable[[bytes], None]] = []
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._loop = asyncio.get_running_loop()
+        if self._directory is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="dgt-emu-")
+            self._directory = Path(self._tmp.name)
+        self.path = str(self._directory / "usb-Digital_Game_Technology_DGT_Board-if00")
+        self._open_pty()
+        self._task = asyncio.create_task(self._scan_loop(), name="dgt-emulator scans")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._close_pty()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    @property
+    def plugged(self) -> bool:
+        """The pty is open (the board is "plugged in")."""
+        return self._master is not None
+
+    def _open_pty(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        link = Path(self.path)
+        with contextlib.suppress(FileNotFoundError):
+            link.unlink()
+        link.symlink_to(os.ttyname(slave))
+        assert self._loop is not None
+        self._loop.add_reader(master, self._on_readable)
+        self._decoder = HostDecoder()
+
+    def _close_pty(self) -> None:
+        for handle in self._pending_acks:
+            handle.cancel()
+        self._pending_acks.clear()
+        if self._trickle_handle is not None:
+            self._trickle_handle.cancel()
+            self._trickle_handle = None
+        self._trickle_buf.clear()
+        if self._master is not None and self._loop is not None:
+            self._loop.remove_reader(self._master)
+            if self._writer_registered:
+                self._loop.remove_writer(self._master)
+                self._writer_registered = False
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None
+        self._out.clear()
+        with contextlib.suppress(FileNotFoundError):
+            Path(self.path).unlink()
+
+    def unplug(self) -> None:
+        """Pull the USB cable: the pty closes and the device path disappears."""
+        self._close_pty()
+        self.stats["unplugs"] += 1
+
+    def replug(self) -> None:
+        """Plug the board back in: a new pty under the same path; the board restarts in IDLE."""
+        if self.plugged:
+            return
+        self.mode = Mode.IDLE
+        self._last_bwtime = None
+        self._sensed = list(self.physical)
+        self._open_pty()
+        self.stats["replugs"] += 1
+
+    # --- bytes ---------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        assert self._master is not None
+        try:
+            data = os.read(self._master, 1024)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO: nobody has the slave open; wait for the host
+            return
+        if self.hung:
+            return
+        now = self._time()
+        for command in self._decoder.feed(data):
+            self.received.append(command)
+            self.received_at.append(now)
+            self._handle(command)
+
+    def send(self, message: DgtMessage) -> None:
+        """Write one board message to the host (dropped while unplugged)."""
+        self._write(encode_message(message))
+
+    def _write(self, data: bytes) -> None:
+        if self._master is None or self.hung:
+            return
+        for hook in self.on_write:
+            hook(data)
+        if self.noise and self._noise_rng.random() < self.noise:
+            # Line noise between messages: bytes without an id, or a stray unknown id 0xff.
+            garbage = bytes(self._noise_rng.choice((0xFF, *range(0x80))) for _ in range(self._noise_rng.randint(1, 6)))
+            self.stats["noise_bytes"] += len(garbage)
+            data = garbage + data
+        if self.trickle > 0:
+            self._trickle_buf += data
+            if self._trickle_handle is None:
+                self._trickle_one()
+            return
+        self._out += data
+        self._flush()
+
+    def _trickle_one(self) -> None:
+        """Write one byte, then the next one ``trickle`` seconds later (a slow line)."""
+        self._trickle_handle = None
+        if not self._trickle_buf or self._master is None:
+            self._trickle_buf.clear()
+            return
+        self._out += self._trickle_buf[:1]
+        del self._trickle_buf[:1]
+        self._flush()
+        if self._trickle_buf:
+            assert self._loop is not None
+            self._trickle_handle = self._loop.call_later(self.trickle, self._trickle_one)
+
+    def _flush(self) -> None:
+        if self._master is None:
+            return
+        while self._out:
+            try:
+                written = os.write(self._master, self._out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self._out.clear()
+                return
+            del self._out[:written]
+        assert self._loop is not None
+        if self._out and not self._writer_registered:
+            self._loop.add_writer(self._master, self._flush)
+            self._writer_registered = True
+        elif not self._out and self._writer_registered:
+            self._loop.remove_writer(self._master)
+            self._writer_registered = False
+
+    # --- host commands ---------------------------------------------------------------
+
+    def _handle(self, command: HostCommand) -> None:
+        match command:
+            case Command.RESET:
+                self.mode = Mode.IDLE
+            case Command.SEND_UPDATE:
+                self.mode = Mode.UPDATE
+            case Command.SEND_UPDATE_BRD:
+                self.mode = Mode.UPDATE_BOARD
+            case Command.SEND_UPDATE_NICE:
+                self.mode = Mode.UPDATE_NICE
+            case Command.SEND_CLK:
+                self._send_bwtime()
+            case Command.SEND_BRD:
+                self.send(self.dump())
+            case Command.RETURN_SERIALNR:
+                self.send(SerialNr(text=self.serial))
+            case Command.RETURN_LONG_SERIALNR if self.long_serial is not None:  # older firmware: no answer
+                self.send(LongSerialNr(text=self.long_serial))
+            case Command.SEND_VERSION:
+                self.send(Version(major=self.version[0], minor=self.version[1]))
+            case Command.SEND_HARDWARE_VERSION:
+                self.send(HardwareVersion(major=1, minor=0))
+            case Command.RETURN_BUSADRES:
+                self.send(BusAddress(address=int(self.serial) & 0x3FFF if self.serial.isdigit() else 0))
+            case Command.SEND_TRADEMARK:
+                self.send(Trademark(text="Digital Game Technology\r\nboardd emulator"))
+            case Command.SEND_BATTERY_STATUS:
+                self.send(BatteryStatus(percent=87, data=bytes((87, 0x7F, 0x7F, 1, 2, 0, 0, 0, 2))))
+            case Command.SEND_EE_MOVES:
+                log = bytes((0x6A, 0x6F)) + bytes([0x7F] * (EE_MOVES_SIZE - 3 - 3)) + bytes((0x6B,))
+                self.send(EEMoves(data=log))
+            case ClockSetNRun() | ClockEnd() | ClockVersionRequest() | ClockButtonRequest() | ClockBeep() \
+                    | ClockAscii() | ClockDisplayXL():
+                self._clock_command(command)
+            case _:
+                self.stats["ignored_commands"] += 1
+
+    def _clock_command(self, command: HostCommand) -> None:
+        if not self.clock_connected:
+            return
+        if self.drop_acks > 0:  # the clock misses this command: no effect, no ack
+            self.drop_acks -= 1
+            self.stats["missed_clock_commands"] += 1
+            return
+        ack2 = 0
+        match command:
+            case ClockSetNRun(left_s=left, right_s=right, mode=mode):
+                self._settle_clock()
+                self._left, self._right = float(left), float(right)
+                self._flag = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
+                if mode & SetNRunMode.PAUSE:
+                    self.running = None
+                elif mode & SetNRunMode.LEFT_RUNS:
+                    self.running = self.lever_high = ClockSide.LEFT
+                elif mode & SetNRunMode.RIGHT_RUNS:
+                    self.running = self.lever_high = ClockSide.RIGHT
+                sub = 0x0A
+            case ClockVersionRequest():
+                sub = 0x09
+                ack2 = (self.clock_version[0] << 4) | self.clock_version[1]
+            case ClockEnd():
+                sub = 0x03
+            case ClockButtonRequest():
+                sub = 0x08
+            case ClockBeep():
+                sub = 0x0B
+            case ClockAscii():
+                sub = 0x0C
+            case _:
+                sub = 0x01
+        if self.mode in _ACK_MODES:
+            self._ack_later(ClockAck(ack0=0x10, ack1=sub, ack2=ack2, ack3=0))
+
+    def _ack_later(self, ack: ClockAck) -> None:
+        assert self._loop is not None
+
+        def fire() -> None:
+            self._pending_acks.discard(handle)
+            self.send(ack)
+
+        handle = self._loop.call_later(self.ack_delay, fire)
+        self._pending_acks.add(handle)
+
+    # --- board ------------------------------------------------------------------------
+
+    def dump(self) -> BoardDump:
+        """The dump the board would send now (the last scan)."""
+        codes = [0] * 64
+        for square, content in enumerate(self._sensed):
+            codes[square_to_field(square)] = 0x7F if content is Marker.UNKNOWN else code_from_content(content)
+        return BoardDump(codes=tuple(codes))
+
+    def lift(self, square: chess.Square) -> None:
+        """Lift whatever stands on *square*."""
+        self.physical[square] = None
+
+    def place(self, square: chess.Square, content: Content) -> None:
+        """Put *content* on *square* (replacing what stood there: a capture as the board sees it)."""
+        self.physical[square] = content
+
+    def move(self, from_square: chess.Square, to_square: chess.Square) -> None:
+        """Move a piece within one scan (the two reports come in either order)."""
+        piece = self.physical[from_square]
+        self.physical[from_square] = None
+        self.physical[to_square] = piece
+
+    async def slide(self, from_square: chess.Square, to_square: chess.Square) -> None:
+        """Slide a piece along a line, one square per scan, so the intermediate squares are reported."""
+        path = list(chess.SquareSet(chess.between(from_square, to_square)))  # ascending square numbers
+        if to_square < from_square:
+            path.reverse()
+        current = from_square
+        for square in [*path, to_square]:
+            self.move(current, square)
+            current = square
+            await self.wait_scan()
+
+    async def wait_scan(self, count: int = 1) -> None:
+        """Wait until *count* scans have completed (and their messages were written).
+
+        Raises:
+            RuntimeError: the emulator is not running.
+            TimeoutError: the scans did not come (the event loop is starved), after a generous bound.
+        """
+        if self._task is None or self._task.done():
+            raise RuntimeError("the emulator is not running (use it as an async context manager)")
+        target = self._scans + count
+        async with asyncio.timeout(5.0 + 20 * count * self._scan_range[1]):
+            while self._scans < target:
+                self._scan_done.clear()
+                await self._scan_done.wait()
+
+    def _scan(self) -> None:
+        changed = [sq for sq in chess.SQUARES if self.physical[sq] != self._sensed[sq]]
+        self._rng.shuffle(changed)
+        updates: list[bytes] = []
+        for square in changed:
+            content = self.physical[square]
+            self._sensed[square] = content
+            code = 0x7F if content is Marker.UNKNOWN else code_from_content(content)
+            updates.append(encode_message(FieldUpdate(field=square_to_field(square), code=code)))
+        if updates and self.mode != Mode.IDLE:
+            self._write(b"".join(updates))
+            self.stats["field_updates"] += len(updates)
+
+    async def _scan_loop(self) -> None:
+        while True:
+            low, high = self._scan_range
+            await asyncio.sleep(self._rng.uniform(low, high))
+            if self.plugged:
+                try:
+                    self._scan()
+                    self._tick_clock()
+                except Exception:  # an emulator bug must not stop the scans (and every waiting script)
+                    self.stats["scan_errors"] += 1
+                    _LOGGER.exception("DGT emulator scan failed")
+            self._scans += 1
+            self._scan_done.set()
+
+    # --- clock ----------------------------------------------------------------------------
+
+    def _settle_clock(self) -> None:
+        """Bring the remaining times up to now."""
+        now = self._time()
+        elapsed = max(0.0, now - self._clock_ref)
+        self._clock_ref = now
+        if self.running is ClockSide.LEFT:
+            self._left = max(0.0, self._left - elapsed)
+        elif self.running is ClockSide.RIGHT:
+            self._right = max(0.0, self._right - elapsed)
+        for side in (ClockSide.LEFT, ClockSide.RIGHT):
+            if self.time_of(side, settled=True) <= 0 and self.running is side:
+                self._flag[side] = True
+
+    def time_of(self, side: ClockSide, *, settled: bool = False) -> float:
+        """Remaining seconds on *side*."""
+        if not settled:
+            self._settle_clock()
+        return self._left if side is ClockSide.LEFT else self._right
+
+    def set_clock(self, left: float, right: float, running: ClockSide | None = None) -> None:
+        """Set the clock by hand (as an arbiter does on the clock's buttons)."""
+        self._settle_clock()
+        self._left, self._right = float(left), float(right)
+        self.running = running
+        if running is not None:
+            self.lever_high = running
+
+    def start(self, side: ClockSide) -> None:
+        """Start *side*'s time (the opponent presses to start the game)."""
+        self._settle_clock()
+        self.running = self.lever_high = side
+
+    def pause(self) -> None:
+        """Stop the clock (the start/stop button)."""
+        self._settle_clock()
+        self.running = None
+
+    def press(self, side: ClockSide, *, remaining: float | None = None) -> bool:
+        """*side* presses its lever: its time stops (plus the increment), the other side runs.
+
+        Args:
+            side: the side pressing.
+            remaining: set the presser's remaining time (before the increment), e.g. from a PGN ``%clk``.
+
+        Returns:
+            False when the lever was already down on that side (nothing changes).
+        """
+        self._settle_clock()
+        if self.lever_high is not side:
+            self.stats["ignored_presses"] += 1
+            return False
+        if remaining is not None:
+            if side is ClockSide.LEFT:
+                self._left = float(remaining)
+            else:
+                self._right = float(remaining)
+        if self.running is side and self.increment:
+            if side is ClockSide.LEFT:
+                self._left += self.increment
+            else:
+                self._right += self.increment
+        self.lever_high = side.other
+        if self.running is not None:
+            self.running = side.other
+        self.stats["presses"] += 1
+        return True
+
+    def press_button(self, name: str) -> None:
+        """Press a clock button (back, plus, run, minus, ok): an auto ack in UPDATE/NICE modes."""
+        if self.mode in _ACK_MODES and self.clock_connected:
+            self.send(ClockAck(ack0=0x10, ack1=0x88, ack2=0x05, ack3=_BUTTON_CODES[name]))
+
+    def clock_times(self) -> ClockTimes:
+        """The BWTIME the clock would send now."""
+        self._settle_clock()
+        status = 0
+        if not self.clock_connected:
+            return ClockTimes(right_s=0, left_s=0, right_flags=0, left_flags=0, status=0x20)
+        if self.running is not None:
+            status |= 0x01
+        if self.lever_high is ClockSide.RIGHT:
+            status |= 0x02 | 0x10
+        else:
+            status |= 0x08
+
+        def shown(value: float) -> int:
+            return min(10 * 3600 - 1, math.ceil(value - 1e-9))
+
+        def flags(side: ClockSide) -> int:
+            return 0x50 if self._flag[side] else 0
+
+        return ClockTimes(right_s=shown(self._right), left_s=shown(self._left), right_flags=flags(ClockSide.RIGHT),
+                          left_flags=flags(ClockSide.LEFT), status=status)
+
+    def _send_bwtime(self) -> None:
+        data = encode_message(self.clock_times())
+        self._last_bwtime = data
+        self._last_bwtime_at = self._time()
+        self._write(data)
+        self.stats["bwtime"] += 1
+
+    def _tick_clock(self) -> None:
+        if self.mode not in _ACK_MODES:
+            return
+        data = encode_message(self.clock_times())
+        if data != self._last_bwtime or (self.mode == Mode.UPDATE and self._time() - self._last_bwtime_at >= 1.0):
+            self._send_bwtime()
+
+    # --- whole games ------------------------------------------------------------------------
+
+    async def play(
+        self,
+        game: chess.pgn.Game,
+        *,
+        white_side: ClockSide = ClockSide.LEFT,
+        think_scans: int = 1,
+        pause_scans: int = 1,
+        use_clk: bool = True,
+        unplug_at_ply: Iterable[int] = (),
+        unplugged_scans: int = 3,
+        reconnect_scans: int = 500,
+    ) -> int:
+        """Play *game* on the board with clock presses; returns the number of plies played.
+
+        Each move is made on the board (castling king first, en passant with the
+        victim lifted, promotion placing the new piece), reported by a scan, then the
+        mover presses (with the PGN ``%clk`` as the remaining time when present) after
+        *think_scans* scans, and the opponent moves *pause_scans* scans after the press.
+        For every ply in *unplug_at_ply* the board is unplugged before that move is
+        made, the move is made while it is away, the board is plugged back in after
+        *unplugged_scans* scans, and the mover presses once the host has reconnected
+        (the clock hangs on the board's jack: a press while unplugged would be unseen).
+        """
+        unplug = set(unplug_at_ply)
+        board = game.board()
+        if self.running is None:
+            self.start(white_side)
+        ply = 0
+        for node in game.mainline():
+            move = node.move
+            away = ply in unplug
+            if away:
+                self.unplug()
+            self._apply(board, move)
+            await self.wait_scan(think_scans)
+            if away:
+                await self.wait_scan(unplugged_scans)
+                self.replug()
+                await self.wait_host(reconnect_scans)
+            mover = white_side if board.turn == chess.WHITE else white_side.other
+            clk = node.clock() if use_clk else None
+            self.press(mover, remaining=clk)
+            board.push(move)
+            ply += 1
+            await self.wait_scan(pause_scans)
+        return ply
+
+    async def perform(self, events: Iterable[object], *, speed: float = 1.0) -> int:
+        """Act out a stream of :mod:`boardd.events` (e.g. ``drivers.sim.simulate_game(...).events``) physically.
+
+        Square changes become placements/lifts (the scans then report them with the DGT
+        dynamics: changes quicker than a scan merge, as on a real board); clock readings set
+        the clock (times, running side, lever, flags); a board snapshot sets the whole board;
+        ``LinkChanged(BOARD)`` unplugs/replugs. Other events (arbiter commands) are skipped.
+        Event times are followed in real time divided by *speed*. Returns the events acted out.
+        """
+        loop = asyncio.get_running_loop()
+        first_at: float | None = None
+        start = loop.time()
+        acted = 0
+        for event in events:
+            at = getattr(event, "at", None)
+            if not isinstance(at, (int, float)):
+                continue
+            if first_at is None:
+                first_at = at
+            delay = start + (at - first_at) / speed - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            match event:
+                case SquareChanged(square=square, content=content):
+                    self.physical[square] = content
+                case BoardSnapshot(squares=squares):
+                    self.physical = list(squares)
+                case ClockReading() if event.connected:
+                    self._settle_clock()
+                    self._left = event.left if event.left is not None else self._left
+                    self._right = event.right if event.right is not None else self._right
+                    self.running = event.running
+                    self.lever_high = event.lever_high or self.lever_high
+                    self._flag = {ClockSide.LEFT: event.left_flag, ClockSide.RIGHT: event.right_flag}
+                case LinkChanged(link=Link.BOARD, up=False):
+                    self.unplug()
+                case LinkChanged(link=Link.BOARD, up=True):
+                    self.replug()
+                case _:
+                    continue
+            acted += 1
+        return acted
+
+    async def wait_host(self, max_scans: int = 500) -> bool:
+        """Wait until the host has put the board in an update mode (it reconnected); False on giving up."""
+        for _ in range(max_scans):
+            if self.mode in (Mode.UPDATE, Mode.UPDATE_NICE, Mode.UPDATE_BOARD):
+                await self.wait_scan()
+                return True
+            await self.wait_scan()
+        return False
+
+    def _apply(self, board: chess.Board, move: chess.Move) -> None:
+        piece = board.piece_at(move.from_square)
+        if board.is_castling(move):
+            rank = chess.square_rank(move.from_square)
+            kingside = board.is_kingside_castling(move)
+            rook_from = move.to_square if board.chess960 else chess.square(7 if kingside else 0, rank)
+            rook = board.piece_at(rook_from)
+            self.lift(move.from_square)
+            self.lift(rook_from)
+            self.place(chess.square(6 if kingside else 2, rank), piece)
+            self.place(chess.square(5 if kingside else 3, rank), rook)
+            return
+        if board.is_en_passant(move):
+            self.lift(chess.square(chess.square_file(move.to_square), chess.square_rank(move.from_square)))
+        self.lift(move.from_square)
+        if move.promotion and piece is not None:
+            piece = chess.Piece(move.promotion, piece.color)
+        self.place(move.to_square, piece)
+
+
+def _load_game(path: str, index: int) -> chess.pgn.Game:
+    with Path(path).open(encoding="utf-8") as stream:
+        for _ in range(index):
+            chess.pgn.skip_game(stream)
+        game = chess.pgn.read_game(stream)
+    if game is None:
+        raise SystemExit(f"no game {index} in {path}")
+    return game
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    game = _load_game(args.pgn, args.game) if args.pgn else None
+    async with DgtEmulator(directory=Path(args.directory) if args.directory else None) as emu:
+        emu.set_clock(args.seconds, args.seconds)
+        print(emu.path, flush=True)
+        if game is not None:
+            await emu.wait_host()
+            await emu.play(game, think_scans=args.think_scans, pause_scans=args.think_scans)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        # A line on stdin, or its end (the parent went away), stops too; a stdin that cannot be
+        # watched (a regular file, closed) leaves the signals.
+        with contextlib.suppress(OSError, ValueError):
+            loop.add_reader(sys.stdin.fileno(), stop.set)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m drivers.dgt.emulator``: an emulated DGT board on a pty; prints its path.
+
+    Point ``boardd run``/``record``/``ports --probe`` at the printed path. With ``--pgn``
+    the board plays that game (with clock presses) once a host has connected.
+    """
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0] if main.__doc__ else None)
+    parser.add_argument("--directory", help="where to create the device link (default: a temporary directory)")
+    parser.add_argument("--seconds", type=int, default=5400, help="clock time of each side")
+    parser.add_argument("--pgn", help="play this PGN file's game")
+    parser.add_argument("--game", type=int, default=0, help="index of the game in the PGN file")
+    parser.add_argument("--think-scans", type=int, default=5, help="scans between a move and the press")
+    args = parser.parse_args(argv)
+    asyncio.run(_serve(args))
+
+
+if __name__ == "__main__":
+    main()

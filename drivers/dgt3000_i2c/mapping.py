@@ -1,0 +1,127 @@
+"""Pure mapping of DGT 3000 I²C messages to :class:`boardd.events.ClockReading` (protocols.md §2.4).
+
+* **Times**: a Time packet gives both sides' displayed times; packets flagged
+  "no update" (echoes) are ignored, as dgtpicom does.
+* **Lever**: bit 0 of Time byte 19, and state bit ``0x40`` of Button packets. Which
+  side a set bit means is named inconsistently by the sources (§9.13);
+  ``lever_set_left_high`` (default True: dgtpicom.h's "bit set = right side down")
+  picks the reading. A lever change is emitted at once as a reading with the new
+  ``lever_high``, so the engine sees the press without waiting for the next Time packet.
+* **Running side**: under central control the clock runs what the host commanded
+  (:meth:`Dgt3000Mapper.note_running`); without a command, the side whose time went
+  down within ``hold_s`` is taken as running.
+* **Buttons** (back, minus, play, plus, forward, on/off) are operator input, not board
+  events: they come out as :class:`ClockButton` values.
+
+Pure: time comes from the ``at`` passed in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+
+from boardd.events import ClockReading, ClockSide
+from drivers.dgt3000_i2c.codec import BUTTON_LEVER, Button, Dgt3000Message, Hello, Time
+
+__all__ = ["BUTTON_NAMES", "ClockButton", "Dgt3000Mapper"]
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Button bit -> name (§2.4).
+BUTTON_NAMES = {0x01: "back", 0x02: "minus", 0x04: "play", 0x08: "plus", 0x10: "forward", 0x20: "on/off"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockButton:
+    """A button pressed on the clock (operator input)."""
+
+    at: float
+    name: str
+
+
+class Dgt3000Mapper:
+    """Messages -> clock readings and buttons.
+
+    Args:
+        lever_set_left_high: a set lever bit means the left lever is up (see the module docstring).
+        hold_s: without a commanded running side, a side counts as running this long after its time went down.
+    """
+
+    def __init__(self, *, lever_set_left_high: bool = True, hold_s: float = 1.5) -> None:
+        self.lever_set_left_high = lever_set_left_high
+        self.hold_s = hold_s
+        self.left: int | None = None
+        self.right: int | None = None
+        self.lever: bool | None = None
+        self.commanded: ClockSide | None = None
+        self.commanded_known = False
+        self._went_down: dict[ClockSide, float] = {}
+        self.hello: bytes | None = None
+        self.stats: Counter[str] = Counter()
+
+    def reset(self) -> None:
+        """The clock link was lost: forget the clock's state."""
+        self.left = self.right = None
+        self.lever = None
+        self.commanded_known = False
+        self.commanded = None
+        self._went_down.clear()
+
+    def note_running(self, side: ClockSide | None) -> None:
+        """The host commanded *side* to run (``None``: both stopped)."""
+        self.commanded = side
+        self.commanded_known = True
+
+    def lever_high(self) -> ClockSide | None:
+        """The side whose lever is up, if known."""
+        if self.lever is None:
+            return None
+        return ClockSide.LEFT if self.lever == self.lever_set_left_high else ClockSide.RIGHT
+
+    def running(self, at: float) -> ClockSide | None:
+        """The running side at *at*."""
+        if self.commanded_known:
+            return self.commanded
+        recent = [(t, side) for side, t in self._went_down.items() if at - t <= self.hold_s]
+        return max(recent)[1] if recent else None
+
+    def reading(self, at: float) -> ClockReading | None:
+        """The current reading, if the times are known."""
+        if self.left is None or self.right is None:
+            return None
+        return ClockReading(at=at, left=float(self.left), right=float(self.right), running=self.running(at),
+                            lever_high=self.lever_high(), left_flag=self.left == 0, right_flag=self.right == 0,
+                            model="dgt3000")
+
+    def map(self, message: Dgt3000Message, at: float) -> list[ClockReading | ClockButton]:
+        """The readings and buttons *message* means."""
+        out: list[ClockReading | ClockButton] = []
+        match message:
+            case Time(no_update=True):
+                self.stats["time_echoes"] += 1
+            case Time(left_s=left, right_s=right, lever=lever):
+                if self.left is not None and left < self.left:
+                    self._went_down[ClockSide.LEFT] = at
+                if self.right is not None and right < self.right:
+                    self._went_down[ClockSide.RIGHT] = at
+                self.left, self.right, self.lever = left, right, lever
+                reading = self.reading(at)
+                if reading is not None:
+                    out.append(reading)
+            case Button() as button:
+                if button.lever_changed or self.lever is None:
+                    self.lever = bool(button.current & BUTTON_LEVER)
+                    if button.lever_changed:
+                        self.stats["lever_changes"] += 1
+                        reading = self.reading(at)
+                        if reading is not None:
+                            out.append(reading)
+                for bit, name in BUTTON_NAMES.items():
+                    if button.pressed & bit:
+                        self.stats["buttons"] += 1
+                        out.append(ClockButton(at=at, name=name))
+            case Hello(data=data):
+                self.hello = data
+        return out

@@ -1,0 +1,39 @@
+"""The simulator: PGN or random games played on a virtual e-board and clock.
+
+The pure part (:func:`simulate_game`) turns a game into the :mod:`boardd.events`
+a real DGT-class board and clock would produce, with seeded human handling
+(:data:`PROFILES`) and injectable irregularities (:class:`Injection`). The
+driver part (:class:`SimulatedBoard`) yields the same events in scaled real
+time for ``boardd demo`` and the daemon. ``boardd simulate`` writes the events
+as an event log (``docs/event-log.md``).
+"""
+
+from __future__ import annotations
+
+from drivers.sim._cli import configure_parser, run
+from drivers.sim._core import DEFAULT_TIME_CONTROL, INFO_CODES, PROFILES, SimulatedGame, SimulationError, simulate_game
+from drivers.sim._driver import Options, SimulatedBoard, create_driver, load_pgn_game
+from drivers.sim._games import RANDOM_TIME_CONTROL, choose_move, random_game
+from drivers.sim._inject import Injection, InjectionKind, applicable, expected_codes
+
+__all__ = [
+    "DEFAULT_TIME_CONTROL",
+    "INFO_CODES",
+    "PROFILES",
+    "RANDOM_TIME_CONTROL",
+    "Injection",
+    "InjectionKind",
+    "Options",
+    "SimulatedBoard",
+    "SimulatedGame",
+    "SimulationError",
+    "applicable",
+    "choose_move",
+    "configure_parser",
+    "create_driver",
+    "expected_codes",
+    "load_pgn_game",
+    "random_game",
+    "run",
+    "simulate_game",
+]

@@ -1,0 +1,45 @@
+"""``boardd relay`` / ``boardd web`` command lines: configuration errors, password hashing."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from boardd.cli import main
+from boardd.relay import config_from_args
+from boardd.web.auth import verify_password
+
+
+def test_hash_password_prints_a_verifiable_hash(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret pass\n"))
+    assert main(["web", "--hash-password"]) == 0
+    encoded = capsys.readouterr().out.strip()
+    assert encoded.startswith("scrypt$") and verify_password("s3cret pass", encoded)
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    assert main(["web", "--hash-password"]) == 2
+
+
+def test_web_refuses_a_clear_text_password(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "hall.toml"
+    config.write_text('[web.users]\narbiter = "hunter2"\n')
+    assert main(["web", "-c", str(config)]) == 2
+    assert "not a password hash" in capsys.readouterr().err
+
+
+def test_relay_config_errors_and_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "hall.toml"
+    config.write_text('[[relay.boards]]\nboard = "t1"\nboard_no = "one"\n')
+    assert main(["relay", "-c", str(config)]) == 2
+    assert "relay.boards" in capsys.readouterr().err
+    config.write_text('[mqtt]\nhost = "broker"\nprefix = "p"\n[relay]\nround = 2\nhttp_port = 9000\n'
+                      '[[relay.boards]]\nboard = "t1"\nboard_no = 4\n')
+    from boardd.cli import build_parser
+
+    args = build_parser("relay").parse_args(["relay", "-c", str(config), "--port", "1999", "--round", "5", "--no-http"])
+    relay = config_from_args(args)
+    assert (relay.mqtt.host, relay.mqtt.port, relay.mqtt.prefix) == ("broker", 1999, "p")
+    assert relay.default_round == 5 and relay.http_port is None
+    assert relay.slots["t1"].board_no == 4 and relay.slots["t1"].round == 2

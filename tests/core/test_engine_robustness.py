@@ -1,0 +1,338 @@
+"""Bad input, takebacks, orientation, missed updates, result gestures, set-up (issue 2 item 6)."""
+
+from __future__ import annotations
+
+import chess
+
+from boardd.engine import Engine
+from boardd.events import BoardSnapshot, Content, GameInfo, Link, LinkChanged, Marker, SetOrientation, SquareChanged
+from boardd.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output
+from boardd.settings import RulesConfig
+from tests.core.scenario import history_events, parse, start_clock
+
+WP = chess.Piece(chess.PAWN, chess.WHITE)
+WK = chess.Piece(chess.KING, chess.WHITE)
+BK = chess.Piece(chess.KING, chess.BLACK)
+
+
+def codes(outs: list[Output]) -> list[str]:
+    return [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
+
+
+def events(outs: list[Output], kind: str) -> list[GameEvent]:
+    return [o for o in outs if isinstance(o, GameEvent) and o.type == kind]
+
+
+def feed_all(engine: Engine, evs: list) -> list[Output]:  # type: ignore[type-arg]
+    outs: list[Output] = []
+    for ev in evs:
+        outs += engine.feed(ev)
+    return outs
+
+
+def snapshot(board: chess.BaseBoard, at: float, *, turned: bool = False) -> BoardSnapshot:
+    squares: list[Content] = [board.piece_at(sq) for sq in chess.SQUARES]
+    if turned:
+        squares = squares[::-1]
+    return BoardSnapshot(at=at, squares=tuple(squares))
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+def test_time_going_backwards_is_processed_at_the_last_time_and_reported() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SquareChanged(at=5.0, square=chess.E2, content=None))
+    outs += engine.feed(SquareChanged(at=4.0, square=chess.E4, content=WP))  # 1 s in the past
+    assert codes(outs) == ["SENSOR_FAULT"]
+    irr = next(o.irregularity for o in outs if isinstance(o, IrregularityRaised))
+    assert "backwards" in irr.evidence[0].event and irr.t_raised == 5.0
+    outs = engine.advance(6.0)
+    made = [o.move for o in outs if isinstance(o, MoveMade)]
+    assert [(m.san, m.made_at) for m in made] == [("e4", 5.0)]  # the move is not lost
+
+
+def test_unknown_marker_is_a_sensor_fault_and_suspends_that_square() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SquareChanged(at=1.0, square=chess.A2, content=Marker.UNKNOWN))
+    assert codes(outs) == ["SENSOR_FAULT"]
+    outs = feed_all(engine, [SquareChanged(at=2.0, square=chess.E2, content=None),
+                             SquareChanged(at=2.3, square=chess.E4, content=WP)])
+    outs += engine.advance(3.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+def test_three_kings_on_the_board_never_make_a_move_and_do_not_crash() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=chess.D4, content=WK)])
+    outs += engine.advance(3.0)
+    assert not [o for o in outs if isinstance(o, MoveMade)]
+    assert codes(outs) == ["SENSOR_FAULT"]
+    assert "2 kings" in next(o.irregularity for o in outs if isinstance(o, IrregularityRaised)).suggestion.text
+    assert engine.state.ply == 0
+    outs = feed_all(engine, [SquareChanged(at=4.0, square=chess.D4, content=None),
+                             SquareChanged(at=5.0, square=chess.E2, content=None),
+                             SquareChanged(at=5.3, square=chess.E4, content=WP)])
+    outs += engine.advance(6.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+def test_snapshot_garbage_33_pieces_is_a_sensor_fault_not_a_crash() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    board = chess.Board()
+    engine.feed(snapshot(board, 0.0))
+    junk = [board.piece_at(sq) for sq in chess.SQUARES]
+    junk[chess.E4] = chess.Piece(chess.QUEEN, chess.BLACK)  # 33 pieces
+    junk[chess.D5] = WK  # and a third king
+    outs = engine.feed(BoardSnapshot(at=1.0, squares=tuple(junk)))
+    outs += engine.advance(3.0)
+    assert codes(outs) == ["SENSOR_FAULT"]  # two white kings, 17 white pieces: an impossible reading
+    assert engine.state.ply == 0
+    # the board is put right: play goes on
+    outs = engine.feed(snapshot(board, 4.0))
+    outs += feed_all(engine, [SquareChanged(at=5.0, square=chess.D2, content=None),
+                              SquareChanged(at=5.2, square=chess.D4, content=WP)])
+    outs += engine.advance(6.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["d4"]
+
+
+def test_link_changes_are_reported() -> None:
+    engine = Engine()
+    outs = engine.feed(LinkChanged(at=1.0, link=Link.BOARD, up=False, detail="usb"))
+    outs += engine.feed(LinkChanged(at=2.0, link=Link.BOARD, up=True))
+    assert [e.type for e in outs if isinstance(e, GameEvent)] == ["BOARD_DISCONNECTED", "BOARD_RECONNECTED"]
+
+
+# --- takebacks (R29) -----------------------------------------------------------------------
+
+
+def test_takeback_of_two_plies_is_detected_and_retracted() -> None:
+    engine = Engine()
+    clock, first = start_clock(chess.WHITE, -10.0)
+    engine.feed(first)
+    feed_all(engine, history_events("e4 e5 Nf3 Nc6", clock, start=-9.0))
+    engine.advance(-0.5)
+    assert engine.state.ply == 4
+    # Black's knight back to b8 and White's knight back to g1 (during White's time)
+    outs = feed_all(engine, parse("0 L c6 · 300 P b8 bN · 1000 L f3 · 1300 P g1 wN", clock))
+    outs += engine.advance(3.0)
+    retracted = [o for o in outs if isinstance(o, MovesRetracted)]
+    assert retracted and retracted[-1].to_ply == 2
+    assert "TAKEBACK_DETECTED" in codes(outs)
+    assert [m.san for m in engine.state.moves] == ["e4", "e5"]
+    assert engine.state.turn == chess.WHITE
+
+
+# --- orientation ---------------------------------------------------------------------------
+
+
+def test_board_turned_round_is_detected_from_the_first_snapshot() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(snapshot(chess.Board(), 0.0, turned=True))
+    assert len(events(outs, "ORIENTATION_CHANGED")) == 1
+    assert not codes(outs)
+    # e2-e4 in the board's own frame is d7-d5 (square 63 - sq)
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=63 - chess.E2, content=None),
+                             SquareChanged(at=1.3, square=63 - chess.E4, content=WP)])
+    outs += engine.advance(2.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+def test_board_turned_round_is_detected_from_the_first_changes() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=63 - chess.G1, content=None),
+                             SquareChanged(at=1.3, square=63 - chess.F3, content=chess.Piece(chess.KNIGHT, True))])
+    outs += engine.advance(2.0)
+    assert len(events(outs, "ORIENTATION_CHANGED")) == 1
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["Nf3"]
+
+
+def test_set_orientation_forces_the_frame() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SetOrientation(at=0.0, white_at_a1=False))
+    assert events(outs, "ORIENTATION_CHANGED")[0].details["forced"] is True
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=63 - chess.E2, content=None),
+                             SquareChanged(at=1.3, square=63 - chess.E4, content=WP)])
+    outs += engine.advance(2.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+# --- missed updates ------------------------------------------------------------------------
+
+
+def _jump(moves: str) -> tuple[Engine, list[Output]]:
+    engine = Engine(RulesConfig(clock_expected=False))
+    engine.feed(snapshot(chess.Board(), 0.0))
+    board = chess.Board()
+    for san in moves.split():
+        board.push_san(san)
+    outs = engine.feed(LinkChanged(at=1.0, link=Link.BOARD, up=False))
+    outs += engine.feed(LinkChanged(at=5.0, link=Link.BOARD, up=True))
+    outs += engine.feed(snapshot(board, 5.1))
+    outs += engine.advance(7.0)
+    return engine, outs
+
+
+def test_missed_updates_two_plies_recovered() -> None:
+    engine, outs = _jump("e4 c5")
+    assert [m.san for m in engine.state.moves] == ["e4", "c5"]
+    assert not codes(outs)
+
+
+def test_missed_updates_three_plies_recovered() -> None:
+    engine, outs = _jump("d4 Nf6 c4")
+    assert [m.san for m in engine.state.moves] == ["d4", "Nf6", "c4"]
+    assert not codes(outs)
+
+
+def test_missed_updates_more_than_three_plies_is_a_divergence() -> None:
+    engine, outs = _jump("e4 e5 Nf3 Nc6 Bb5")
+    assert engine.state.ply == 0
+    assert "POSITION_DIVERGENCE" in codes(outs)
+
+
+# --- result gesture (lila#11783) -----------------------------------------------------------
+
+
+def test_kings_in_the_centre_are_a_result_signal_not_a_move() -> None:
+    fen = "8/8/8/8/8/8/8/K6k w - - 0 60"
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(start_fen=fen))
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=chess.A1, content=None),
+                             SquareChanged(at=1.5, square=chess.E4, content=WK),
+                             SquareChanged(at=2.0, square=chess.H1, content=None),
+                             SquareChanged(at=2.5, square=chess.D5, content=BK)])
+    outs += engine.advance(5.0)
+    signals = events(outs, "RESULT_SIGNAL")
+    assert len(signals) == 1 and signals[0].details["result"] == "1-0"  # both kings on light squares
+    assert engine.state.ply == 0 and not [o for o in outs if isinstance(o, MoveMade)]
+
+
+def test_dgt_result_piece_is_a_result_signal() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SquareChanged(at=1.0, square=chess.E4, content=Marker.DRAW))
+    assert [e.details["result"] for e in events(outs, "RESULT_SIGNAL")] == ["1/2-1/2"]
+    assert not codes(outs)
+    assert engine.state.ply == 0
+
+
+# --- set-up (R25, T60) ----------------------------------------------------------------------
+
+
+def test_t60_king_and_queen_swapped_at_setup() -> None:
+    swapped = chess.Board("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w kq - 0 1")
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(time_control="900+10"))
+    outs = engine.feed(snapshot(swapped, 0.0))
+    assert codes(outs) == ["SETUP_INCORRECT"]
+    irr = next(o.irregularity for o in outs if isinstance(o, IrregularityRaised))
+    assert "king and queen swapped" in irr.suggestion.text
+    assert not engine.state.fen.split()[2].count("K") and not engine.state.fen.split()[2].count("Q")
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=chess.E2, content=None),
+                             SquareChanged(at=1.3, square=chess.E4, content=WP)])
+    outs += engine.advance(2.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+def test_board_turned_a_quarter_round_is_a_setup_error_and_play_goes_on() -> None:
+    from boardd.engine import _ROTATIONS
+
+    engine = Engine(RulesConfig(clock_expected=False))
+    board = chess.Board()
+    to_official = _ROTATIONS[1]
+    raw: list[Content] = [None] * 64
+    for sq in chess.SQUARES:
+        raw[sq] = board.piece_at(to_official[sq])
+    outs = engine.feed(BoardSnapshot(at=0.0, squares=tuple(raw)))
+    assert codes(outs) == ["SETUP_INCORRECT"]
+    assert events(outs, "ORIENTATION_CHANGED")[0].details["quarter_turns"] == 1
+    from_official = {official: sq for sq, official in enumerate(to_official)}
+    outs = feed_all(engine, [SquareChanged(at=1.0, square=from_official[chess.E2], content=None),
+                             SquareChanged(at=1.3, square=from_official[chess.E4], content=WP)])
+    outs += engine.advance(2.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+
+
+def test_timers_fire_on_the_next_event_too() -> None:
+    """An impossible reading is reported when a later event arrives, without an advance() call."""
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SquareChanged(at=1.0, square=chess.D4, content=WK))
+    outs += engine.feed(SquareChanged(at=3.0, square=chess.H4, content=None))
+    assert codes(outs) == ["SENSOR_FAULT"]
+
+
+def test_snapshot_stream_boards_recognise_moves_without_false_divergence() -> None:
+    """Millennium/Chessnut/Certabo send full frames: each scan is a BoardSnapshot with a few changes."""
+    engine = Engine(RulesConfig(clock_expected=False))
+    board = chess.Board("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+    engine2 = Engine(RulesConfig(clock_expected=False), GameInfo(start_fen=board.fen()))
+    del engine
+    frames = []
+    work = board.copy()
+    work.remove_piece_at(chess.D5)  # captured pawn removed first
+    frames.append(work.copy())
+    work.remove_piece_at(chess.E4)
+    frames.append(work.copy())
+    work.set_piece_at(chess.D5, WP)
+    frames.append(work.copy())
+    outs = engine2.feed(snapshot(board, 0.0))
+    for i, frame in enumerate(frames):
+        outs += engine2.feed(snapshot(frame, 1.0 + 0.3 * i))
+        outs += engine2.feed(snapshot(frame, 1.1 + 0.3 * i))  # the same frame again (every scan)
+    outs += engine2.advance(5.0)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["exd5"]
+    assert not codes(outs)
+
+
+def test_setting_up_the_pieces_before_the_game_is_silent() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(BoardSnapshot(at=0.0, squares=(None,) * 64))  # empty board at power-up
+    board = chess.Board()
+    t = 1.0
+    for sq in chess.SQUARES:
+        piece = board.piece_at(sq)
+        if piece is not None:
+            outs += engine.feed(SquareChanged(at=t, square=sq, content=piece))
+            t += 0.5
+    outs += feed_all(engine, [SquareChanged(at=t + 5, square=chess.E2, content=None),
+                              SquareChanged(at=t + 5.3, square=chess.E4, content=WP)])
+    outs += engine.advance(t + 10)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]
+    assert not codes(outs)
+
+
+def test_reinstatement_waits_for_the_board_and_reports_a_wrong_restore() -> None:
+    from boardd.events import Reinstate
+
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = feed_all(engine, [SquareChanged(at=0.0, square=chess.E2, content=None),
+                             SquareChanged(at=0.3, square=chess.E4, content=WP)])
+    outs += engine.advance(1.0)
+    outs += engine.feed(Reinstate(at=2.0, ply=0))
+    assert engine.state.ply == 0 and [o.to_ply for o in outs if isinstance(o, MovesRetracted)] == [0]
+    # the arbiter puts the pawn back on e3 by mistake
+    outs = feed_all(engine, [SquareChanged(at=3.0, square=chess.E4, content=None),
+                             SquareChanged(at=3.2, square=chess.E3, content=WP)])
+    outs += engine.advance(6.0)
+    assert codes(outs) == ["POSITION_DIVERGENCE"]
+    outs = feed_all(engine, [SquareChanged(at=7.0, square=chess.E3, content=None),
+                             SquareChanged(at=7.2, square=chess.E2, content=WP)])
+    assert [e.type for e in outs if isinstance(e, GameEvent)] == ["REINSTATED"]
+    outs = feed_all(engine, [SquareChanged(at=8.0, square=chess.D2, content=None),
+                             SquareChanged(at=8.2, square=chess.D4, content=WP)])
+    outs += engine.advance(9.0)
+    assert [m.san for m in engine.state.moves] == ["d4"]
+
+
+def test_backwards_time_is_reported_once_per_minute_and_advance_is_not_the_event_time_line() -> None:
+    engine = Engine(RulesConfig(clock_expected=False))
+    outs = engine.feed(SquareChanged(at=10.0, square=chess.E2, content=None))
+    for i in range(5):
+        outs += engine.feed(SquareChanged(at=9.0, square=chess.H4 + i, content=None))
+    assert codes(outs) == ["SENSOR_FAULT"]
+    # the daemon advanced to its own "now"; an event stamped a little earlier is not a fault
+    engine = Engine(RulesConfig(clock_expected=False))
+    engine.feed(SquareChanged(at=1.0, square=chess.E2, content=None))
+    outs = engine.advance(2.0)
+    outs += engine.feed(SquareChanged(at=1.9, square=chess.E4, content=WP))
+    outs += engine.advance(3.0)
+    assert not codes(outs)
+    assert [o.move.san for o in outs if isinstance(o, MoveMade)] == ["e4"]

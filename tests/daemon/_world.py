@@ -1,0 +1,189 @@
+"""A simulated board for daemon tests: a "world" that plays a game and survives daemon crashes.
+
+The world is a fixed script of board and clock events at world times. It keeps
+its progress in a small JSON file, so when the daemon process is killed and
+restarted the world resumes where it was (as if the players waited for the
+arbiter to restart the board): the driver first reports a full snapshot of the
+physical position (like a real board after a reconnect), then continues.
+Events that were emitted but never journaled by a killed daemon are therefore
+covered by that snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import chess
+
+from boardd import events as ev
+
+
+@dataclass(frozen=True)
+class Step:
+    t: float
+    kind: str  # "sq" or "clock"
+    square: int = 0
+    piece: str | None = None
+    running: str | None = None
+    left: float = 0.0
+    right: float = 0.0
+
+
+def script(moves: list[str], *, seed: int, base: float = 300.0) -> list[Step]:
+    """Clean one-hand handling of *moves* with a press after each move, at world times."""
+    rng = random.Random(seed)
+    board = chess.Board()
+    steps: list[Step] = []
+    t = 0.5
+    clock = {chess.WHITE: base, chess.BLACK: base}
+    steps.append(Step(t, "clock", running="left", left=base, right=base))
+    for uci in moves:
+        move = chess.Move.from_uci(uci)
+        mover = board.turn
+        piece = board.piece_at(move.from_square)
+        assert piece is not None
+        think = rng.uniform(0.3, 0.6)
+        t += think
+        clock[mover] -= think
+        if board.is_castling(move):
+            rook_from, rook_to = _castling_rook(board, move)
+            for sq, pc in ((move.from_square, None), (move.to_square, piece.symbol()),
+                           (rook_from, None), (rook_to, "R" if mover else "r")):
+                t += 0.12
+                steps.append(Step(t, "sq", sq, pc))
+        else:
+            steps.append(Step(t, "sq", move.from_square, None))
+            if board.is_en_passant(move):
+                t += 0.12
+                steps.append(Step(t, "sq", move.to_square + (-8 if mover else 8), None))
+            elif board.piece_at(move.to_square) is not None:
+                t += 0.12
+                steps.append(Step(t, "sq", move.to_square, None))
+            placed = chess.Piece(move.promotion, mover).symbol() if move.promotion else piece.symbol()
+            t += 0.15
+            steps.append(Step(t, "sq", move.to_square, placed))
+        t += rng.uniform(0.6, 0.8)
+        board.push(move)
+        running = "left" if board.turn == chess.WHITE else "right"
+        steps.append(Step(t, "clock", running=running, left=round(clock[chess.WHITE]), right=round(clock[chess.BLACK])))
+    return steps
+
+
+def _castling_rook(board: chess.Board, move: chess.Move) -> tuple[int, int]:
+    rank = chess.square_rank(move.from_square)
+    if chess.square_file(move.to_square) > chess.square_file(move.from_square):
+        return chess.square(7, rank), chess.square(5, rank)
+    return chess.square(0, rank), chess.square(3, rank)
+
+
+def to_event(step: Step, at: float) -> ev.BoardEvent:
+    if step.kind == "sq":
+        return ev.SquareChanged(at=at, square=step.square,
+                                content=chess.Piece.from_symbol(step.piece) if step.piece else None)
+    side = ev.ClockSide(step.running) if step.running else None
+    return ev.ClockReading(at=at, left=step.left, right=step.right, running=side, lever_high=side)
+
+
+def physical(steps: list[Step]) -> ev.BoardSnapshot:
+    squares: list[ev.Content] = [chess.Board().piece_at(sq) for sq in chess.SQUARES]
+    for step in steps:
+        if step.kind == "sq":
+            squares[step.square] = chess.Piece.from_symbol(step.piece) if step.piece else None
+    return ev.BoardSnapshot(at=0.0, squares=tuple(squares))
+
+
+@dataclass
+class _Info:
+    driver: str = "world"
+    port: str = "world"
+    serial: str | None = "W-1"
+    version: str | None = None
+    clock_model: str | None = "sim"
+    connected: bool = True
+
+
+class WorldBoard:
+    """A BoardDriver over :func:`script`, resumable through *state_file*.
+
+    ``tempo`` divides world time: world second ``t`` happens ``t / tempo`` real seconds after the resume.
+    """
+
+    def __init__(self, steps: list[Step], *, state_file: Path, tempo: float = 1.0,
+                 time_source: Callable[[], float] = time.monotonic) -> None:
+        self.steps = steps
+        self.state_file = state_file
+        self.tempo = tempo
+        self.time_source = time_source
+        self.info = _Info()
+        self.sent: list[Any] = []
+
+    async def __aenter__(self) -> WorldBoard:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        return None
+
+    async def send(self, command: Any) -> None:
+        self.sent.append(command)
+
+    def _load(self) -> int:
+        try:
+            return int(json.loads(self.state_file.read_text())["next"])
+        except (OSError, ValueError, KeyError):
+            return 0
+
+    def _save(self, index: int) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"next": index}))
+        tmp.replace(self.state_file)
+
+    async def events(self) -> AsyncIterator[ev.BoardEvent]:
+        index = self._load()
+        snap = physical(self.steps[:index])
+        yield ev.BoardSnapshot(at=self.time_source(), squares=snap.squares)
+        last_clock = next((s for s in reversed(self.steps[:index]) if s.kind == "clock"), None)
+        if last_clock is not None:
+            yield to_event(last_clock, self.time_source())
+        start_real = time.monotonic()
+        start_world = self.steps[index].t if index < len(self.steps) else 0.0
+        while index < len(self.steps):
+            step = self.steps[index]
+            due = start_real + (step.t - start_world) / self.tempo
+            delay = due - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            index += 1
+            self._save(index)
+            yield to_event(step, self.time_source())
+        await asyncio.Event().wait()  # the board stays connected after the game
+
+
+def factory(steps: list[Step], state_file: Path, tempo: float) -> Callable[..., WorldBoard]:
+    def make(_kind: str, _options: object, *, time_source: Callable[[], float]) -> WorldBoard:
+        return WorldBoard(steps, state_file=state_file, tempo=tempo, time_source=time_source)
+    return make
+
+
+def from_options(options: dict[str, Any], *, time_source: Callable[[], float]) -> WorldBoard:
+    """``[board.driver] kind = "external"``, ``factory = "tests.daemon._world:from_options"``.
+
+    Options: ``steps`` (JSON file written by :func:`save_steps`), ``state`` (progress file), ``tempo``.
+    """
+    steps = [Step(**s) for s in json.loads(Path(options["steps"]).read_text())]
+    return WorldBoard(steps, state_file=Path(options["state"]), tempo=float(options.get("tempo", 1.0)),
+                      time_source=time_source)
+
+
+def save_steps(steps: list[Step], path: Path) -> None:
+    from dataclasses import asdict
+
+    path.write_text(json.dumps([asdict(s) for s in steps]))

@@ -1,0 +1,241 @@
+"""Journal: append/reopen, outbox ack semantics, sessions, integrity, retention, power cuts."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import chess
+
+from boardd import events as ev
+from boardd.journal import Journal, event_from_record, event_to_record
+
+
+@dataclass(frozen=True)
+class Pub:
+    topic: str
+    payload: bytes
+    retain: bool = False
+    qos: int = 1
+
+    def payload_bytes(self) -> bytes:
+        return self.payload
+
+
+def pub(seq: int, topic: str = "boardd/t1/move", qos: int = 1) -> Pub:
+    return Pub(topic, json.dumps({"v": 1, "seq": seq}).encode(), qos=qos)
+
+
+SAMPLE_EVENTS: list[ev.Event] = [
+    ev.NewGame(at=0.0, game=ev.GameInfo(id="g1", white="A", black="B", round="3", board_no=2)),
+    ev.BoardSnapshot.from_board(chess.Board(), at=0.1),
+    ev.SquareChanged(at=1.0, square=chess.E2, content=None),
+    ev.SquareChanged(at=1.2, square=chess.E4, content=chess.Piece.from_symbol("P")),
+    ev.SquareChanged(at=1.3, square=chess.E4, content=ev.Marker.UNKNOWN),
+    ev.ClockReading(at=1.5, left=5399.0, right=5400.0, running=ev.ClockSide.RIGHT, lever_high=ev.ClockSide.RIGHT),
+    ev.LinkChanged(at=2.0, link=ev.Link.CLOCK, up=False, detail="cable"),
+    ev.SetPlayers(at=3.0, white="C", black="D"),
+    ev.Acknowledge(at=3.1, irregularity_id="1-1"),
+    ev.Resolve(at=3.2, irregularity_id="1-1", ruling="warned", accept=False, claim=True),
+    ev.Reinstate(at=3.3, ply=0),
+    ev.SetClock(at=3.4, white=60.0, black=61.5, moves_white=3),
+    ev.SetResult(at=3.5, result="1/2-1/2", termination="agreement"),
+    ev.SetOrientation(at=3.6, white_at_a1=False),
+]
+
+
+def test_event_codec_round_trip() -> None:
+    for event in SAMPLE_EVENTS:
+        type_name, data = event_to_record(event)
+        assert event_from_record(type_name, event.at, data) == event
+
+
+def test_append_reopen_and_session(tmp_path: Path) -> None:
+    path = tmp_path / "t1.sqlite"
+    j = Journal.open(path)
+    assert j.start_session() == 1
+    ids = [j.record(e, [pub(i + 1)], seq=i + 1) for i, e in enumerate(SAMPLE_EVENTS)]
+    assert ids == list(range(1, len(SAMPLE_EVENTS) + 1))
+    j.begin_game(ev.GameInfo(id="g1", white="A"), first_event=1)
+    j.close()
+    j = Journal.open(path)
+    assert j.session == 1 and j.seq == len(SAMPLE_EVENTS)
+    assert j.start_session() == 2
+    assert [e for _, e in j.events()] == SAMPLE_EVENTS
+    assert [e for _, e in j.events(since=13)] == SAMPLE_EVENTS[12:]
+    game = j.current_game()
+    assert game is not None and game.id == "g1" and game.info.white == "A" and game.first_event == 1
+    assert j.integrity_check() == ["ok"]
+    j.close()
+    assert Journal.open(path).start_session() == 3
+
+
+def test_outbox_ack_semantics(tmp_path: Path) -> None:
+    j = Journal.open(tmp_path / "j.sqlite")
+    j.start_session()
+    j.record(SAMPLE_EVENTS[2], [pub(1), pub(2, "boardd/t1/clock", qos=0), pub(3, "boardd/t1/state")], seq=3)
+    j.record(None, [pub(4, "boardd/t1/cmd-result")], seq=4)
+    rows = j.unacked()
+    # QoS 0 is not stored; order and envelope seq are kept
+    assert [(r.seq, r.topic) for r in rows] == [(1, "boardd/t1/move"), (3, "boardd/t1/state"),
+                                                (4, "boardd/t1/cmd-result")]
+    assert all(r.session == 1 for r in rows)
+    j.ack([rows[0].id])
+    assert [r.seq for r in j.unacked()] == [3, 4]
+    assert [r.seq for r in j.unacked(after=rows[1].id)] == [4]
+    j.close()
+    # unacked rows survive a restart and keep their old session/seq (consumers dedupe on them)
+    j = Journal.open(tmp_path / "j.sqlite")
+    j.start_session()
+    assert [(r.session, r.seq) for r in j.unacked()] == [(1, 3), (1, 4)]
+    assert j.unacked_count() == 2
+    j.ack(r.id for r in j.unacked())
+    assert j.unacked() == [] and j.unacked_count() == 0
+
+
+def test_corrupt_file_is_moved_aside(tmp_path: Path, caplog: object) -> None:
+    path = tmp_path / "t1.sqlite"
+    j = Journal.open(path)
+    j.start_session()
+    for i in range(200):
+        j.record(SAMPLE_EVENTS[2], [pub(i)], seq=i)
+    j.close()
+    data = bytearray(path.read_bytes())
+    for off in range(4096, len(data), 512):  # trash every page after the first
+        data[off:off + 64] = os.urandom(64)
+    path.write_bytes(bytes(data))
+    j2 = Journal.open(path)
+    assert j2.recovered_from is not None and j2.recovered_from.exists()
+    assert ".corrupt-" in j2.recovered_from.name
+    assert j2.last_event_id() == 0 and j2.integrity_check() == ["ok"]
+    j2.close()
+
+
+def test_not_a_database_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "t1.sqlite"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    j = Journal.open(path)
+    assert j.recovered_from is not None
+    assert j.recovered_from.read_bytes().startswith(b"this is not sqlite")
+    j.start_session()
+    assert j.session == 1
+
+
+def _ts(day: str, hour: int) -> float:
+    return datetime.fromisoformat(f"{day}T{hour:02d}:00:00").timestamp()
+
+
+def test_retention_archives_whole_days(tmp_path: Path) -> None:
+    j = Journal.open(tmp_path / "j.sqlite")
+    j.start_session()
+    days = ["2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21"]
+    for n, day in enumerate(days):
+        first = j.record(ev.NewGame(at=n * 10.0, game=ev.GameInfo(id=f"g{n}")), [pub(n)], seq=n, wall=_ts(day, 15))
+        assert first is not None
+        j.record(SAMPLE_EVENTS[2], [], seq=n, wall=_ts(day, 16))
+        j.begin_game(ev.GameInfo(id=f"g{n}"), first_event=first, wall=_ts(day, 15))
+        j.ack(r.id for r in j.unacked())
+        if n < 3:
+            j.end_game(f"g{n}", result="1-0", pgn=f'[Event "g{n}"]\n\n1-0', wall=_ts(day, 19))
+    archive = tmp_path / "archive"
+    written = j.prune(archive_dir=archive, retention_days=2, now=_ts("2026-11-21", 18))
+    # today (21) and yesterday (20) stay; 18 and 19 are archived
+    assert [p.name for p in written] == ["2026-11-18-g0.pgn", "2026-11-19-g1.pgn"]
+    assert written[0].read_text().startswith('[Event "g0"]')
+    assert [g.id for g in j.games()] == ["g2", "g3"]
+    remaining = [e for _, e in j.events()]
+    assert len(remaining) == 4 and isinstance(remaining[0], ev.NewGame) and remaining[0].game.id == "g2"
+    # a second prune is a no-op; the current game is never pruned even far in the future
+    assert j.prune(archive_dir=archive, retention_days=2, now=_ts("2026-11-21", 19)) == []
+    j.prune(archive_dir=archive, retention_days=1, now=_ts("2026-12-30", 12))
+    assert [g.id for g in j.games()] == ["g3"]
+
+
+HAMMER = r"""
+import json, sys, time
+from boardd import events as ev
+from boardd.journal import Journal
+
+class Pub:
+    topic = "boardd/t1/move"; retain = False; qos = 1
+    def __init__(self, seq): self.seq = seq
+    def payload_bytes(self): return json.dumps({"v": 1, "seq": self.seq}).encode()
+
+j = Journal.open(sys.argv[1], synchronous=sys.argv[2])
+j.start_session()
+n = j.last_event_id()
+print("ready", flush=True)
+while True:
+    n += 1
+    j.record(ev.SquareChanged(at=float(n), square=n % 64, content=None), [Pub(n), Pub(n)], seq=n)
+    sys.stdout.write(f"{n}\n"); sys.stdout.flush()
+"""
+
+
+def test_power_cut_during_writes(tmp_path: Path) -> None:
+    """SIGKILL a process hammering the journal at random moments: integrity holds, at most the event in flight
+    is lost, and every committed event has both of its outbox rows (one transaction)."""
+    script = tmp_path / "hammer.py"
+    script.write_text(HAMMER)
+    rng = random.Random(1234)
+    path = tmp_path / "j.sqlite"
+    for round_no in range(8):
+        proc = subprocess.Popen([sys.executable, str(script), str(path), "full"], stdout=subprocess.PIPE,
+                                text=True, cwd=Path(__file__).resolve().parents[2])
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.02, 0.3))
+        proc.send_signal(signal.SIGKILL)
+        confirmed = [int(line) for line in proc.stdout.read().split() if line.strip().isdigit()]
+        proc.wait()
+        last_confirmed = confirmed[-1] if confirmed else 0
+        j = Journal.open(path)
+        assert j.recovered_from is None, f"round {round_no}: journal was corrupt"
+        assert j.integrity_check() == ["ok"]
+        last = j.last_event_id()
+        # everything the writer saw committed is there; at most one more (committed, not yet printed)
+        assert last_confirmed <= last <= last_confirmed + 1, (round_no, last_confirmed, last)
+        ids = [i for i, _ in j.events()]
+        assert ids == list(range(1, last + 1))
+        con = sqlite3.connect(path)
+        assert con.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 2 * last
+        con.close()
+        j.close()
+
+
+def test_new_game_registered_in_the_event_transaction(tmp_path: Path) -> None:
+    j = Journal.open(tmp_path / "j.sqlite")
+    j.start_session()
+    first = j.record(ev.NewGame(at=1.0, game=ev.GameInfo(id="g1", white="A")), [pub(1)], seq=1)
+    j.record(SAMPLE_EVENTS[2], [], seq=1)
+    second = j.record(ev.NewGame(at=5.0, game=ev.GameInfo(id="g2", white="B")), [pub(2)], seq=2,
+                      closing=("g1", "1-0", '[Event "x"]\n\n1-0'))
+    games = j.games()
+    assert [(g.id, g.first_event) for g in games] == [("g1", first), ("g2", second)]
+    assert games[0].ended is not None and games[0].result == "1-0" and games[0].pgn is not None
+    assert games[1].ended is None and games[1].info.white == "B"
+    current = j.current_game()
+    assert current is not None and current.id == "g2"
+    # a NewGame without an id (replayed from an old journal) registers nothing
+    j.record(ev.NewGame(at=6.0, game=ev.GameInfo()), [], seq=2)
+    assert len(j.games()) == 2
+
+
+def test_prune_keeps_a_game_without_pgn(tmp_path: Path) -> None:
+    j = Journal.open(tmp_path / "j.sqlite")
+    j.start_session()
+    a = j.record(ev.NewGame(at=0.0, game=ev.GameInfo(id="old")), [], seq=0, wall=_ts("2026-11-10", 10))
+    b = j.record(ev.NewGame(at=1.0, game=ev.GameInfo(id="new")), [], seq=0, wall=_ts("2026-11-10", 12))
+    assert a is not None and b is not None
+    j._conn.execute("UPDATE games SET pgn = NULL, ended = NULL WHERE id = 'old'")  # as if never closed
+    assert j.prune(archive_dir=tmp_path / "archive", retention_days=1, now=_ts("2026-11-21", 12)) == []
+    assert [g.id for g in j.games()] == ["old", "new"] and j.last_event_id() == b

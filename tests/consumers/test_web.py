@@ -286,6 +286,8 @@ async def test_broadcast_page_shows_a_move_within_one_second(mosquitto: Broker, 
         assert not [f for f in frames if "20-7" in f or "evidence" in f or "P f1 wK" in f]
         for name, (width, height) in SIZES.items():
             await page.set_viewport_size({"width": width, "height": height})
+            await page.wait_for_function(f"() => document.querySelector('.boards').dataset.layoutFor === '{width}x{height}'",
+                                         timeout=2000)
             await page.screenshot(path=str(SCREENSHOTS / f"broadcast-{name}.png"))
         # A Pi that lost power: its bridge notification says 0; the card says so and its clock stops.
         await publish(mosquitto, [("$SYS/broker/connection/bridge-t2/state", b"0", True, 1)])
@@ -295,6 +297,9 @@ async def test_broadcast_page_shows_a_move_within_one_second(mosquitto: Broker, 
         assert errors == []
         # Readable from 3 m on a 1080p hall screen (55": ~0.63 mm a pixel; 24 px ≈ 15 mm letters).
         await page.set_viewport_size({"width": 1920, "height": 1080})
+        # The layout runs on the resize event, which may arrive after set_viewport_size returns.
+        await page.wait_for_function("() => document.querySelector('.boards').dataset.layoutFor === '1920x1080'",
+                                     timeout=2000)
         sizes = await page.evaluate("""() => ({
             name: parseFloat(getComputedStyle(document.querySelector('.player .name')).fontSize),
             clock: parseFloat(getComputedStyle(document.querySelector('.player .clock')).fontSize),

@@ -109,6 +109,7 @@ function layout() {
   }
   container.style.setProperty("--cols", best.cols);
   container.style.setProperty("--bsize", Math.max(120, best.size) + "px");
+  container.dataset.layoutFor = window.innerWidth + "x" + window.innerHeight;  // which viewport this layout fits
 }
 window.addEventListener("resize", layout);
 

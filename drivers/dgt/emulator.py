@@ -42,13 +42,10 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import random
 import signal
 import sys
-import tempfile
 import time
-import tty
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -59,6 +56,7 @@ import chess
 import chess.pgn
 
 from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
+from drivers._pty import PtyPort
 from drivers.base import TimeSource
 from drivers.dgt.codec import (
     EE_MOVES_SIZE,
@@ -108,7 +106,7 @@ _ACK_MODES = frozenset({Mode.UPDATE, Mode.UPDATE_NICE})
 _BUTTON_CODES = {"back": 0x31, "plus": 0x32, "run": 0x33, "minus": 0x34, "ok": 0x35}
 
 
-class DgtEmulator:
+class DgtEmulator(PtyPort):
     """A DGT e-board with a clock, on a pty. Use as ``async with DgtEmulator() as emu:``.
 
     Args:
@@ -143,6 +141,7 @@ class DgtEmulator:
         trickle: float = 0.0,
         noise: float = 0.0,
     ) -> None:
+        super().__init__(directory=directory, link_name="usb-Digital_Game_Technology_DGT_Board-if00")
         self._scan_range = scan_interval if isinstance(scan_interval, tuple) else (scan_interval, scan_interval)
         self._rng = random.Random(seed)
         self._time = time_source
@@ -172,21 +171,11 @@ class DgtEmulator:
         self._last_bwtime: bytes | None = None
         self._last_bwtime_at = -math.inf
         # I/O.
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self._directory = directory
-        self.path = ""
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._out = bytearray()
-        self._writer_registered = False
         self._decoder = HostDecoder()
         self._task: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._scan_done = asyncio.Event()
         self._scans = 0
         self._pending_acks: set[asyncio.TimerHandle] = set()
-        #: A hung board (a Bluetooth link that stalls without failing): reads nothing, sends nothing.
-        self.hung = False
         #: Seconds between bytes (0: write messages at once); 0.00104 is 9600 baud.
         self.trickle = trickle
         #: Probability of line noise (1-6 garbage bytes) before each write.
@@ -200,12 +189,7 @@ class DgtEmulator:
     # --- lifecycle -----------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        self._loop = asyncio.get_running_loop()
-        if self._directory is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="dgt-emu-")
-            self._directory = Path(self._tmp.name)
-        self.path = str(self._directory / "usb-Digital_Game_Technology_DGT_Board-if00")
-        self._open_pty()
+        self._publish_pty("dgt-emu-")
         self._task = asyncio.create_task(self._scan_loop(), name="dgt-emulator scans")
         return self
 
@@ -215,26 +199,9 @@ class DgtEmulator:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        self._close_pty()
-        if self._tmp is not None:
-            self._tmp.cleanup()
+        self._unpublish_pty()
 
-    @property
-    def plugged(self) -> bool:
-        """The pty is open (the board is "plugged in")."""
-        return self._master is not None
-
-    def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
-        self._master, self._slave = master, slave
-        link = Path(self.path)
-        with contextlib.suppress(FileNotFoundError):
-            link.unlink()
-        link.symlink_to(os.ttyname(slave))
-        assert self._loop is not None
-        self._loop.add_reader(master, self._on_readable)
+    def _on_plug(self) -> None:
         self._decoder = HostDecoder()
 
     def _close_pty(self) -> None:
@@ -245,19 +212,7 @@ class DgtEmulator:
             self._trickle_handle.cancel()
             self._trickle_handle = None
         self._trickle_buf.clear()
-        if self._master is not None and self._loop is not None:
-            self._loop.remove_reader(self._master)
-            if self._writer_registered:
-                self._loop.remove_writer(self._master)
-                self._writer_registered = False
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._master = self._slave = None
-        self._out.clear()
-        with contextlib.suppress(FileNotFoundError):
-            Path(self.path).unlink()
+        super()._close_pty()
 
     def unplug(self) -> None:
         """Pull the USB cable: the pty closes and the device path disappears."""
@@ -276,16 +231,7 @@ class DgtEmulator:
 
     # --- bytes ---------------------------------------------------------------------
 
-    def _on_readable(self) -> None:
-        assert self._master is not None
-        try:
-            data = os.read(self._master, 1024)
-        except BlockingIOError:
-            return
-        except OSError:  # EIO: nobody has the slave open; wait for the host
-            return
-        if self.hung:
-            return
+    def _on_host_bytes(self, data: bytes) -> None:
         now = self._time()
         for command in self._decoder.feed(data):
             self.received.append(command)
@@ -311,8 +257,7 @@ class DgtEmulator:
             if self._trickle_handle is None:
                 self._trickle_one()
             return
-        self._out += data
-        self._flush()
+        self._send_raw(data)
 
     def _trickle_one(self) -> None:
         """Write one byte, then the next one ``trickle`` seconds later (a slow line)."""
@@ -320,32 +265,11 @@ class DgtEmulator:
         if not self._trickle_buf or self._master is None:
             self._trickle_buf.clear()
             return
-        self._out += self._trickle_buf[:1]
+        self._send_raw(bytes(self._trickle_buf[:1]))
         del self._trickle_buf[:1]
-        self._flush()
         if self._trickle_buf:
             assert self._loop is not None
             self._trickle_handle = self._loop.call_later(self.trickle, self._trickle_one)
-
-    def _flush(self) -> None:
-        if self._master is None:
-            return
-        while self._out:
-            try:
-                written = os.write(self._master, self._out)
-            except BlockingIOError:
-                break
-            except OSError:
-                self._out.clear()
-                return
-            del self._out[:written]
-        assert self._loop is not None
-        if self._out and not self._writer_registered:
-            self._loop.add_writer(self._master, self._flush)
-            self._writer_registered = True
-        elif not self._out and self._writer_registered:
-            self._loop.remove_writer(self._master)
-            self._writer_registered = False
 
     # --- host commands ---------------------------------------------------------------
 

@@ -14,11 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import random
-import tempfile
 import time
-import tty
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +26,7 @@ import chess
 import chess.pgn
 
 from boardd.events import Content
+from drivers._pty import PtyPort
 from drivers.base import TimeSource
 
 __all__ = ["PtyBoardEmulator", "move_steps"]
@@ -73,7 +71,7 @@ def move_steps(board: chess.Board, move: chess.Move, *, slide: bool = False) -> 
     return steps
 
 
-class PtyBoardEmulator:
+class PtyBoardEmulator(PtyPort):
     """A board on a pty. Use as ``async with SomeEmulator() as emu:``.
 
     Args:
@@ -88,39 +86,24 @@ class PtyBoardEmulator:
     def __init__(self, *, scan_interval: float | tuple[float, float], seed: int = 0,
                  fen: str = chess.STARTING_BOARD_FEN, directory: Path | None = None,
                  link_name: str = "board", time_source: TimeSource = time.monotonic) -> None:
+        super().__init__(directory=directory, link_name=link_name)
         self._scan_range = scan_interval if isinstance(scan_interval, tuple) else (scan_interval, scan_interval)
         self._rng = random.Random(seed)
         self._time = time_source
         board = chess.BaseBoard(fen)
         self.physical: list[Content] = [board.piece_at(sq) for sq in chess.SQUARES]
         self.stats: Counter[str] = Counter()
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self._directory = directory
-        self._link_name = link_name
-        self.path = ""
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._out = bytearray()
-        self._writer_registered = False
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._scan_done = asyncio.Event()
         self._scans = 0
         self._host_seen = asyncio.Event()
         #: Called with every chunk written to the host.
         self.on_write: list[Callable[[bytes], None]] = []
-        #: A stalled link (Bluetooth serial that hangs without failing): nothing read, nothing sent.
-        self.hung = False
 
     # --- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        self._loop = asyncio.get_running_loop()
-        if self._directory is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="board-emu-")
-            self._directory = Path(self._tmp.name)
-        self.path = str(self._directory / self._link_name)
-        self._open_pty()
+        self._publish_pty("board-emu-")
         self._task = asyncio.create_task(self._scan_loop(), name=f"{type(self).__name__} scans")
         return self
 
@@ -130,43 +113,11 @@ class PtyBoardEmulator:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        self._close_pty()
-        if self._tmp is not None:
-            self._tmp.cleanup()
-
-    @property
-    def plugged(self) -> bool:
-        """The pty is open (the board is plugged in)."""
-        return self._master is not None
+        self._unpublish_pty()
 
     def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
-        self._master, self._slave = master, slave
-        link = Path(self.path)
-        with contextlib.suppress(FileNotFoundError):
-            link.unlink()
-        link.symlink_to(os.ttyname(slave))
-        assert self._loop is not None
-        self._loop.add_reader(master, self._on_readable)
         self._host_seen.clear()
-        self._on_plug()
-
-    def _close_pty(self) -> None:
-        if self._master is not None and self._loop is not None:
-            self._loop.remove_reader(self._master)
-            if self._writer_registered:
-                self._loop.remove_writer(self._master)
-                self._writer_registered = False
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._master = self._slave = None
-        self._out.clear()
-        with contextlib.suppress(FileNotFoundError):
-            Path(self.path).unlink()
+        super()._open_pty()
 
     def unplug(self) -> None:
         """Pull the cable: the pty closes and the device path disappears."""
@@ -179,20 +130,11 @@ class PtyBoardEmulator:
             self._open_pty()
             self.stats["replugs"] += 1
 
-    def _on_plug(self) -> None:
-        """The board was (re)powered: reset its state (subclasses)."""
-
     # --- bytes -------------------------------------------------------------------------------
 
-    def _on_readable(self) -> None:
-        assert self._master is not None
-        try:
-            data = os.read(self._master, 1024)
-        except (BlockingIOError, OSError):  # EIO: nobody has the slave open yet
-            return
-        if data and not self.hung:
-            self._host_seen.set()
-            self._on_bytes(data)
+    def _on_host_bytes(self, data: bytes) -> None:
+        self._host_seen.set()
+        self._on_bytes(data)
 
     def _on_bytes(self, data: bytes) -> None:
         """Bytes from the host (subclasses)."""
@@ -203,28 +145,7 @@ class PtyBoardEmulator:
             return
         for hook in self.on_write:
             hook(data)
-        self._out += data
-        self._flush()
-
-    def _flush(self) -> None:
-        master = self._master
-        if master is None or self._loop is None:
-            return
-        while self._out:
-            try:
-                written = os.write(master, self._out)
-            except BlockingIOError:
-                break
-            except OSError:
-                self._out.clear()
-                break
-            del self._out[:written]
-        if self._out and not self._writer_registered:
-            self._loop.add_writer(master, self._flush)
-            self._writer_registered = True
-        elif not self._out and self._writer_registered:
-            self._loop.remove_writer(master)
-            self._writer_registered = False
+        self._send_raw(data)
 
     # --- physical board -----------------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""The device side of an emulated serial port: a pseudo-terminal under a stable symlink, with hot-plug.
+
+:class:`PtyPort` is the scaffolding the byte-level emulators share
+(:class:`drivers.dgt.emulator.DgtEmulator` and
+:class:`drivers.millennium.pty_emulator.PtyBoardEmulator` with its subclasses).
+It opens a pty, publishes the slave side under :attr:`PtyPort.path` (like a
+``/dev/serial/by-id/...`` link, so a real driver opens it with pyserial exactly
+as it would open hardware), reads the host's bytes when the loop says they are
+there, writes without blocking (the rest waits for the pty to be writable), and
+closes the pty and removes the link on unplug. What the bytes mean is the
+subclass's business: it implements :meth:`PtyPort._on_host_bytes` and may
+implement :meth:`PtyPort._on_plug`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+import tty
+from pathlib import Path
+
+__all__ = ["PtyPort"]
+
+
+class PtyPort:
+    """Pty, symlink, non-blocking reads and writes of an emulated serial device.
+
+    Args:
+        directory: where the stable symlink is created (a temporary directory by default).
+        link_name: file name of the symlink.
+    """
+
+    def __init__(self, *, directory: Path | None, link_name: str) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._directory = directory
+        self._link_name = link_name
+        #: The device path (the symlink), set by :meth:`_publish_pty`.
+        self.path = ""
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._out = bytearray()
+        self._writer_registered = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: A stalled link (Bluetooth serial that hangs without failing): nothing read, nothing sent.
+        self.hung = False
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def _publish_pty(self, tmp_prefix: str) -> None:
+        """Take the running loop, make the directory if none was given and open the pty under :attr:`path`."""
+        self._loop = asyncio.get_running_loop()
+        if self._directory is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix=tmp_prefix)
+            self._directory = Path(self._tmp.name)
+        self.path = str(self._directory / self._link_name)
+        self._open_pty()
+
+    def _unpublish_pty(self) -> None:
+        """Close the pty, remove the link and the temporary directory."""
+        self._close_pty()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    @property
+    def plugged(self) -> bool:
+        """The pty is open (the board is plugged in)."""
+        return self._master is not None
+
+    def _open_pty(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        link = Path(self.path)
+        with contextlib.suppress(FileNotFoundError):
+            link.unlink()
+        link.symlink_to(os.ttyname(slave))
+        assert self._loop is not None
+        self._loop.add_reader(master, self._on_readable)
+        self._on_plug()
+
+    def _close_pty(self) -> None:
+        if self._master is not None and self._loop is not None:
+            self._loop.remove_reader(self._master)
+            if self._writer_registered:
+                self._loop.remove_writer(self._master)
+                self._writer_registered = False
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None
+        self._out.clear()
+        with contextlib.suppress(FileNotFoundError):
+            Path(self.path).unlink()
+
+    def _on_plug(self) -> None:
+        """The pty was (re)opened: the board was (re)powered (subclasses reset their state here)."""
+
+    # --- bytes ------------------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        assert self._master is not None
+        try:
+            data = os.read(self._master, 1024)
+        except OSError:  # BlockingIOError, or EIO: nobody has the slave open yet
+            return
+        if data and not self.hung:
+            self._on_host_bytes(data)
+
+    def _on_host_bytes(self, data: bytes) -> None:
+        """Bytes from the host (subclasses)."""
+
+    def _send_raw(self, data: bytes) -> None:
+        """Queue *data* for the host and write what the pty takes now (no checks, no hooks)."""
+        self._out += data
+        self._flush()
+
+    def _flush(self) -> None:
+        master = self._master
+        if master is None or self._loop is None:
+            return
+        while self._out:
+            try:
+                written = os.write(master, self._out)
+            except BlockingIOError:
+                break
+            except OSError:
+                self._out.clear()
+                break
+            del self._out[:written]
+        if self._out and not self._writer_registered:
+            self._loop.add_writer(master, self._flush)
+            self._writer_registered = True
+        elif not self._out and self._writer_registered:
+            self._loop.remove_writer(master)
+            self._writer_registered = False

@@ -40,6 +40,7 @@ import chess
 
 from boardd.errors import ProtocolError
 from boardd.events import Content, Marker
+from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [
     "TRACE",
@@ -63,8 +64,6 @@ __all__ = [
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Log level of raw bytes.
-TRACE: Final = 5
 #: A chip id: 5 bytes.
 ChipId: TypeAlias = bytes
 #: Longest line accepted (320 numbers of up to 3 digits and their spaces fit in 1300 bytes).
@@ -182,35 +181,15 @@ def encode_leds(squares: Iterable[chess.Square]) -> bytes:
     return bytes(leds)
 
 
-class CertaboDecoder:
+class CertaboDecoder(BufferedDecoder):
     """Incremental line decoder of board -> host bytes; survives any input.
 
     ``stats`` counts ``messages``, ``discarded_bytes`` (garbage before a ``:``, overlong or
     unreadable lines) and ``invalid_lines``.
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
-
-    @property
-    def pending(self) -> int:
-        """Bytes buffered while waiting for a line end."""
-        return len(self._buffer)
-
-    def reset(self) -> None:
-        """Forget a partial line (the link was reopened)."""
-        self._discard(len(self._buffer), "link reset")
-
-    def _discard(self, count: int, why: str, data: bytes | None = None) -> None:
-        if count <= 0:
-            return
-        dropped = data if data is not None else bytes(self._buffer[:count])
-        if data is None:
-            del self._buffer[:count]
-        self.stats["discarded_bytes"] += count
-        if _LOGGER.isEnabledFor(TRACE):
-            _LOGGER.log(TRACE, ">> discarded %d byte(s) (%s): %s", count, why, dropped[:80].hex(" "))
+    _logger = _LOGGER
+    _trace_limit = 80
 
     def feed(self, data: bytes) -> list[CertaboMessage]:
         """Add received bytes; return every message completed by them, in order."""
@@ -232,17 +211,17 @@ class CertaboDecoder:
                 continue
             colon = body.rfind(b":")
             if colon > 0:
-                self._discard(colon, "garbage before ':'", body[:colon])
+                self._count_discarded(body[:colon], "garbage before ':'")
                 body = body[colon:]
             elif colon < 0 and body.strip() not in (b"L", b"D"):
                 self.stats["invalid_lines"] += 1
-                self._discard(len(line), "line without ':'", line)
+                self._count_discarded(line, "line without ':'")
                 continue
             try:
                 message = decode_line(body)
             except CertaboFrameError as exc:
                 self.stats["invalid_lines"] += 1
-                self._discard(len(body), str(exc), body)
+                self._count_discarded(body, str(exc))
                 _LOGGER.debug("Certabo line rejected: %s", exc)
                 continue
             self.stats["messages"] += 1

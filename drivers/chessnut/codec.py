@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
@@ -38,6 +37,7 @@ import chess
 
 from boardd.errors import ProtocolError
 from boardd.events import Content, Marker
+from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [
     "PIECE_CODES",
@@ -60,8 +60,6 @@ __all__ = [
 ]
 
 _LOGGER = logging.getLogger(__name__)
-
-TRACE: Final = 5
 
 #: Nibble code -> piece (§6.3).
 PIECE_CODES: Final[dict[int, chess.Piece]] = {
@@ -217,26 +215,13 @@ def encode_leds(squares: Iterable[chess.Square]) -> bytes:
     return bytes((0x0A, 0x08)) + bytes(leds)
 
 
-class ChessnutDecoder:
+class ChessnutDecoder(BufferedDecoder):
     """Decoder of Chessnut reports (one message each) and of captured byte streams; survives any input.
 
     ``stats`` counts ``messages``, ``discarded_bytes``, ``invalid_reports`` and ``unknown_pieces``.
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
-
-    @property
-    def pending(self) -> int:
-        """Bytes of a stream buffered while waiting for the rest of a message."""
-        return len(self._buffer)
-
-    def reset(self) -> None:
-        """Forget a partial message of the stream."""
-        if self._buffer:
-            self.stats["discarded_bytes"] += len(self._buffer)
-            self._buffer.clear()
+    _logger = _LOGGER
 
     def _accept(self, message: ChessnutMessage) -> ChessnutMessage:
         self.stats["messages"] += 1
@@ -270,10 +255,7 @@ class ChessnutDecoder:
                 start = 1
                 while start < len(buf) and buf[start] not in _KNOWN:
                     start += 1
-                self.stats["discarded_bytes"] += start
-                if _LOGGER.isEnabledFor(TRACE):
-                    _LOGGER.log(TRACE, ">> discarded %d byte(s): %s", start, bytes(buf[:start]).hex(" "))
-                del buf[:start]
+                self._discard(start, "no known message id")
                 continue
             if len(buf) < 2 or len(buf) < 2 + buf[1]:
                 break

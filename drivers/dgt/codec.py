@@ -28,11 +28,11 @@ from __future__ import annotations
 import enum
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import TypeAlias
 
 from boardd.errors import ProtocolError
+from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [
     "BATTERY_STATUS_SIZE",
@@ -75,10 +75,6 @@ __all__ = [
 ]
 
 _LOGGER = logging.getLogger(__name__)
-
-#: Log level of raw bytes (below DEBUG), as in zigpy-znp.
-TRACE = 5
-logging.addLevelName(TRACE, "TRACE")
 
 #: Total size of DGT_MSG_EE_MOVES: 0x2000 - 0x100 + 3 (§1.3).
 EE_MOVES_SIZE = 0x2000 - 0x100 + 3
@@ -409,7 +405,7 @@ def decode_message(frame: bytes) -> DgtMessage:
             return Unknown(message_id=message_id, data=bytes(data))
 
 
-class DgtDecoder:
+class DgtDecoder(BufferedDecoder):
     """Incremental framer + decoder of board -> host bytes; survives any input.
 
     ``stats`` counts ``messages``, ``discarded_bytes``, ``invalid_frames``,
@@ -419,29 +415,16 @@ class DgtDecoder:
     [FieldUpdate(field=52, code=0), Version(major=3, minor=10)]
     """
 
+    _logger = _LOGGER
+
     def __init__(self) -> None:
-        self._buffer = bytearray()
+        super().__init__()
         self._clean_upto = 0  # bytes of the frame at the buffer's head known to be < 0x80
-        self.stats: Counter[str] = Counter()
-
-    @property
-    def pending(self) -> int:
-        """Bytes buffered while waiting for the rest of a message."""
-        return len(self._buffer)
-
-    def reset(self) -> None:
-        """Forget a partial message (the link was reopened); its bytes count as discarded."""
-        self._discard(len(self._buffer), "link reset")
 
     def _discard(self, count: int, why: str) -> None:
-        if count <= 0:
-            return
-        dropped = bytes(self._buffer[:count])
-        del self._buffer[:count]
-        self._clean_upto = 0
-        self.stats["discarded_bytes"] += count
-        if _LOGGER.isEnabledFor(TRACE):
-            _LOGGER.log(TRACE, ">> discarded %d byte(s) (%s): %s", count, why, dropped.hex(" "))
+        if count > 0:
+            self._clean_upto = 0
+        super()._discard(count, why)
 
     def feed(self, data: bytes) -> list[DgtMessage]:
         """Add received bytes; return every message completed by them, in order."""
@@ -713,16 +696,14 @@ def _decode_clock_command(body: bytes) -> HostCommand:
             return RawHostCommand(command=_CLOCK_WRAPPER, payload=bytes(body[:-1]))
 
 
-class HostDecoder:
+class HostDecoder(BufferedDecoder):
     """Incremental decoder of host -> board commands (what the emulator reads).
 
     Bytes that are neither a known command nor a length-prefixed command are
     counted in ``stats["discarded_bytes"]`` and skipped.
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
+    _logger = _LOGGER
 
     def feed(self, data: bytes) -> list[HostCommand]:
         """Add received bytes; return every command completed by them."""

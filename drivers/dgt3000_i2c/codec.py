@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections import Counter
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from boardd.errors import ProtocolError
+from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [
     "CLOCK_ADDRESS",
@@ -68,8 +68,6 @@ __all__ = [
 ]
 
 _LOGGER = logging.getLogger(__name__)
-
-TRACE: Final = 5
 
 #: 7-bit I²C address of the clock (address byte 0x10).
 CLOCK_ADDRESS: Final = 0x08
@@ -278,21 +276,14 @@ def encode_message(message: Dgt3000Message) -> bytes:
     raise TypeError(f"not a DGT 3000 message: {message!r}")  # pragma: no cover
 
 
-class Dgt3000Decoder:
+class Dgt3000Decoder(BufferedDecoder):
     """Decoder of received packets and captured packet streams; survives any input.
 
     ``stats`` counts ``messages``, ``bad_crc``, ``invalid_packets``, ``discarded_bytes``
     and ``unknown_packets``.
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
-
-    def reset(self) -> None:
-        """Forget a partial packet of the stream."""
-        self.stats["discarded_bytes"] += len(self._buffer)
-        self._buffer.clear()
+    _logger = _LOGGER
 
     def _count(self, message: Dgt3000Message) -> Dgt3000Message:
         self.stats["messages"] += 1
@@ -322,8 +313,7 @@ class Dgt3000Decoder:
         messages: list[Dgt3000Message] = []
         while len(buf) >= 3:
             if buf[0] not in (0x00, HOST_ACK_DEST) or buf[1] != CLOCK_SRC or not 5 <= buf[2] <= 64:
-                del buf[:1]
-                self.stats["discarded_bytes"] += 1
+                self._discard(1, "no packet header")
                 continue
             length = buf[2]
             if len(buf) < length:
@@ -331,9 +321,8 @@ class Dgt3000Decoder:
             candidate = bytes(buf[:length])
             try:
                 message = decode_packet(candidate)
-            except Dgt3000ProtocolError:
-                del buf[:1]
-                self.stats["discarded_bytes"] += 1
+            except Dgt3000ProtocolError as exc:
+                self._discard(1, str(exc))
                 continue
             del buf[:length]
             messages.append(self._count(message))

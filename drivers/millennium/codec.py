@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -38,6 +37,7 @@ import chess
 
 from boardd.errors import ProtocolError
 from boardd.events import BoardSnapshot, Content, Marker
+from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [
     "TRACE",
@@ -72,9 +72,6 @@ __all__ = [
 ]
 
 _LOGGER = logging.getLogger(__name__)
-
-#: Log level of raw bytes.
-TRACE: Final = 5
 
 #: Reply letter -> total length in characters (letter + payload + 2 checksum digits), §4.3.
 REPLY_LENGTHS: Final[dict[str, int]] = {"v": 7, "s": 67, "l": 3, "x": 3, "w": 7, "r": 7}
@@ -303,7 +300,7 @@ def _bad_prefix(buf: bytearray, letter: str) -> str:
     return ""
 
 
-class MillenniumDecoder:
+class MillenniumDecoder(BufferedDecoder):
     """Incremental decoder of board -> host bytes; survives any input.
 
     ``stats`` counts ``messages``, ``discarded_bytes``, ``bad_checksum``, ``bad_parity``
@@ -313,27 +310,7 @@ class MillenniumDecoder:
     [Version(major=1, minor=3)]
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
-
-    @property
-    def pending(self) -> int:
-        """Bytes buffered while waiting for the rest of a message."""
-        return len(self._buffer)
-
-    def reset(self) -> None:
-        """Forget a partial message (the link was reopened)."""
-        self._discard(len(self._buffer), "link reset")
-
-    def _discard(self, count: int, why: str) -> None:
-        if count <= 0:
-            return
-        dropped = bytes(self._buffer[:count])
-        del self._buffer[:count]
-        self.stats["discarded_bytes"] += count
-        if _LOGGER.isEnabledFor(TRACE):
-            _LOGGER.log(TRACE, ">> discarded %d byte(s) (%s): %s", count, why, dropped.hex(" "))
+    _logger = _LOGGER
 
     def _complete_frame_after_head(self) -> int:
         """Offset of a complete, valid message inside the incomplete one at the head (0 if none).
@@ -485,12 +462,10 @@ def encode(command: HostCommand) -> bytes:
     raise TypeError(f"not a Millennium command: {command!r}")  # pragma: no cover
 
 
-class HostDecoder:
+class HostDecoder(BufferedDecoder):
     """Decoder of host -> board bytes (the emulator's side); bad bytes are dropped and counted."""
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self.stats: Counter[str] = Counter()
+    _logger = _LOGGER
 
     def feed(self, data: bytes) -> list[HostCommand]:
         """Add received bytes; return the complete, checksum-valid commands."""

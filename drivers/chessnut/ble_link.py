@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from boardd.errors import DeviceDisconnectedError, DriverError
@@ -32,15 +33,19 @@ _GONE: Final = b""
 class BleLink:
     """A connected Chessnut board over BLE. Create with :meth:`open`."""
 
-    def __init__(self, client: Any, address: str) -> None:
+    def __init__(self, client: Any, address: str, *, tap: Callable[[str, bytes], None] | None = None) -> None:
         self._client = client
+        self._tap = tap
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._gone = False
         self.description = f"ble {address}"
 
     @classmethod
-    async def open(cls, address: str, *, connect_timeout: float = 10.0) -> BleLink:
+    async def open(cls, address: str, *, connect_timeout: float = 10.0,
+                   tap: Callable[[str, bytes], None] | None = None) -> BleLink:
         """Connect to the board at *address* and subscribe to its notifications.
+
+        *tap* (``boardd record``) is called with every notification read (``"rx"``) and command written (``"tx"``).
 
         Raises:
             DeviceDisconnectedError: the board cannot be reached (off, out of range, busy).
@@ -57,7 +62,7 @@ class BleLink:
                 link.lost()
 
         client = bleak.BleakClient(address, disconnected_callback=disconnected, timeout=connect_timeout)
-        link = cls(client, address)
+        link = cls(client, address, tap=tap)
         try:
             await client.connect()
             await client.start_notify(FEN_NOTIFY, link._notified)
@@ -91,6 +96,8 @@ class BleLink:
         if data == _GONE:
             self._queue.put_nowait(_GONE)
             raise DeviceDisconnectedError("Chessnut BLE connection lost")
+        if self._tap is not None:
+            self._tap("rx", data)
         return data
 
     async def write(self, report: bytes) -> None:
@@ -101,6 +108,8 @@ class BleLink:
         """
         if self._gone:
             raise DeviceDisconnectedError("Chessnut BLE connection lost")
+        if self._tap is not None:
+            self._tap("tx", report)
         try:
             await self._client.write_gatt_char(OP_WRITE, report, response=True)
         except Exception as exc:  # bleak raises its own BleakError, OSError or EOFError here

@@ -27,24 +27,21 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardEvent, BoardSnapshot, Content, Link, LinkChanged
+from boardd.errors import DeviceDisconnectedError
+from boardd.events import BoardSnapshot, Content
+from drivers._loop import LinkDriver
 from drivers.base import DeviceInfo, DriverCommand, ReconnectPolicy, RequestDump, TimeSource, UnsupportedCommandError
 from drivers.chessnut.ble_link import BleLink
 from drivers.chessnut.codec import Battery, BoardFrame, ChessnutDecoder, Command
 from drivers.chessnut.usb_link import HidLink
-from drivers.millennium.serial_driver import CLOSED, QueueIterator, stop_task
-from drivers.transport import Backoff
+from drivers.transport import Tap
 
 __all__ = ["ChessnutDriver", "ChessnutOptions", "Options", "create_driver"]
 
 _LOGGER = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,9 +96,10 @@ class ChessnutOptions:
 Options = ChessnutOptions
 
 
-def create_driver(options: ChessnutOptions, *, time_source: TimeSource = time.monotonic) -> ChessnutDriver:
-    """Factory used by :func:`drivers.base.open_driver`."""
-    return ChessnutDriver(options, time_source=time_source)
+def create_driver(options: ChessnutOptions, *, time_source: TimeSource = time.monotonic,
+                  tap: Tap | None = None) -> ChessnutDriver:
+    """Factory used by :func:`drivers.base.open_driver` (and, with *tap*, by ``boardd record``)."""
+    return ChessnutDriver(options, time_source=time_source, tap=tap)
 
 
 class _Link(Protocol):
@@ -115,51 +113,52 @@ class _Link(Protocol):
 
 
 class _UsbLink:
-    """The blocking :class:`HidLink` driven from worker threads."""
+    """The blocking :class:`HidLink` driven from worker threads; *tap* sees every report (on the event loop)."""
 
-    def __init__(self, link: HidLink) -> None:
+    def __init__(self, link: HidLink, tap: Tap | None = None) -> None:
         self._link = link
+        self._tap = tap
         self.description = link.description
 
     async def read(self, timeout_ms: int) -> bytes | None:
-        return await asyncio.to_thread(self._link.read, timeout_ms)
+        report = await asyncio.to_thread(self._link.read, timeout_ms)
+        if report is not None and self._tap is not None:
+            self._tap("rx", report)
+        return report
 
     async def write(self, report: bytes) -> None:
+        if self._tap is not None:
+            self._tap("tx", report)
         await asyncio.to_thread(self._link.write, report)
 
     async def close(self) -> None:
         await asyncio.to_thread(self._link.close)
 
 
-class ChessnutDriver:
+class ChessnutDriver(LinkDriver[_Link]):
     """A Chessnut board on USB HID or BLE; a :class:`~drivers.base.BoardDriver`.
 
     Args:
         options: which board and timing.
         time_source: stamps the events.
         backend: the pyusb backend (``None``: libusb; tests pass an emulated one).
+        tap: raw traffic observer (``boardd record``): every report read and written.
         rng: random source of the backoff jitter.
     """
 
     def __init__(self, options: ChessnutOptions | None = None, *, time_source: TimeSource = time.monotonic,
-                 backend: Any = None, rng: random.Random | None = None) -> None:
+                 backend: Any = None, tap: Tap | None = None, rng: random.Random | None = None) -> None:
         self.options = options or ChessnutOptions()
-        self._time_source = time_source
+        super().__init__(name="Chessnut", port=self.options.port, reconnect=self.options.reconnect,
+                         time_source=time_source, rng=rng)
         self._usb_backend = backend
-        self._backoff = Backoff(self.options.reconnect, rng=rng)
+        self._tap = tap
         self._decoder = ChessnutDecoder()
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-        self._link: _Link | None = None
-        self._connected = False
-        self._entered = False
-        self._last_at = float("-inf")
         self._last_squares: tuple[Content, ...] | None = None
         self._force_snapshot = False
         self._last_write = float("-inf")
         self._write_lock = asyncio.Lock()
         self.battery: Battery | None = None
-        self.stats: Counter[str] = Counter()
 
     @property
     def info(self) -> DeviceInfo:
@@ -174,29 +173,6 @@ class ChessnutDriver:
         total.update(self.stats)
         total.update(self._decoder.stats)
         return total
-
-    async def __aenter__(self) -> Self:
-        if self._entered:
-            raise RuntimeError("ChessnutDriver is not re-entrant")
-        self._entered = True
-        self._task = asyncio.create_task(self._run(), name=f"chessnut {self.options.port}")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._task is not None:
-            await stop_task(self._task)
-            self._task = None
-        await self._close_link()
-        self._queue.put_nowait(CLOSED)
-
-    def events(self) -> AsyncIterator[BoardEvent]:
-        """Board events until the context exits (cancellation-safe).
-
-        Raises:
-            DriverError: USB cannot be used at all (no libusb).
-        """
-        return QueueIterator(self._queue)
 
     async def send(self, command: DriverCommand) -> None:
         """Only :class:`~drivers.base.RequestDump` is supported: the next frame is emitted even if unchanged.
@@ -213,17 +189,6 @@ class ChessnutDriver:
 
     # --- internals -----------------------------------------------------------------------
 
-    def _now(self) -> float:
-        at = self._time_source()
-        if at < self._last_at:
-            self.stats["time_backwards"] += 1
-            at = self._last_at
-        self._last_at = at
-        return at
-
-    def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
-
     async def _write(self, link: _Link, report: bytes) -> None:
         async with self._write_lock:
             loop = asyncio.get_running_loop()
@@ -233,58 +198,18 @@ class ChessnutDriver:
             await link.write(report)
             self._last_write = loop.time()
 
-    async def _close_link(self) -> None:
-        link, self._link = self._link, None
-        if link is not None:
-            await link.close()
-
     async def _open(self) -> _Link:
         if self.options.ble_address:
-            return await BleLink.open(self.options.ble_address)
-        return _UsbLink(await asyncio.to_thread(HidLink.open, backend=self._usb_backend, serial=self.options.serial))
-
-    async def _run(self) -> None:
-        announced_down = False
-        while True:
-            try:
-                link = await self._open()
-            except DeviceDisconnectedError as exc:
-                if not announced_down:
-                    announced_down = True
-                    self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=str(exc)))
-                    _LOGGER.warning("Chessnut board not available: %s", exc)
-                await asyncio.sleep(self._backoff.next_delay())
-                continue
-            except DriverError as exc:
-                _LOGGER.error("Chessnut driver cannot use %s: %s", self.options.port, exc)
-                self._queue.put_nowait(exc)
-                return
-            self._link = link
-            reason = "link closed"
-            try:
-                await self._serve(link)
-            except DeviceDisconnectedError as exc:
-                reason = str(exc)
-            except Exception as exc:  # a bug must not end the driver
-                self.stats["internal_errors"] += 1
-                _LOGGER.exception("Chessnut driver error; reconnecting")
-                reason = f"internal error: {exc!r}"
-            finally:
-                await self._close_link()
-            self._last_squares = None
-            if self._connected or not announced_down:
-                if self._connected:
-                    self.stats["disconnects"] += 1
-                self._connected = False
-                announced_down = True
-                self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=reason))
-                _LOGGER.warning("Chessnut board link lost: %s", reason)
-            await asyncio.sleep(self._backoff.next_delay())
+            return await BleLink.open(self.options.ble_address, tap=self._tap)
+        link = await asyncio.to_thread(HidLink.open, backend=self._usb_backend, serial=self.options.serial)
+        _LOGGER.debug("Chessnut board found: %s", link.description)
+        return _UsbLink(link, self._tap)
 
     async def _serve(self, link: _Link) -> None:
         loop = asyncio.get_running_loop()
         options = self.options
         self._decoder.reset()
+        self._last_squares = None
         await self._write(link, Command.REALTIME.value)
         await self._write(link, Command.BATTERY.value)
         last_rx = loop.time()
@@ -304,6 +229,7 @@ class ChessnutDriver:
             last_rx = now
             polled = False
             at = self._now()
+            self._alive()
             for message in self._decoder.feed_report(report):
                 self._on_message(message, at)
             if battery_at is not None and now >= battery_at:
@@ -312,11 +238,7 @@ class ChessnutDriver:
 
     def _on_message(self, message: object, at: float) -> None:
         if not self._connected:
-            self._connected = True
-            self._backoff.reset()
-            self.stats["connects"] += 1
-            self._emit(LinkChanged(at=at, link=Link.BOARD, up=True, detail=self.options.port))
-            _LOGGER.info("Chessnut board connected (%s)", self._link.description if self._link else "?")
+            self._up(at)
         if isinstance(message, Battery):
             self.battery = message
             return

@@ -38,18 +38,16 @@ the port with jittered exponential backoff until it is back, and starts again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self, cast
 
-from boardd.errors import DeviceDisconnectedError, DriverError
+from boardd.errors import DeviceDisconnectedError
 from boardd.events import BoardEvent, ClockSide, Link, LinkChanged
+from drivers._loop import LinkDriver, read_within
 from drivers.base import (
     ClockDisplay,
     DeviceInfo,
@@ -75,14 +73,11 @@ from drivers.dgt.codec import (
     encode,
 )
 from drivers.dgt.mapping import ClockButton, DgtMapper
-from drivers.transport import Backoff, SerialLink, Tap
+from drivers.transport import SerialLink, Tap
 
 __all__ = ["DgtDriver", "DgtOptions", "create_driver", "xl_segments"]
 
 _LOGGER = logging.getLogger(__name__)
-
-_CLOSED = object()
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DgtOptions:
@@ -159,27 +154,7 @@ def create_driver(options: DgtOptions, *, time_source: TimeSource = time.monoton
     return DgtDriver(options, time_source=time_source, tap=tap)
 
 
-class _QueueIterator:
-    """Async iterator over a driver's queue; unlike an async generator it survives cancelled waits."""
-
-    def __init__(self, queue: asyncio.Queue[object]) -> None:
-        self._queue = queue
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> BoardEvent:
-        item = await self._queue.get()
-        if item is _CLOSED:
-            self._queue.put_nowait(_CLOSED)
-            raise StopAsyncIteration
-        if isinstance(item, DriverError):
-            self._queue.put_nowait(item)  # the driver has stopped: every later wait fails the same way
-            raise item
-        return cast(BoardEvent, item)
-
-
-class DgtDriver:
+class DgtDriver(LinkDriver[SerialLink]):
     """A DGT e-board (USB, serial, Bluetooth SPP) with the clock on its jack; a :class:`~drivers.base.BoardDriver`.
 
     Args:
@@ -191,25 +166,18 @@ class DgtDriver:
 
     def __init__(self, options: DgtOptions, *, time_source: TimeSource = time.monotonic,
                  tap: Tap | None = None, rng: random.Random | None = None) -> None:
+        super().__init__(name="DGT", port=options.port, reconnect=options.reconnect, time_source=time_source,
+                         rng=rng)
         self.options = options
-        self._time_source = time_source
         self._tap = tap
-        self._backoff = Backoff(options.reconnect, rng=rng)
         self._decoder = DgtDecoder()
         self._mapper = DgtMapper()
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._buttons: asyncio.Queue[ClockButton] = asyncio.Queue(maxsize=64)
-        self._task: asyncio.Task[None] | None = None
-        self._link: SerialLink | None = None
-        self._connected = False
-        self._last_at = float("-inf")
-        self._entered = False
         self._clock_queue: deque[HostCommand] = deque()
         self._clock_pending: HostCommand | None = None
         self._clock_tries = 0
         self._clock_timer: asyncio.TimerHandle | None = None
         self._clock_version_asked = False
-        self.stats: Counter[str] = Counter()
 
     # --- BoardDriver -----------------------------------------------------------
 
@@ -228,34 +196,6 @@ class DgtDriver:
         total.update(self._decoder.stats)
         total.update(self._mapper.stats)
         return total
-
-    async def __aenter__(self) -> Self:
-        if self._entered:
-            raise RuntimeError("DgtDriver is not re-entrant")
-        self._entered = True
-        self._task = asyncio.create_task(self._run(), name=f"dgt {self.options.port}")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        self._clock_link_lost()
-        await self._close_link()
-        self._queue.put_nowait(_CLOSED)
-
-    def events(self) -> AsyncIterator[BoardEvent]:
-        """Board and clock events until the context exits.
-
-        The iterator is cancellation-safe: a wait on ``it.__anext__()`` that times out loses nothing.
-
-        Raises:
-            DriverError: the port can never be opened (bad URL).
-        """
-        return _QueueIterator(self._queue)
 
     async def buttons(self) -> AsyncIterator[ClockButton]:
         """Clock button presses (auto acks), for operator tools; the oldest are dropped beyond 64."""
@@ -358,17 +298,6 @@ class DgtDriver:
             raise DeviceDisconnectedError(f"dgt {self.options.port}: board not connected")
         link.write(encode(command))
 
-    def _now(self) -> float:
-        at = self._time_source()
-        if at < self._last_at:
-            self.stats["time_backwards"] += 1
-            at = self._last_at
-        self._last_at = at
-        return at
-
-    def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
-
     def _hello(self, link: SerialLink) -> None:
         sequence = [Command.SEND_UPDATE_NICE, Command.SEND_VERSION, Command.SEND_BRD,
                     Command.RETURN_SERIALNR, Command.RETURN_LONG_SERIALNR]
@@ -378,56 +307,18 @@ class DgtDriver:
             self._clock_version_asked = True
         link.write(data)
 
-    async def _close_link(self) -> None:
-        link, self._link = self._link, None
-        if link is not None:
-            await link.close()
+    async def _open(self) -> SerialLink:
+        return await SerialLink.open(self.options.port, baudrate=self.options.baudrate, tap=self._tap)
 
-    async def _run(self) -> None:
-        announced_down = False
-        while True:
-            try:
-                link = await SerialLink.open(self.options.port, baudrate=self.options.baudrate, tap=self._tap)
-            except DeviceDisconnectedError as exc:
-                if not announced_down:
-                    announced_down = True
-                    self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=str(exc)))
-                    _LOGGER.warning("DGT board not available: %s", exc)
-                delay = self._backoff.next_delay()
-                _LOGGER.debug("DGT: retrying %s in %.2f s", self.options.port, delay)
-                await asyncio.sleep(delay)
-                continue
-            except DriverError as exc:
-                _LOGGER.error("DGT driver cannot use %s: %s", self.options.port, exc)
-                self._queue.put_nowait(exc)
-                return
-            self._link = link
-            reason = "link closed"
-            try:
-                await self._serve(link)
-            except DeviceDisconnectedError as exc:
-                reason = str(exc)
-            except Exception as exc:  # a bug must not end the driver: log it, reconnect, carry on
-                self.stats["internal_errors"] += 1
-                _LOGGER.exception("DGT driver error on %s; reconnecting", self.options.port)
-                reason = f"internal error: {exc!r}"
-            finally:
-                await self._close_link()
-            self._clock_link_lost()
-            if self._connected:
-                self._connected = False
-                self.stats["disconnects"] += 1
-                at = self._now()
-                self._emit(LinkChanged(at=at, link=Link.BOARD, up=False, detail=reason))
-                for event in self._mapper.reset_link(at):
-                    self._emit(event)
-                _LOGGER.warning("DGT board link lost: %s", reason)
-                announced_down = True
-            elif not announced_down:  # the port opened but no board ever answered
-                announced_down = True
-                self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=reason))
-                _LOGGER.warning("DGT board not answering on %s: %s", self.options.port, reason)
-            await asyncio.sleep(self._backoff.next_delay())
+    async def _shutdown(self) -> None:
+        self._clock_link_lost()
+        await super()._shutdown()
+
+    def _link_lost(self) -> None:
+        self._clock_link_lost()
+
+    def _down_events(self, at: float) -> list[BoardEvent]:
+        return list(self._mapper.reset_link(at))
 
     async def _serve(self, link: SerialLink) -> None:
         """Talk to an open link until it fails (raises DeviceDisconnectedError)."""
@@ -444,13 +335,8 @@ class DgtDriver:
         while True:
             deadlines = [d for d in (hello_at, settle_at, periodic_at) if d is not None]
             deadlines.append(last_rx + (options.watchdog_s if keepalive_sent else options.keepalive_s))
-            timeout = max(0.0, min(deadlines) - loop.time())
-            try:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation that
-                # arrives as the read completes, and the driver would then never stop.
-                async with asyncio.timeout(timeout):
-                    data = await link.read()
-            except TimeoutError:
+            data = await read_within(link, max(0.0, min(deadlines) - loop.time()))
+            if data is None:
                 now = loop.time()
                 if hello_at is not None and now >= hello_at:
                     self._hello(link)
@@ -463,22 +349,19 @@ class DgtDriver:
                     link.write(encode(Command.SEND_BRD))
                 if now - last_rx >= options.watchdog_s:
                     self.stats["watchdog"] += 1
-                    raise DeviceDisconnectedError(f"no data for {options.watchdog_s:.0f} s") from None
+                    raise DeviceDisconnectedError(f"no data for {options.watchdog_s:.0f} s")
                 if not keepalive_sent and now - last_rx >= options.keepalive_s:
                     keepalive_sent = True
                     link.write(encode(Command.RETURN_SERIALNR))
                 continue
             at = self._now()
+            self._alive()
             last_rx = loop.time()
             keepalive_sent = False
             for message in self._decoder.feed(data):
                 if not self._connected:
-                    self._connected = True
+                    self._up(at)
                     hello_at = None
-                    self._backoff.reset()
-                    self.stats["connects"] += 1
-                    self._emit(LinkChanged(at=at, link=Link.BOARD, up=True, detail=options.port))
-                    _LOGGER.info("DGT board connected on %s", options.port)
                     if self._clock_queue:
                         self._clock_next()
                 if isinstance(message, FieldUpdate) and options.settle_dump_s > 0:

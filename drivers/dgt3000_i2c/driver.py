@@ -34,11 +34,10 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
 
 from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardEvent, ClockSide, Link, LinkChanged
+from boardd.events import ClockSide, Link, LinkChanged
+from drivers._loop import DriverBase, stop_task
 from drivers.base import (
     ClockDisplay,
     DeviceInfo,
@@ -65,8 +64,7 @@ from drivers.dgt3000_i2c.codec import (
     encode,
 )
 from drivers.dgt3000_i2c.mapping import ClockButton, Dgt3000Mapper
-from drivers.millennium.serial_driver import CLOSED, QueueIterator, stop_task
-from drivers.transport import Backoff
+from drivers.transport import Backoff, Tap
 
 __all__ = ["Dgt3000Driver", "Dgt3000Options", "Options", "create_driver"]
 
@@ -121,44 +119,44 @@ class Dgt3000Options:
 Options = Dgt3000Options
 
 
-def create_driver(options: Dgt3000Options, *, time_source: TimeSource = time.monotonic) -> Dgt3000Driver:
-    """Factory used by :func:`drivers.base.open_driver` (the Raspberry Pi bus)."""
-    return Dgt3000Driver(options, time_source=time_source)
+def create_driver(options: Dgt3000Options, *, time_source: TimeSource = time.monotonic,
+                  tap: Tap | None = None) -> Dgt3000Driver:
+    """Factory used by :func:`drivers.base.open_driver` (the Raspberry Pi bus; with *tap*, ``boardd record``)."""
+    return Dgt3000Driver(options, time_source=time_source, tap=tap)
 
 
-class Dgt3000Driver:
+class Dgt3000Driver(DriverBase):
     """A DGT 3000 clock on I²C; a :class:`~drivers.base.BoardDriver` that only has a clock.
 
     Args:
         options: bus and timing.
         time_source: stamps the events.
         bus_factory: opens the bus (blocking; default: :class:`PiI2CBus` on ``options.port``).
+        tap: raw traffic observer (``boardd record``): every packet received (``rx``) and written (``tx``,
+            dest byte first).
         rng: random source of the backoff jitter.
     """
 
     def __init__(self, options: Dgt3000Options | None = None, *, time_source: TimeSource = time.monotonic,
-                 bus_factory: Callable[[], I2CBus] | None = None, rng: random.Random | None = None) -> None:
+                 bus_factory: Callable[[], I2CBus] | None = None, tap: Tap | None = None,
+                 rng: random.Random | None = None) -> None:
         self.options = options or Dgt3000Options()
-        self._time_source = time_source
+        super().__init__(name="DGT 3000", port=self.options.port, time_source=time_source)
+        self._tap = tap
         self._bus_factory = bus_factory or (lambda: PiI2CBus(self.options.bus_number))
         self._backoff = Backoff(ReconnectPolicy(initial=self.options.reconnect_initial_s,
                                                 maximum=self.options.reconnect_max_s), rng=rng)
         self._decoder = Dgt3000Decoder()
         self.mapper = Dgt3000Mapper(lever_set_left_high=self.options.lever_set_left_high)
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._buttons: asyncio.Queue[ClockButton] = asyncio.Queue(maxsize=64)
-        self._task: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._bus: I2CBus | None = None
         self._connected = False
-        self._entered = False
-        self._last_at = float("-inf")
         self._last_rx = 0.0
         self._waiters: dict[int, asyncio.Future[Ack]] = {}
         self._command_lock = asyncio.Lock()
         self._reconfigure = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
-        self.stats: Counter[str] = Counter()
 
     # --- BoardDriver --------------------------------------------------------------------
 
@@ -178,31 +176,14 @@ class Dgt3000Driver:
         total.update(self.mapper.stats)
         return total
 
-    async def __aenter__(self) -> Self:
-        if self._entered:
-            raise RuntimeError("Dgt3000Driver is not re-entrant")
-        self._entered = True
-        self._task = asyncio.create_task(self._run(), name="dgt3000-i2c")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        for task in (self._task, self._reader, *self._background):
+    async def _shutdown(self) -> None:
+        for task in (self._reader, *self._background):
             if task is not None:
                 await stop_task(task)
-        self._task = self._reader = None
+        self._reader = None
         bus, self._bus = self._bus, None
         if bus is not None:
             await asyncio.to_thread(bus.close)
-        self._queue.put_nowait(CLOSED)
-
-    def events(self) -> AsyncIterator[BoardEvent]:
-        """Clock events until the context exits (cancellation-safe).
-
-        Raises:
-            DriverError: the bus can never be used (missing extra, no pigpio daemon).
-        """
-        return QueueIterator(self._queue)
 
     async def buttons(self) -> AsyncIterator[ClockButton]:
         """Clock button presses, for operator tools; the oldest are dropped beyond 64."""
@@ -228,14 +209,6 @@ class Dgt3000Driver:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _now(self) -> float:
-        at = self._time_source()
-        if at < self._last_at:
-            self.stats["time_backwards"] += 1
-            at = self._last_at
-        self._last_at = at
-        return at
-
     async def _set_and_run(self, left: int, right: int, running: ClockSide | None) -> None:
         command = SetAndRun(left, right, 1 if running is ClockSide.LEFT else 0, 1 if running is ClockSide.RIGHT else 0)
         await self._command(command)
@@ -248,6 +221,8 @@ class Dgt3000Driver:
         address, data = encode(command)
         if _LOGGER.isEnabledFor(5):
             _LOGGER.log(5, "<< %02x: %s", address, data.hex(" "))
+        if self._tap is not None:
+            self._tap("tx", data)
         return await asyncio.to_thread(bus.write, address, data[1:])
 
     async def _command(self, command: HostCommand, *, require_link: bool = True) -> Ack:
@@ -299,9 +274,6 @@ class Dgt3000Driver:
                 await self._command(SetCentralControl(), require_link=False)
         return False
 
-    def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
-
     def _link(self, up: bool, detail: str) -> None:
         if up == self._connected:
             return
@@ -318,18 +290,20 @@ class Dgt3000Driver:
             try:
                 self._bus = await asyncio.to_thread(self._bus_factory)
             except DeviceDisconnectedError as exc:
+                self._alive()
                 if not announced:
                     announced = True
                     self._emit(LinkChanged(at=self._now(), link=Link.CLOCK, up=False, detail=str(exc)))
                 await asyncio.sleep(self._backoff.next_delay())
             except DriverError as exc:
-                _LOGGER.error("DGT 3000 driver cannot use %s: %s", self.options.port, exc)
-                self._queue.put_nowait(exc)
+                self._fail(exc)
                 return
         self._reader = asyncio.create_task(self._read_loop(), name="dgt3000-i2c reader")
         loop = asyncio.get_running_loop()
         while True:
-            if await self._configure():
+            configured = await self._configure()
+            self._alive()  # a (re)connection attempt
+            if configured:
                 self._backoff.reset()
                 self._link(True, self.options.port)
                 self._last_rx = loop.time()
@@ -382,7 +356,10 @@ class Dgt3000Driver:
                 continue
             if data is None:
                 continue
+            if self._tap is not None:
+                self._tap("rx", data)
             at = self._now()
+            self._alive()
             self._last_rx = loop.time()
             for message in self._decoder.feed_packet(data):
                 if isinstance(message, Ack):

@@ -16,11 +16,12 @@ can exist without a board behind it). Silence is handled with two timers: after
 ``poll_s`` without data the family's poll is sent; after ``watchdog_s`` the link
 is declared dead. A link that fails (EOF, read error, unplug) gives
 ``LinkChanged(BOARD, up=False)``, then the port is reopened with jittered
-exponential backoff.
+exponential backoff: that loop, the event queue and ``last_activity`` (moved by
+every received chunk) are :class:`drivers._loop.LinkDriver`'s.
 
 Family classes subclass :class:`SerialSnapshotDriver` and implement the
-``_hello``, ``_poll``, ``_reading`` and ``_request_dump`` hooks; none of them
-does I/O other than writing to the link.
+``_hello``, ``_poll``, ``_reading`` and ``_request_dump`` hooks (and ``_link_lost``
+to reset per-connection state); none of them does I/O other than writing to the link.
 """
 
 from __future__ import annotations
@@ -30,34 +31,19 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
-from types import TracebackType
-from typing import Final, Protocol, Self, cast
+from collections.abc import Sequence
+from typing import Protocol
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardEvent, BoardSnapshot, Content, Link, LinkChanged
+from boardd.errors import DeviceDisconnectedError
+from boardd.events import BoardSnapshot, Content
+from drivers._loop import CLOSED, LinkDriver, QueueIterator, read_within, stop_task
 from drivers.base import DeviceInfo, DriverCommand, ReconnectPolicy, RequestDump, TimeSource, UnsupportedCommandError
-from drivers.transport import Backoff, SerialLink, Tap
+from drivers.transport import SerialLink, Tap
 
+# CLOSED, QueueIterator and stop_task live in drivers._loop; re-exported for older imports.
 __all__ = ["CLOSED", "QueueIterator", "SerialSnapshotDriver", "StreamDecoder", "stop_task"]
 
 _LOGGER = logging.getLogger(__name__)
-
-#: Put in a driver's queue when it stops: the events iterator ends there.
-CLOSED: Final = object()
-
-
-async def stop_task(task: asyncio.Task[None]) -> None:
-    """Cancel *task* and wait until it has ended.
-
-    The cancellation is repeated while the task runs on: a library (``asyncio.wait_for`` on
-    Python 3.11) may swallow one that arrives together with a result.
-    """
-    while not task.done():
-        task.cancel()
-        await asyncio.wait({task}, timeout=1.0)
-    if not task.cancelled() and task.exception() is not None:
-        _LOGGER.error("%s ended with an error", task.get_name(), exc_info=task.exception())
 
 
 class StreamDecoder(Protocol):
@@ -74,27 +60,7 @@ class StreamDecoder(Protocol):
         ...
 
 
-class QueueIterator:
-    """Async iterator over a driver's event queue; survives cancelled waits (``wait_for``)."""
-
-    def __init__(self, queue: asyncio.Queue[object]) -> None:
-        self._queue = queue
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> BoardEvent:
-        item = await self._queue.get()
-        if item is CLOSED:
-            self._queue.put_nowait(CLOSED)
-            raise StopAsyncIteration
-        if isinstance(item, DriverError):
-            self._queue.put_nowait(item)
-            raise item
-        return cast(BoardEvent, item)
-
-
-class SerialSnapshotDriver:
+class SerialSnapshotDriver(LinkDriver[SerialLink]):
     """Base of the snapshot-reporting serial drivers; a :class:`~drivers.base.BoardDriver`.
 
     Args:
@@ -113,26 +79,18 @@ class SerialSnapshotDriver:
     def __init__(self, *, family: str, port: str, baudrate: int, decoder: StreamDecoder, poll_s: float,
                  watchdog_s: float, reconnect: ReconnectPolicy, time_source: TimeSource = time.monotonic,
                  tap: Tap | None = None, rng: random.Random | None = None) -> None:
+        super().__init__(name=family, port=port, reconnect=reconnect, time_source=time_source, rng=rng)
         self.family = family
         self.port = port
         self.baudrate = baudrate
         self._decoder = decoder
         self._poll_s = poll_s
         self._watchdog_s = watchdog_s
-        self._time_source = time_source
         self._tap = tap
-        self._backoff = Backoff(reconnect, rng=rng)
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-        self._link: SerialLink | None = None
-        self._connected = False
-        self._entered = False
-        self._last_at = float("-inf")
         self._last_squares: tuple[Content, ...] | None = None
         self._force_snapshot = False
         self._serial: str | None = None
         self._version: str | None = None
-        self.stats: Counter[str] = Counter()
 
     # --- hooks --------------------------------------------------------------------------
 
@@ -149,9 +107,6 @@ class SerialSnapshotDriver:
         """The 64 contents *message* reports, or ``None`` if it is not a position."""
         return None
 
-    def _link_lost(self) -> None:
-        """The link went down (reset per-connection state)."""
-
     # --- BoardDriver -----------------------------------------------------------------------
 
     @property
@@ -167,29 +122,6 @@ class SerialSnapshotDriver:
         total.update(self.stats)
         total.update(self._decoder.stats)
         return total
-
-    async def __aenter__(self) -> Self:
-        if self._entered:
-            raise RuntimeError(f"{type(self).__name__} is not re-entrant")
-        self._entered = True
-        self._task = asyncio.create_task(self._run(), name=f"{self.family} {self.port}")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._task is not None:
-            await stop_task(self._task)
-            self._task = None
-        await self._close_link()
-        self._queue.put_nowait(CLOSED)
-
-    def events(self) -> AsyncIterator[BoardEvent]:
-        """Board events until the context exits (cancellation-safe).
-
-        Raises:
-            DriverError: the port can never be opened (bad URL).
-        """
-        return QueueIterator(self._queue)
 
     async def send(self, command: DriverCommand) -> None:
         """Send *command*: only :class:`~drivers.base.RequestDump` is supported by snapshot boards.
@@ -208,67 +140,13 @@ class SerialSnapshotDriver:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _now(self) -> float:
-        at = self._time_source()
-        if at < self._last_at:
-            self.stats["time_backwards"] += 1
-            at = self._last_at
-        self._last_at = at
-        return at
-
-    def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
-
-    async def _close_link(self) -> None:
-        link, self._link = self._link, None
-        if link is not None:
-            await link.close()
-
-    async def _run(self) -> None:
-        announced_down = False
-        while True:
-            try:
-                link = await SerialLink.open(self.port, baudrate=self.baudrate, tap=self._tap)
-            except DeviceDisconnectedError as exc:
-                if not announced_down:
-                    announced_down = True
-                    self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=str(exc)))
-                    _LOGGER.warning("%s board not available: %s", self.family, exc)
-                await asyncio.sleep(self._backoff.next_delay())
-                continue
-            except DriverError as exc:
-                _LOGGER.error("%s driver cannot use %s: %s", self.family, self.port, exc)
-                self._queue.put_nowait(exc)
-                return
-            self._link = link
-            reason = "link closed"
-            try:
-                await self._serve(link)
-            except DeviceDisconnectedError as exc:
-                reason = str(exc)
-            except Exception as exc:  # a bug must not end the driver: log, reconnect, carry on
-                self.stats["internal_errors"] += 1
-                _LOGGER.exception("%s driver error on %s; reconnecting", self.family, self.port)
-                reason = f"internal error: {exc!r}"
-            finally:
-                await self._close_link()
-            self._link_lost()
-            self._last_squares = None
-            if self._connected:
-                self._connected = False
-                self.stats["disconnects"] += 1
-                self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=reason))
-                _LOGGER.warning("%s board link lost: %s", self.family, reason)
-                announced_down = True
-            elif not announced_down:
-                announced_down = True
-                self._emit(LinkChanged(at=self._now(), link=Link.BOARD, up=False, detail=reason))
-                _LOGGER.warning("%s board not answering on %s: %s", self.family, self.port, reason)
-            await asyncio.sleep(self._backoff.next_delay())
+    async def _open(self) -> SerialLink:
+        return await SerialLink.open(self.port, baudrate=self.baudrate, tap=self._tap)
 
     async def _serve(self, link: SerialLink) -> None:
         loop = asyncio.get_running_loop()
         self._decoder.reset()
+        self._last_squares = None
         self._hello(link)
         last_rx = loop.time()
         polled = False
@@ -278,22 +156,18 @@ class SerialSnapshotDriver:
                 deadlines.append(last_rx + self._poll_s)
             if self._watchdog_s > 0:
                 deadlines.append(last_rx + self._watchdog_s)
-            timeout = max(0.0, min(deadlines) - loop.time()) if deadlines else None
-            try:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation that
-                # arrives together with data, and the driver would never stop.
-                async with asyncio.timeout(timeout):
-                    data = await link.read()
-            except TimeoutError:
+            data = await read_within(link, max(0.0, min(deadlines) - loop.time()) if deadlines else None)
+            if data is None:
                 now = loop.time()
                 if self._watchdog_s > 0 and now - last_rx >= self._watchdog_s:
                     self.stats["watchdog"] += 1
-                    raise DeviceDisconnectedError(f"no data for {self._watchdog_s:g} s") from None
+                    raise DeviceDisconnectedError(f"no data for {self._watchdog_s:g} s")
                 if self._poll_s > 0 and not polled:
                     polled = True
                     self._poll(link)
                 continue
             at = self._now()
+            self._alive()
             last_rx = loop.time()
             polled = False
             for message in self._decoder.feed(data):
@@ -301,11 +175,7 @@ class SerialSnapshotDriver:
 
     def _on_message(self, message: object, at: float) -> None:
         if not self._connected:
-            self._connected = True
-            self._backoff.reset()
-            self.stats["connects"] += 1
-            self._emit(LinkChanged(at=at, link=Link.BOARD, up=True, detail=self.port))
-            _LOGGER.info("%s board connected on %s", self.family, self.port)
+            self._up(at)
         try:
             squares = self._reading(message, at)
         except ValueError as exc:  # an event refused its values: count, log, keep going

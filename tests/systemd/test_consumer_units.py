@@ -7,10 +7,8 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,7 +23,7 @@ from boardd.web.app import web_config
 from boardd.web.auth import hash_password, verify_password
 from tests.mosquitto import Broker
 from tests.record.factories import make_state
-from tests.systemd.test_units import SYSTEMD, one, parse_unit, words
+from tests.systemd._units import SYSTEMD, copy_units, one, parse_unit, systemd_analyze, words
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -122,39 +120,25 @@ def test_commented_examples_are_valid_when_switched_on(tmp_path: Path) -> None:
     assert web.command_token == "t0ken" and verify_password("correct horse battery", web.users["arbiter"])
 
 
-def _systemd_analyze() -> str:
-    binary = shutil.which("systemd-analyze")
-    if binary is None:
-        pytest.skip("systemd-analyze is not installed (Debian package systemd)")
-    return binary
-
-
 def test_systemd_analyze_verify_consumer_units(tmp_path: Path) -> None:
-    binary = _systemd_analyze()
-    for name in CONSUMERS:
-        shutil.copy(SYSTEMD / name, tmp_path / name)
-    result = subprocess.run([binary, "verify", "--man=no", *(f"./{name}" for name in CONSUMERS)],
-                            cwd=tmp_path, capture_output=True, text=True, check=False)
+    copy_units(CONSUMERS, tmp_path)
+    result = systemd_analyze(tmp_path, "verify", "--man=no", *(f"./{name}" for name in CONSUMERS))
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
 
 
 def test_systemd_analyze_verify_catches_a_typo(tmp_path: Path) -> None:
-    binary = _systemd_analyze()
     text = (SYSTEMD / "boardd-web.service").read_text().replace("PrivateDevices=", "PrivateDevice=")
     (tmp_path / "boardd-web.service").write_text(text)
-    result = subprocess.run([binary, "verify", "--man=no", "./boardd-web.service"], cwd=tmp_path,
-                            capture_output=True, text=True, check=False)
+    result = systemd_analyze(tmp_path, "verify", "--man=no", "./boardd-web.service")
     assert "Unknown key 'PrivateDevice'" in result.stderr
 
 
 @pytest.mark.parametrize("name", CONSUMERS)
 def test_consumer_hardening_exposure(name: str, tmp_path: Path) -> None:
     """systemd's exposure score stays at or below 2.0; measured 1.4 for both when written."""
-    binary = _systemd_analyze()
-    shutil.copy(SYSTEMD / name, tmp_path / name)
-    result = subprocess.run([binary, "security", "--offline=yes", "--threshold=20", f"./{name}"], cwd=tmp_path,
-                            capture_output=True, text=True, check=False)
+    copy_units([name], tmp_path)
+    result = systemd_analyze(tmp_path, "security", "--offline=yes", "--threshold=20", f"./{name}")
     assert result.returncode == 0, result.stdout[-500:] + result.stderr
 
 

@@ -13,45 +13,10 @@ from pathlib import Path
 import pytest
 
 from boardd.config import DEFAULT_STATE_DIR
+from tests.systemd._units import SYSTEMD, copy_units, one, parse_unit, systemd_analyze, words
 
-SYSTEMD = Path(__file__).resolve().parents[2] / "systemd"
 UNITS = ("boardd.service", "boardd@.service")
 PROTOCOLS = Path(__file__).resolve().parents[3] / "shared" / "docs" / "protocols.md"
-
-Unit = dict[str, dict[str, list[str]]]
-
-
-def parse_unit(path: Path) -> Unit:
-    """Sections -> key -> values (keys may repeat). Fails on anything systemd would misread."""
-    sections: Unit = {}
-    current: dict[str, list[str]] | None = None
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        where = f"{path.name}:{number}"
-        if not line.strip() or line.startswith(("#", ";")):
-            continue
-        assert not line.endswith("\\"), f"{where}: no line continuations, please"
-        if match := re.fullmatch(r"\[([A-Za-z]+)\]", line):
-            current = sections.setdefault(match[1], {})
-            continue
-        match = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*)=(.*)", line)
-        assert match, f"{where}: not a Key=value line: {line!r}"
-        assert current is not None, f"{where}: assignment before the first section"
-        key, value = match[1], match[2]
-        # systemd has no trailing comments: a '#' would become part of the value.
-        assert "#" not in value, f"{where}: '#' in a value (trailing comment?): {line!r}"
-        current.setdefault(key, []).append(value)
-    return sections
-
-
-def one(unit: Unit, section: str, key: str) -> str:
-    values = unit.get(section, {}).get(key, [])
-    assert len(values) == 1, f"[{section}] {key}: expected one value, got {values}"
-    return values[0]
-
-
-def words(unit: Unit, section: str, key: str) -> list[str]:
-    return [word for value in unit.get(section, {}).get(key, []) for word in value.split()]
-
 
 @pytest.mark.parametrize("name", UNITS)
 def test_unit_required_settings(name: str) -> None:
@@ -103,43 +68,28 @@ def test_single_and_template_units_agree() -> None:
             assert plain[section][key] == template[section][key], f"[{section}] {key}"
 
 
-def _systemd_analyze() -> str:
-    binary = shutil.which("systemd-analyze")
-    if binary is None:
-        pytest.skip("systemd-analyze is not installed (Debian package systemd)")
-    return binary
-
-
 def test_systemd_analyze_verify(tmp_path: Path) -> None:
-    binary = _systemd_analyze()
-    for name in UNITS:
-        shutil.copy(SYSTEMD / name, tmp_path / name)
+    copy_units(UNITS, tmp_path)
     # A template is verified through an instance; systemd finds boardd@.service next to it.
-    result = subprocess.run([binary, "verify", "--man=no", "./boardd.service", "./boardd@t12.service"],
-                            cwd=tmp_path, capture_output=True, text=True, check=False)
+    result = systemd_analyze(tmp_path, "verify", "--man=no", "./boardd.service", "./boardd@t12.service")
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
 
 
 def test_systemd_analyze_verify_catches_mistakes(tmp_path: Path) -> None:
     """The check above can fail: a typo in a key is reported."""
-    binary = _systemd_analyze()
     text = (SYSTEMD / "boardd.service").read_text().replace("WatchdogSec=", "WatchDogSec=")
     (tmp_path / "boardd.service").write_text(text)
-    result = subprocess.run([binary, "verify", "--man=no", "./boardd.service"], cwd=tmp_path,
-                            capture_output=True, text=True, check=False)
+    result = systemd_analyze(tmp_path, "verify", "--man=no", "./boardd.service")
     assert "Unknown key 'WatchDogSec'" in result.stderr
 
 
 @pytest.mark.parametrize("name", UNITS)
 def test_hardening_exposure(name: str, tmp_path: Path) -> None:
     """systemd's own exposure score stays at or below 4.0 ("OK"); measured 3.7 when written."""
-    binary = _systemd_analyze()
-    for unit in UNITS:
-        shutil.copy(SYSTEMD / unit, tmp_path / unit)
+    copy_units(UNITS, tmp_path)
     target = "./boardd.service" if name == "boardd.service" else "./boardd@t12.service"
-    result = subprocess.run([binary, "security", "--offline=yes", "--threshold=40", target], cwd=tmp_path,
-                            capture_output=True, text=True, check=False)
+    result = systemd_analyze(tmp_path, "security", "--offline=yes", "--threshold=40", target)
     assert result.returncode == 0, result.stdout[-500:] + result.stderr
 
 

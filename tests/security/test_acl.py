@@ -11,7 +11,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +89,18 @@ def assert_nothing_before_sentinel(hall: Hall, watcher: Client, board: str = "t1
     assert [(m.topic, m.payload) for m in seen] == [(f"boardd/{board}/event", b"sentinel")]
 
 
+def assert_publish_refused(hall: Hall, watcher: Client, user: str, topics: Iterable[str], *,
+                           payload: bytes = b'{"forged": true}', sentinel_board: str = "t1") -> None:
+    """*user*'s publish to each of *topics* is refused (NOT_AUTHORIZED) and reaches no subscriber."""
+    client = hall.client(user)
+    try:
+        for topic in topics:
+            assert client.publish(topic, payload).value == NOT_AUTHORIZED, topic
+    finally:
+        client.close()
+    assert_nothing_before_sentinel(hall, watcher, board=sentinel_board)
+
+
 # --- Authentication --------------------------------------------------------------------------------------------
 
 
@@ -126,23 +138,12 @@ def test_unknown_user_is_refused(hall: Hall) -> None:
      "boardd/display/state", "other/topic"],
 )
 def test_read_only_roles_cannot_publish(hall: Hall, watcher: Client, user: str, topic: str) -> None:
-    client = hall.client(user)
-    try:
-        assert client.publish(topic, b'{"forged": true}').value == NOT_AUTHORIZED
-    finally:
-        client.close()
-    assert_nothing_before_sentinel(hall, watcher)
+    assert_publish_refused(hall, watcher, user, [topic])
 
 
 def test_display_cannot_write_under_its_own_name(hall: Hall, watcher: Client) -> None:
     """A %u pattern ACL would let 'display' write boardd/display/...: ours has none."""
-    client = hall.client("display")
-    try:
-        for kind in BOARD_TOPICS:
-            assert client.publish(f"boardd/display/{kind}", b"x").value == NOT_AUTHORIZED
-    finally:
-        client.close()
-    assert_nothing_before_sentinel(hall, watcher)
+    assert_publish_refused(hall, watcher, "display", [f"boardd/display/{kind}" for kind in BOARD_TOPICS], payload=b"x")
 
 
 def test_v311_refusal_is_silent_but_effective(hall: Hall, watcher: Client) -> None:
@@ -214,12 +215,7 @@ def test_board_publishes_its_own_topics(hall: Hall, watcher: Client, kind: str) 
     ],
 )
 def test_board_cannot_publish_outside_its_topics(hall: Hall, watcher: Client, topic: str) -> None:
-    board = hall.client("board-t1")
-    try:
-        assert board.publish(topic, b'{"forged": true}').value == NOT_AUTHORIZED
-    finally:
-        board.close()
-    assert_nothing_before_sentinel(hall, watcher, board="t2")
+    assert_publish_refused(hall, watcher, "board-t1", [topic], sentinel_board="t2")
 
 
 def test_board_reads_its_own_commands_only(hall: Hall) -> None:
@@ -273,12 +269,7 @@ def test_arbiter_sends_commands_to_any_board(hall: Hall, command: str) -> None:
 
 @pytest.mark.parametrize("topic", ["boardd/t1/state", "boardd/t1/move", "boardd/t1/cmd-result", "boardd/t1/status"])
 def test_arbiter_cannot_forge_board_topics(hall: Hall, watcher: Client, topic: str) -> None:
-    arbiter = hall.client("arbiter")
-    try:
-        assert arbiter.publish(topic, b'{"forged": true}').value == NOT_AUTHORIZED
-    finally:
-        arbiter.close()
-    assert_nothing_before_sentinel(hall, watcher)
+    assert_publish_refused(hall, watcher, "arbiter", [topic])
 
 
 def test_arbiter_reads_command_results(hall: Hall, watcher: Client) -> None:

@@ -196,12 +196,15 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
     """Replay a capture of device family *driver* as events, in time order.
 
     Raises:
-        CaptureError: unknown family, or the file cannot be read.
+        CaptureError: unknown family, its codec module cannot be imported, or the file cannot be read.
     """
     factory = _CODECS.get(driver)
     if factory is None:
         raise CaptureError(f"no capture codec for driver {driver!r}; known: {', '.join(sorted(_CODECS))}")
-    codec = factory()
+    try:
+        codec = factory()
+    except ImportError as exc:
+        raise CaptureError(f"the capture codec of driver {driver!r} cannot be loaded: {exc}") from exc
     connected = False
     for record in read_capture(path, stats=stats):
         if record.direction == "tx":

@@ -78,9 +78,10 @@ class CertaboOptions:
 Options = CertaboOptions
 
 
-def create_driver(options: CertaboOptions, *, time_source: TimeSource = time.monotonic) -> CertaboDriver:
-    """Factory used by :func:`drivers.base.open_driver`."""
-    return CertaboDriver(options, time_source=time_source)
+def create_driver(options: CertaboOptions, *, time_source: TimeSource = time.monotonic,
+                  tap: Tap | None = None) -> CertaboDriver:
+    """Factory used by :func:`drivers.base.open_driver` (and, with *tap*, by ``boardd record``)."""
+    return CertaboDriver(options, time_source=time_source, tap=tap)
 
 
 class CertaboDriver(SerialSnapshotDriver):

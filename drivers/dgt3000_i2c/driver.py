@@ -382,16 +382,14 @@ class Dgt3000Driver(DriverBase):
     def _on_button(self, button: Button) -> None:
         if button.pressed & BUTTON_ONOFF:
             self._reconfigure.set()
-        if not (button.lever_changed and self.options.switch_on_lever and self._connected):
+        if not (self.options.switch_on_lever and self._connected):
             return
-        if self.mapper.commanded is None or self.mapper.left is None or self.mapper.right is None:
-            return
-        new_lever = bool(button.current & 0x40)
-        to_run = ClockSide.LEFT if new_lever == self.options.lever_set_left_high else ClockSide.RIGHT
-        if to_run == self.mapper.commanded:
+        to_run = self.mapper.lever_switch(button)
+        left, right = self.mapper.left, self.mapper.right
+        if to_run is None or left is None or right is None:
             return
         self.mapper.note_running(to_run)
-        task = asyncio.create_task(self._switch(self.mapper.left, self.mapper.right, to_run))
+        task = asyncio.create_task(self._switch(left, right, to_run))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

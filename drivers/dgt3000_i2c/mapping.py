@@ -74,6 +74,17 @@ class Dgt3000Mapper:
         self.commanded = side
         self.commanded_known = True
 
+    def lever_switch(self, button: Button) -> ClockSide | None:
+        """The side to start when *button* moved the lever under central control (``None``: no switch).
+
+        The clock does not switch sides by itself then: the host starts the side whose lever went up,
+        with the last times shown, once a side has been commanded and the times are known.
+        """
+        if not button.lever_changed or self.commanded is None or self.left is None or self.right is None:
+            return None
+        up = ClockSide.LEFT if bool(button.current & BUTTON_LEVER) == self.lever_set_left_high else ClockSide.RIGHT
+        return None if up == self.commanded else up
+
     def lever_high(self) -> ClockSide | None:
         """The side whose lever is up, if known."""
         if self.lever is None:

@@ -88,9 +88,10 @@ class MillenniumOptions:
 Options = MillenniumOptions
 
 
-def create_driver(options: MillenniumOptions, *, time_source: TimeSource = time.monotonic) -> MillenniumDriver:
-    """Factory used by :func:`drivers.base.open_driver`."""
-    return MillenniumDriver(options, time_source=time_source)
+def create_driver(options: MillenniumOptions, *, time_source: TimeSource = time.monotonic,
+                  tap: Tap | None = None) -> MillenniumDriver:
+    """Factory used by :func:`drivers.base.open_driver` (and, with *tap*, by ``boardd record``)."""
+    return MillenniumDriver(options, time_source=time_source, tap=tap)
 
 
 class MillenniumDriver(SerialSnapshotDriver):

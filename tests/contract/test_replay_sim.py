@@ -13,16 +13,7 @@ import pytest
 from boardd.contract import Publication, topic_kind, validate_payload
 from boardd.eventlog import read_events, read_header, write_events
 from boardd.replay import Replay
-from drivers.sim import random_game, simulate_game
-
-
-def first_game(path: Path, index: int = 0) -> chess.pgn.Game:
-    with path.open(encoding="utf-8-sig") as handle:
-        for _ in range(index):
-            chess.pgn.skip_game(handle)
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
+from drivers.sim import load_pgn_game, random_game, simulate_game
 
 
 def replay_log(text: str) -> tuple[Replay, list[Publication]]:
@@ -56,7 +47,7 @@ def check_publications(publications: list[Publication]) -> dict[str, int]:
     ("tatamast22.pgn", 5, 80),
 ])
 def test_simulated_pgn_game_replays_to_its_record(pgn_dir: Path, name: str, index: int, plies: int | None) -> None:
-    source = first_game(pgn_dir / name, index)
+    source = load_pgn_game(pgn_dir / name, index + 1)
     sim = simulate_game(source, seed=11, profile="casual", max_plies=plies)
     buffer = io.StringIO()
     write_events(buffer, sim.events, sim.header)

@@ -25,22 +25,13 @@ from boardd.events import GameInfo, NewGame
 from boardd.outputs import IrregularityRaised, Output, Severity
 from drivers.dgt import DgtDriver, DgtOptions
 from drivers.dgt.emulator import DgtEmulator
-from drivers.sim import simulate_game
+from drivers.sim import load_pgn_game, simulate_game
 
 SCALE = 5.0
 
 
 def game_time() -> float:
     return time.monotonic() * SCALE
-
-
-def load(path: Path, index: int) -> chess.pgn.Game:
-    with path.open(encoding="utf-8") as stream:
-        for _ in range(index):
-            chess.pgn.skip_game(stream)
-        game = chess.pgn.read_game(stream)
-    assert game is not None
-    return game
 
 
 def annotate_clocks(game: chess.pgn.Game, start: float = 5400.0) -> list[float]:
@@ -111,7 +102,7 @@ def problems(outputs: list[Output]) -> list[str]:
     ("London1851.pgn", 104, "Ranken-Boden 1851: 42 plies, both castle, a promotion"),
 ])
 async def test_full_game_with_unplug_reaches_the_record(pgn_dir: Path, file: str, index: int, what: str) -> None:
-    game = load(pgn_dir / file, index)
+    game = load_pgn_game(pgn_dir / file, index + 1)
     clocks = annotate_clocks(game)
     moves = [m.uci() for m in game.mainline_moves()]
 
@@ -137,7 +128,7 @@ async def test_full_game_with_unplug_reaches_the_record(pgn_dir: Path, file: str
 @pytest.mark.slow
 async def test_simulated_human_handling_acted_out_on_the_emulated_board(pgn_dir: Path) -> None:
     """drivers.sim's events (casual hands: hesitations, adjustments) played physically on the emulated board."""
-    game = load(pgn_dir / "molinari-bordais-1979.pgn", 0)
+    game = load_pgn_game(pgn_dir / "molinari-bordais-1979.pgn")
     simulated = simulate_game(game, seed=4, profile="casual", think_median=2.0)
     new_game = next(e for e in simulated.events if isinstance(e, NewGame))
 
@@ -153,7 +144,7 @@ async def test_simulated_human_handling_acted_out_on_the_emulated_board(pgn_dir:
 async def test_chess960_castlings_on_the_emulated_board(pgn_dir: Path) -> None:
     """Chess960 castlings as the sensors see them: 9...O-O puts the king where the rook stood
     (g8: a replacement, never empty) and 21.O-O-O leaves the rook on d1 (only e1 and c1 change)."""
-    full = load(pgn_dir / "cutechess-fischerrandom.pgn", 0)
+    full = load_pgn_game(pgn_dir / "cutechess-fischerrandom.pgn")
     board = full.board()
     for move in list(full.mainline_moves())[:42]:
         board.push(move)

@@ -28,6 +28,7 @@ from drivers.millennium import MillenniumDriver, MillenniumOptions
 from drivers.millennium.codec import EepromWrite, StatusRequest, VersionRequest
 from drivers.millennium.emulator import MillenniumEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
+from drivers.sim import load_pgn_game
 
 SCALE = 10.0
 SCAN = 0.02
@@ -35,15 +36,6 @@ SCAN = 0.02
 
 def game_time() -> float:
     return time.monotonic() * SCALE
-
-
-def load(path: Path, index: int) -> chess.pgn.Game:
-    with path.open(encoding="utf-8") as stream:
-        for _ in range(index):
-            chess.pgn.skip_game(stream)
-        game = chess.pgn.read_game(stream)
-    assert game is not None
-    return game
 
 
 def game_of(uci: str, fen: str | None = None) -> chess.pgn.Game:
@@ -238,7 +230,7 @@ def test_options_are_validated() -> None:
 
 @pytest.mark.slow
 async def test_full_game_through_emulator_and_engine_with_unplug(pgn_dir: Path) -> None:
-    game = load(pgn_dir / "London1851.pgn", 104)  # Ranken-Boden 1851: both castle, a promotion
+    game = load_pgn_game(pgn_dir / "London1851.pgn", 105)  # Ranken-Boden 1851: both castle, a promotion
     moves = [m.uci() for m in game.mainline_moves()]
     async with MillenniumEmulator(scan_interval=SCAN) as emu:
         driver = MillenniumDriver(options(emu), time_source=game_time)

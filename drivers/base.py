@@ -61,6 +61,11 @@ The adapter class satisfies :class:`BoardDriver` structurally (no inheritance):
   beeps or writes text to a clock during play (rules-spec G2):
   :class:`ClockDisplay` exists for operator tools outside play only.
 * ``info`` returns a :class:`DeviceInfo` snapshot (what is known so far).
+* ``last_activity`` is the ``time_source()`` time of the driver's last sign of life (data from
+  the device, or a reconnection attempt); the daemon's systemd watchdog stops pinging when it
+  stands still, i.e. when the driver hangs. A driver must therefore make an idle healthy device
+  answer every few seconds (a keep-alive request after silence) unless the device streams.
+  :class:`drivers._loop.DriverBase` provides it, with the event queue and the task.
 * Hide nothing: count discarded bytes and rejected readings in a ``stats``
   mapping, and log them (WARNING for device misbehaviour, TRACE for bytes).
 
@@ -232,6 +237,21 @@ class BoardDriver(Protocol):
     @property
     def info(self) -> DeviceInfo:
         """Current knowledge about the device."""
+        ...
+
+    @property
+    def last_activity(self) -> float:
+        """The driver's ``time_source()`` time of its last sign of life (read-only; the watchdog's input).
+
+        It moves when bytes, a report or a packet arrive from the device, and at every reconnection
+        attempt while the device is missing, so it stands still only when the driver's loop no longer
+        turns (or a connected device has fallen silent, until the driver's own watchdog gives the link
+        up and starts reconnecting). Each driver keeps an idle healthy device talking (a keep-alive
+        request or poll after a few seconds of silence, or a device that streams by itself), so
+        ``time_source() - last_activity`` stays below the driver's keep-alive period plus a round
+        trip while connected, and below its watchdog plus the largest reconnection delay otherwise.
+        Starts at the time the driver was created (entered).
+        """
         ...
 
     async def __aenter__(self) -> Self:

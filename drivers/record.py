@@ -1,11 +1,13 @@
 """``boardd record``: record a board's raw traffic to a capture file (:mod:`drivers.capture`).
 
-Any family whose ``create_driver`` accepts ``tap=`` can be recorded (DGT does). The driver runs as it does
+Every hardware family's ``create_driver`` accepts ``tap=`` and can be recorded (DGT, Millennium and
+Certabo tap their serial link; Chessnut its USB HID or BLE link, a report per line; the DGT 3000 its
+I²C packets). The driver runs as it does
 in the daemon (start-up sequence, keep-alives, dumps,
 reconnection), with a tap on the transport writing every chunk received and sent
 as a JSON Lines capture, plus a line for every link change. Recording stops on
 SIGINT/SIGTERM or after ``--duration`` seconds. The capture replays with
-``boardd replay --driver dgt FILE``.
+``boardd replay --driver <family> FILE``.
 """
 
 from __future__ import annotations

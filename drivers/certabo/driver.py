@@ -7,6 +7,11 @@ board is calibrated (no calibration file, or a file that does not exist yet) no
 snapshot is emitted and, with ``auto_calibrate``, the first ``calibration_samples``
 frames of the start position calibrate it (saved to ``calibration`` when a path
 is given). Silence longer than ``watchdog_s`` declares the link dead.
+
+Liveness: the board streams its readings by itself (no request exists; the vendor's
+simulator sends one line per second, the real rate is undocumented, protocols.md §5),
+and every line moves ``last_activity``: no keep-alive is needed or possible. A board
+that stays silent for ``watchdog_s`` (5 s) is reopened, each attempt a sign of life.
 """
 
 from __future__ import annotations

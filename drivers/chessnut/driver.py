@@ -18,6 +18,12 @@ jittered backoff, and when it is back emits ``LinkChanged(up=True)`` and the fir
 frame as a snapshot. A board that stays silent for ``poll_s`` is sent real-time
 mode again; after ``watchdog_s`` it is declared gone. Writes are spaced by at
 least ``write_interval_s`` (the SDK waits 200 ms between HID writes).
+
+Liveness: in real-time mode the board keeps sending frames (identical ones repeat
+while nothing changes, §6.5), each moving ``last_activity``; after ``poll_s`` (2 s)
+of silence real-time mode is requested again as the keep-alive. ``boardd record``
+passes a tap to the link (:class:`_UsbLink`, :class:`~drivers.chessnut.ble_link.BleLink`):
+every report read and written.
 """
 
 from __future__ import annotations

@@ -235,8 +235,8 @@ class ChessnutUsbEmulator(PtyBoardEmulator):
             self.reports.put(_GONE)  # wakes a read in flight with ENODEV
 
     def write(self, data: bytes) -> None:
-        """Queue an input report for the host."""
-        if self._present:
+        """Queue an input report for the host (none while :attr:`hung`: the board is there but silent)."""
+        if self._present and not self.hung:
             for hook in self.on_write:
                 hook(data)
             self.reports.put(data)

@@ -32,7 +32,13 @@ idle driver costs no CPU):
 
 When the link fails (read error, EOF, pty closed, watchdog), the driver emits
 ``LinkChanged(BOARD, up=False)`` (and forgets the clock state), then reopens
-the port with jittered exponential backoff until it is back, and starts again.
+the port with jittered exponential backoff until it is back, and starts again
+(the loop is :class:`drivers._loop.LinkDriver`'s).
+
+Liveness: every chunk received moves ``last_activity``. An idle board (clock
+stopped or absent) sends nothing by itself, so the keep-alive (``45``, as picochess
+does) makes it answer after every ``keepalive_s`` (5 s) of silence: a healthy board
+moves ``last_activity`` at least every 5 s plus a round trip.
 """
 
 from __future__ import annotations

@@ -22,6 +22,14 @@ The on/off button makes the clock sleep: the driver re-configures (waking it),
 as picochess does. A clock that stops answering (``watchdog_s`` without a packet
 and no ack to a probe) is ``LinkChanged(CLOCK, up=False)``; the driver keeps
 trying to configure it with jittered backoff.
+
+Liveness: in mode 25 the clock pushes Time packets (dgtpicom only listens to them;
+how often a stopped clock sends is undocumented, the emulator sends one per second);
+every packet moves ``last_activity``, and after ``watchdog_s`` (5 s) of silence the
+probe (change state 25, acknowledged) is the keep-alive: at least one packet per 5 s
+plus the ack time. Each configuration attempt while the
+clock is missing is a sign of life too. With a tap (``boardd record``) every packet
+received and every command written is recorded.
 """
 
 from __future__ import annotations

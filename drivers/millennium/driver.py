@@ -7,6 +7,10 @@ board's own debounce when configured; protocols.md §4.3), then asks for a statu
 (identical consecutive ones are dropped). With reports "on change" a quiet
 board sends nothing, so the driver polls ``S`` after ``poll_s`` of silence and
 declares the link dead after ``watchdog_s``.
+
+Liveness: every status answering the poll moves ``last_activity``, so an idle
+healthy board moves it at least every ``poll_s`` (2 s) plus a round trip; with
+``report="scan"`` the board streams a status per scan (~24/s) anyway.
 """
 
 from __future__ import annotations

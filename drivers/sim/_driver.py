@@ -126,6 +126,9 @@ class SimulatedBoard:
         self._dump = asyncio.Event()
         self._board: list[Content] = [None] * 64
         self._last_at = float("-inf")
+        self._last_activity = time_source()
+        #: Longest real-time wait between two liveness marks (:attr:`last_activity`).
+        self.heartbeat_s = 1.0
         self.stats = {"events": 0, "games": 0, "dumps": 0}
 
     @property
@@ -134,10 +137,20 @@ class SimulatedBoard:
         return DeviceInfo(driver="sim", port=self.options.port, serial=f"sim-{self.options.seed}",
                           version="1", clock_model="dgt3000", connected=self._entered and not self._closed.is_set())
 
+    @property
+    def last_activity(self) -> float:
+        """``time_source()`` time of the last sign of life: an event delivered, or a wait slice of at most
+        :attr:`heartbeat_s` (1 s) elapsed while the simulated players think (the simulated device "streams").
+
+        It stands still when nobody pulls :meth:`events` (the consumer hangs) and after the context exits.
+        """
+        return self._last_activity
+
     async def __aenter__(self) -> Self:
         if self._entered:
             raise DriverError("SimulatedBoard is not re-entrant")
         self._entered = True
+        self._last_activity = self._time_source()
         _LOGGER.info("simulated board started (%s, profile %s, tempo %s)", self.options.port, self.options.profile,
                      self.options.tempo)
         return self
@@ -173,18 +186,30 @@ class SimulatedBoard:
     def _stamp(self, event: BoardEvent) -> BoardEvent:
         at = max(self._time_source(), self._last_at)
         self._last_at = at
+        self._last_activity = at
         return dataclasses.replace(event, at=at)
 
     async def _wait(self, delay: float) -> bool:
-        """Sleep *delay* real seconds; False when the context closed meanwhile. A dump request wakes it."""
-        if delay > 0:
+        """Sleep *delay* real seconds; False when the context closed meanwhile. A dump request wakes it.
+
+        The wait goes in slices of at most :attr:`heartbeat_s`, each one a sign of life.
+        """
+        loop = asyncio.get_running_loop()
+        end = loop.time() + delay
+        while not self._closed.is_set() and not self._dump.is_set():
+            remaining = end - loop.time()
+            if remaining <= 0:
+                break
             sleeper = asyncio.ensure_future(self._closed.wait())
             dump = asyncio.ensure_future(self._dump.wait())
             try:
-                await asyncio.wait({sleeper, dump}, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({sleeper, dump}, timeout=min(remaining, self.heartbeat_s),
+                                   return_when=asyncio.FIRST_COMPLETED)
             finally:
                 sleeper.cancel()
                 dump.cancel()
+            if not self._closed.is_set():
+                self._last_activity = self._time_source()
         return not self._closed.is_set()
 
     async def events(self) -> AsyncGenerator[BoardEvent, None]:

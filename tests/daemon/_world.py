@@ -183,6 +183,32 @@ def from_options(options: dict[str, Any], *, time_source: Callable[[], float]) -
                       time_source=time_source)
 
 
+def world_board_table(tmp_path: Path, board: str, steps_file: Path, tempo: float, *, white: str,
+                      black: str | None = None) -> str:
+    """The ``[[board]]`` TOML table of a daemon config whose board *board* is a :class:`WorldBoard`.
+
+    The board replays *steps_file* (see :func:`save_steps`) at *tempo*, keeps its progress in
+    ``<tmp_path>/<board>-world.json`` and plays a 300+0 game with the timing scaled by *tempo*.
+    """
+    from tests.daemon._helpers import scaled_timing
+
+    black_line = "" if black is None else f'black = "{black}"\n'
+    return f"""
+[[board]]
+id = "{board}"
+[board.driver]
+kind = "external"
+factory = "tests.daemon._world:from_options"
+steps = "{steps_file}"
+state = "{tmp_path / (board + '-world.json')}"
+tempo = {tempo}
+[board.game]
+time_control = "300+0"
+white = "{white}"
+{black_line}{scaled_timing(tempo)}
+"""
+
+
 def save_steps(steps: list[Step], path: Path) -> None:
     from dataclasses import asdict
 

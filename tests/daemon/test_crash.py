@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from boardd.journal import Journal
-from tests.daemon._helpers import consumer, random_moves, scaled_timing
-from tests.daemon._world import save_steps, script
+from tests.daemon._helpers import consumer, random_moves
+from tests.daemon._world import save_steps, script, world_board_table
 from tests.mosquitto import Broker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,21 +42,7 @@ keepalive = 5
 
 [journal]
 directory = "{tmp_path / 'state'}"
-
-[[board]]
-id = "{board}"
-[board.driver]
-kind = "external"
-factory = "tests.daemon._world:from_options"
-steps = "{steps_file}"
-state = "{tmp_path / (board + '-world.json')}"
-tempo = {TEMPO}
-[board.game]
-time_control = "300+0"
-white = "W{board}"
-black = "B{board}"
-{scaled_timing(TEMPO)}
-""")
+{world_board_table(tmp_path, board, steps_file, TEMPO, white=f"W{board}", black=f"B{board}")}""")
     return path
 
 

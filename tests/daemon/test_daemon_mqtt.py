@@ -196,24 +196,11 @@ async def test_command_tokens(tmp_path: Path, mosquitto: Broker) -> None:
 
 
 def multi_config(tmp_path: Path, port: int, boards: dict[str, Path]) -> Path:
-    from tests.daemon._helpers import scaled_timing
+    from tests.daemon._world import world_board_table
 
     text = f'[mqtt]\nhost = "127.0.0.1"\nport = {port}\nkeepalive = 5\n\n[journal]\ndirectory = "{tmp_path}/state"\n'
     for board, steps_file in boards.items():
-        text += f"""
-[[board]]
-id = "{board}"
-[board.driver]
-kind = "external"
-factory = "tests.daemon._world:from_options"
-steps = "{steps_file}"
-state = "{tmp_path / (board + '-world.json')}"
-tempo = {TEMPO}
-[board.game]
-time_control = "300+0"
-white = "White {board}"
-{scaled_timing(TEMPO)}
-"""
+        text += world_board_table(tmp_path, board, steps_file, TEMPO, white=f"White {board}")
     path = tmp_path / "multi.toml"
     path.write_text(text)
     return path

@@ -49,7 +49,7 @@ import tempfile
 import time
 import tomllib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -79,6 +79,7 @@ __all__ = [
     "build_game_pgn",
     "config_from_args",
     "configure_parser",
+    "consume_forever",
     "etag_for",
     "etag_matches",
     "load_config",
@@ -899,26 +900,11 @@ class Relay:
 
     async def _mqtt_loop(self) -> None:
         settings = self.config.mqtt
-        delay = 1.0
         client = aiomqtt.Client(settings.host, settings.port, username=settings.username,
                                 password=settings.password, identifier=settings.identifier,
                                 keepalive=settings.keepalive)
-        while True:
-            try:
-                async with mqtt_session(client):
-                    for kind in RELAY_KINDS:
-                        await client.subscribe(f"{settings.prefix}/+/{kind}", qos=1)
-                    _LOGGER.info("relay subscribed on %s:%d prefix %s", settings.host, settings.port, settings.prefix)
-                    self.connected.set()
-                    delay = 1.0
-                    async for message in client.messages:
-                        raw = message.payload
-                        self.take(message.topic.value, raw if isinstance(raw, bytes) else str(raw).encode())
-            except aiomqtt.MqttError as exc:
-                self.connected.clear()
-                _LOGGER.warning("MQTT connection lost (%s); reconnecting in %.1f s", exc, delay)
-                await asyncio.sleep(delay * random.uniform(0.8, 1.2))
-                delay = min(delay * 2, 30.0)
+        await consume_forever(client, settings, [f"{settings.prefix}/+/{kind}" for kind in RELAY_KINDS], self.take,
+                              connected=self.connected, logger=_LOGGER, name="relay")
 
     async def serve(self, *, ready: Callable[[Relay], None] | None = None) -> None:
         """Run until cancelled."""
@@ -977,6 +963,40 @@ async def mqtt_session(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
         await client.__aexit__(type(exc), exc, exc.__traceback__)
         raise
     await client.__aexit__(None, None, None)
+
+
+async def consume_forever(client: aiomqtt.Client, settings: MqttSettings, topics: Sequence[str],
+                          take: Callable[[str, bytes], object], *, connected: asyncio.Event, logger: logging.Logger,
+                          name: str, on_client: Callable[[aiomqtt.Client | None], None] | None = None) -> None:
+    """Keep *client* subscribed to *topics* (QoS 1) and feed every message to *take* as (topic, payload bytes).
+
+    The consumers' MQTT loop (relay, web). *connected* is set while subscribed. A lost connection
+    clears it and reconnects after 1 s, doubling up to 30 s, each wait jittered by ±20 %.
+    *on_client* is told the live client once subscribed and ``None`` when the session ends.
+    Logs go to *logger*, as "<name> subscribed on host:port prefix p". Runs until cancelled.
+    """
+    delay = 1.0
+    while True:
+        try:
+            async with mqtt_session(client):
+                for topic in topics:
+                    await client.subscribe(topic, qos=1)
+                if on_client is not None:
+                    on_client(client)
+                connected.set()
+                delay = 1.0
+                logger.info("%s subscribed on %s:%d prefix %s", name, settings.host, settings.port, settings.prefix)
+                async for message in client.messages:
+                    raw = message.payload
+                    take(message.topic.value, raw if isinstance(raw, bytes) else str(raw).encode())
+        except aiomqtt.MqttError as exc:
+            connected.clear()
+            logger.warning("MQTT connection lost (%s); reconnecting in %.1f s", exc, delay)
+            await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+            delay = min(delay * 2, 30.0)
+        finally:
+            if on_client is not None:
+                on_client(None)
 
 
 async def run_service(serve: Callable[[Callable[[_S], None]], Coroutine[Any, Any, None]],

@@ -29,7 +29,6 @@ import getpass
 import hmac
 import json
 import logging
-import random
 import re
 import sys
 import time
@@ -44,7 +43,7 @@ import chess.svg
 from aiohttp import WSMsgType, web
 
 from boardd.errors import ConfigError
-from boardd.relay import MqttSettings, load_config, mqtt_session, run_service
+from boardd.relay import MqttSettings, consume_forever, load_config, run_service
 from boardd.web.auth import LoginThrottle, Session, SessionStore, hash_password, verify_password
 from boardd.web.hub import BRIDGE_TOPIC, WEB_KINDS, Audience, Hub
 
@@ -369,31 +368,17 @@ class WebService:
     async def mqtt_loop(self) -> None:
         """Keep the MQTT link up (reconnect with backoff) and feed every message to :meth:`take`."""
         settings = self.config.mqtt
-        delay = 1.0
         client = aiomqtt.Client(settings.host, settings.port, username=settings.username, password=settings.password,
                                 identifier=settings.identifier, keepalive=settings.keepalive,
                                 max_queued_incoming_messages=100_000)
         client.pending_calls_threshold = 100
-        while True:
-            try:
-                async with mqtt_session(client):
-                    for kind in WEB_KINDS:
-                        await client.subscribe(f"{settings.prefix}/+/{kind}", qos=1)
-                    await client.subscribe(BRIDGE_TOPIC, qos=1)
-                    self._client = client
-                    self.connected.set()
-                    delay = 1.0
-                    _LOGGER.info("web subscribed on %s:%d prefix %s", settings.host, settings.port, settings.prefix)
-                    async for message in client.messages:
-                        raw = message.payload
-                        self.take(message.topic.value, raw if isinstance(raw, bytes) else str(raw).encode())
-            except aiomqtt.MqttError as exc:
-                self.connected.clear()
-                _LOGGER.warning("MQTT connection lost (%s); reconnecting in %.1f s", exc, delay)
-                await asyncio.sleep(delay * random.uniform(0.8, 1.2))
-                delay = min(delay * 2, 30.0)
-            finally:
-                self._client = None
+        topics = [*(f"{settings.prefix}/+/{kind}" for kind in WEB_KINDS), BRIDGE_TOPIC]
+        await consume_forever(client, settings, topics, self.take, connected=self.connected, logger=_LOGGER,
+                              name="web", on_client=self._use_client)
+
+    def _use_client(self, client: aiomqtt.Client | None) -> None:
+        """The live MQTT client commands are published with (``None`` while disconnected)."""
+        self._client = client
 
     async def _clock_loop(self) -> None:
         while True:

@@ -19,7 +19,8 @@ from drivers.certabo import CertaboDriver, CertaboOptions
 from drivers.certabo.codec import Calibration
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
-from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, load, problems, run_through_engine
+from drivers.sim import load_pgn_game
+from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, problems, run_through_engine
 
 SCRIPT = "e2e4 d7d5 e4d5 d8d5 b1c3 d5a5 d2d4 c7c6 g1f3 c8f5 f1c4 e7e6 e1g1 b8d7 d4d5 c6d5 c4d5 g8f6 d5b7 a8b8"
 PROMOTION = "h2h4 g7g5 h4g5 h7h6 g5h6 f8g7 h6g7 g8f6 g7h8q f6g8 h8g8"
@@ -118,7 +119,7 @@ async def test_registry_opens_certabo_and_bad_calibration_file_is_a_config_error
 
 @pytest.mark.slow
 async def test_full_game_with_noisy_chips_reaches_the_record(pgn_dir: Path) -> None:
-    game = load(pgn_dir / "tatamast22.pgn", 72)  # Mamedyarov-Karjakin 2022: both castle, en passant
+    game = load_pgn_game(pgn_dir / "tatamast22.pgn", 73)  # Mamedyarov-Karjakin 2022: both castle, en passant
     moves = [m.uci() for m in game.mainline_moves()]
     async with CertaboEmulator(scan_interval=SCAN, noise=0.01, seed=5) as emu:
         # 1 % misreads per chip and line: a 5-frame majority (3 of 5 agree) keeps them out.

@@ -21,7 +21,8 @@ from drivers.chessnut import ChessnutDriver, ChessnutOptions
 from drivers.chessnut.codec import Battery
 from drivers.chessnut.emulator import ChessnutUsbEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
-from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, load, problems, run_through_engine
+from drivers.sim import load_pgn_game
+from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, problems, run_through_engine
 
 SCRIPT = "e2e4 d7d5 e4d5 d8d5 b1c3 d5a5 d2d4 c7c6 g1f3 c8f5 f1c4 e7e6 e1g1 b8d7 d4d5 c6d5 c4d5 g8f6 d5b7 a8b8"
 PROMOTION = "h2h4 g7g5 h4g5 h7h6 g5h6 f8g7 h6g7 g8f6 g7h8q f6g8 h8g8"
@@ -144,7 +145,7 @@ async def test_serial_number_selects_the_board() -> None:
 
 @pytest.mark.slow
 async def test_full_game_through_usb_emulator_and_engine_with_unplug(pgn_dir: Path) -> None:
-    game = load(pgn_dir / "London1851.pgn", 104)  # Ranken-Boden 1851: both castle, a promotion
+    game = load_pgn_game(pgn_dir / "London1851.pgn", 105)  # Ranken-Boden 1851: both castle, a promotion
     moves = [m.uci() for m in game.mainline_moves()]
     async with ChessnutUsbEmulator(scan_interval=SCAN) as emu:
         driver = driver_for(emu)

@@ -16,6 +16,13 @@ named tasks whose references are kept:
 ``prune-<id>``   journal retention, at start and every hour;
 ``watchdog``     systemd's watchdog, fed only while every component progresses.
 
+Board progress for the watchdog: every driver event, and every timer tick while the
+driver's ``last_activity`` (its ``time_source`` time of the last bytes from the device or
+the last reconnect attempt) is younger than the stall limit (half the watchdog interval).
+A driver whose loop hangs with the port open (no bytes, no reconnect attempt) therefore
+stops the pings although its reader task is alive; the log and ``STATUS=`` name the
+board. A driver without ``last_activity`` counts as active while its reader task runs.
+
 The pipeline step (:meth:`BoardRuntime.process`) is serialised by a lock:
 ``engine.feed(event)`` (pure, fast), ``publisher.render(...)``, then **one
 journal transaction** holding the event and its publications, then the MQTT
@@ -71,6 +78,10 @@ _LOGGER = logging.getLogger(__name__)
 PRUNE_EVERY_S = 3600.0
 #: A driver event stamped further than this from the daemon's time line is re-stamped on receipt.
 MAX_STAMP_SKEW_S = 600.0
+#: Stall limit of a driver's ``last_activity`` without a systemd watchdog (then only logged).
+DRIVER_STALL_S = 15.0
+#: The timer task's longest sleep (it also checks the driver's activity).
+TIMER_IDLE_S = 5.0
 
 
 class TimeLine:
@@ -116,11 +127,15 @@ class BoardRuntime:
         driver_factory: overrides ``drivers.base.open_driver`` (tests); called with
             ``(kind, options, time_source=...)``.
         progress: called with a component name when that component made progress.
+        notify_status: sets the systemd ``STATUS=`` line.
+        driver_stall_after: the driver counts as hung when its ``last_activity`` is older than
+            this (seconds); default :data:`DRIVER_STALL_S`.
     """
 
     def __init__(self, board: BoardConfig, config: Config, *, driver_factory: Callable[..., Any] | None = None,
                  progress: Callable[[str], None] = lambda _name: None,
-                 notify_status: Callable[[str], object] = lambda _text: None) -> None:
+                 notify_status: Callable[[str], object] = lambda _text: None,
+                 driver_stall_after: float | None = None) -> None:
         self.board = board
         self.config = config
         self.driver_factory = driver_factory
@@ -142,6 +157,9 @@ class BoardRuntime:
         self.stats = {"events": 0, "commands": 0, "rejected_commands": 0, "journal_errors": 0, "ticks": 0,
                       "render_errors": 0, "restamped": 0}
         self._skew_warned = False
+        self.driver_stall_after = driver_stall_after if driver_stall_after is not None else DRIVER_STALL_S
+        self._driver_hung = False
+        self._activity_clock_warned = False
         #: A permanent driver failure (the daemon then stops cleanly and exits 1).
         self.fatal: BaseException | None = None
         self.on_fatal: Callable[[], None] = lambda: None
@@ -444,8 +462,14 @@ class BoardRuntime:
         self.stats["restamped"] += 1
         return dataclasses.replace(event, at=now)
 
-    async def run_timers(self, idle: float = 5.0) -> None:
-        """Sleep until the engine's next deadline (or a new event), then advance (task ``timer-<id>``)."""
+    async def run_timers(self, idle: float | None = None) -> None:
+        """Sleep until the engine's next deadline (or a new event), then advance (task ``timer-<id>``).
+
+        Every turn also reports board progress while the driver is active (:meth:`driver_active`);
+        *idle* (default: :data:`TIMER_IDLE_S`, at most a third of the stall limit) bounds the sleep.
+        """
+        if idle is None:
+            idle = min(TIMER_IDLE_S, self.driver_stall_after / 3)
         loop = asyncio.get_running_loop()
         while True:
             self._deadline_changed.clear()
@@ -457,13 +481,45 @@ class BoardRuntime:
                     await self._deadline_changed.wait()
             if self.engine.next_deadline() is not None:
                 await self.advance()
-            if self.driver_task_alive():
+            if self.driver_active():
                 self._progress(f"board:{self.board.id}")
 
     def driver_task_alive(self) -> bool:
         """True while the board reader task runs (set by :func:`serve`)."""
         task = self.reader_task
         return task is not None and not task.done()
+
+    def driver_active(self) -> bool:
+        """True while the reader task runs and the driver's loop turns.
+
+        The driver's ``last_activity`` (bytes from the device, or a reconnect attempt while it is
+        unplugged) must be younger than :attr:`driver_stall_after`; a driver without that attribute
+        (or with a value on another clock) is judged by its reader task alone. Logs, and sets
+        ``STATUS=``, when the driver hangs and when it recovers.
+        """
+        if not self.driver_task_alive():
+            return False
+        raw = getattr(self.driver, "last_activity", None)
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            return True
+        age = self.timeline.now() - float(raw)
+        if not age >= -MAX_STAMP_SKEW_S:  # NaN, or a driver ignoring time_source
+            if not self._activity_clock_warned:
+                self._activity_clock_warned = True
+                _LOGGER.warning("board %s: driver last_activity %.0f s in the future (driver ignores "
+                                "time_source?); judging the driver by its reader task only", self.board.id, -age)
+            return True
+        hung = age > self.driver_stall_after
+        if hung and not self._driver_hung:
+            driver = self.board.driver
+            text = (f"board {self.board.id}: driver {driver.kind} on {driver.port or '-'} hung: no activity "
+                    f"(no bytes from the device, no reconnect attempt) for {age:.1f} s")
+            _LOGGER.error("%s; withholding its watchdog progress", text)
+            self._notify_status(text)
+        elif not hung and self._driver_hung:
+            _LOGGER.warning("board %s: driver active again", self.board.id)
+        self._driver_hung = hung
+        return not hung
 
     async def prune_loop(self) -> None:
         """Retention: archive and prune old games at start and every hour."""
@@ -521,8 +577,9 @@ async def serve(config: Config, *, boards: Sequence[str] = (), stop: asyncio.Eve
     notifier = Notifier.from_environment(unset_environment=True)
     components = [f"{kind}:{b.id}" for b in selected for kind in ("board", "mqtt")]
     watchdog = ProgressWatchdog(notifier, components=components)
+    stall = watchdog.stall_after / 2 if watchdog.stall_after is not None else None
     runtimes = [BoardRuntime(b, config, driver_factory=driver_factory, progress=watchdog.progress,
-                             notify_status=notifier.status) for b in selected]
+                             notify_status=notifier.status, driver_stall_after=stall) for b in selected]
     for rt in runtimes:
         rt.on_fatal = stop.set
     try:

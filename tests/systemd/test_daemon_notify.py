@@ -9,6 +9,7 @@ The board is a quiet fake driver: it is open and sends nothing, like a board bet
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -146,3 +147,122 @@ async def test_broker_down_still_counts_as_mqtt_progress(tmp_path: Path, notify_
     [watchdog] = watchdogs
     # The MQTT task made several connect attempts during these seconds; each one is progress.
     assert watchdog.last_progress("mqtt:t1") is not None
+
+
+# -- a hung driver must starve the watchdog; an unplugged one that keeps retrying must not ------------------------
+
+
+class ActiveBoard(QuietBoard):
+    """A driver that sends no events but reports ``last_activity`` like a real one.
+
+    Every ``poll`` seconds it touches ``last_activity`` (an answer to its idle poll, or a reconnect
+    attempt while the device is unplugged), until ``hang`` is set: then its loop stops turning
+    (port open, no bytes, no reconnect attempt), the failure the watchdog exists for.
+    """
+
+    def __init__(self, time_source: Any, hang: asyncio.Event, poll: float = 0.2) -> None:
+        super().__init__()
+        self._now = time_source
+        self._hang = hang
+        self._poll = poll
+        self.last_activity: float = time_source()
+        self.polls = 0
+
+    async def events(self) -> AsyncIterator[Any]:
+        while not self._hang.is_set():
+            self.last_activity = self._now()
+            self.polls += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hang.wait(), self._poll)
+        await asyncio.Event().wait()  # hung: nothing more, ever
+        yield  # pragma: no cover - never reached
+
+
+@pytest.fixture
+def short_watchdog(notify_socket: socket.socket, monkeypatch: pytest.MonkeyPatch) -> socket.socket:
+    # 4 s: the daemon checks driver activity every second (stall limit 2 s) and the MQTT link
+    # reports progress every keepalive/2 = 2.5 s.
+    monkeypatch.setenv("WATCHDOG_USEC", "4000000")
+    return notify_socket
+
+
+async def _run_until(config: Path, sock: socket.socket, factory: Any, done: Any, *,
+                     on_datagram: Any = lambda _d: None, within: float = 30.0) -> list[str]:
+    """Run the daemon until ``done()`` holds (checked at every datagram and every 50 ms), then stop it."""
+    received: list[str] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(load_config(config), stop=stop, driver_factory=factory))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    try:
+        while not done():
+            assert loop.time() < deadline, f"condition not reached within {within} s: {received}"
+            assert not task.done(), f"daemon ended early: {task}"
+            for datagram in _drain(sock):
+                received.append(datagram)
+                on_datagram(datagram)
+            await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, 20) == 0
+    received += _drain(sock)
+    return received
+
+
+async def test_hung_driver_stops_the_pings_and_is_named(tmp_path: Path, mosquitto: Broker,
+                                                        short_watchdog: socket.socket,
+                                                        watchdogs: list[sdnotify.ProgressWatchdog],
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """The reader task stays alive but the driver's loop stops: the daemon must stop feeding systemd."""
+    hang = asyncio.Event()
+    boards: list[ActiveBoard] = []
+
+    def factory(_kind: str, _options: object, *, time_source: Any) -> ActiveBoard:
+        boards.append(ActiveBoard(time_source, hang))
+        return boards[0]
+
+    def on_datagram(datagram: str) -> None:
+        if datagram == "WATCHDOG=1":
+            hang.set()  # the daemon was healthy (first ping): now the driver hangs
+
+    def withheld_twice() -> bool:
+        return bool(watchdogs) and watchdogs[0].withheld >= 2
+
+    received = await _run_until(write_config(tmp_path, mosquitto.port), short_watchdog, factory, withheld_twice,
+                                on_datagram=on_datagram)
+    assert hang.is_set() and boards[0].polls >= 1
+    stalled = [i for i, d in enumerate(received) if d.startswith("STATUS=stalled")]
+    assert stalled, received
+    assert "board:t1" in received[stalled[0]], received
+    assert "mqtt:t1" not in received[stalled[0]], received  # the broker was fine: only the board is named
+    # No ping after the watchdog found the stall (systemd kills the service WatchdogSec after the last one).
+    assert "WATCHDOG=1" not in received[stalled[0]:], received
+    assert "board:t1" in watchdogs[0].stalled()
+    # The daemon's own log says which board and why, before the watchdog's verdict.
+    hung = [r for r in caplog.records if r.name == "boardd.daemon" and "board t1" in r.getMessage()
+            and "no activity" in r.getMessage()]
+    assert hung and hung[0].levelname == "ERROR", [r.getMessage() for r in caplog.records]
+
+
+async def test_unplugged_board_that_keeps_retrying_keeps_the_pings(tmp_path: Path, mosquitto: Broker,
+                                                                   short_watchdog: socket.socket,
+                                                                   watchdogs: list[sdnotify.ProgressWatchdog],
+                                                                   ) -> None:
+    """No event at all for longer than the watchdog interval, but reconnect attempts: not a hang."""
+    never = asyncio.Event()
+    boards: list[ActiveBoard] = []
+
+    def factory(_kind: str, _options: object, *, time_source: Any) -> ActiveBoard:
+        boards.append(ActiveBoard(time_source, never, poll=0.5))
+        return boards[0]
+
+    def checked_past_the_limit() -> bool:
+        # four checks, 2 s apart: 6 s without a single driver event, past the 4 s stall limit
+        return bool(watchdogs) and watchdogs[0].pings + watchdogs[0].withheld >= 4
+
+    received = await _run_until(write_config(tmp_path, mosquitto.port), short_watchdog, factory,
+                                checked_past_the_limit)
+    assert boards[0].polls >= 10
+    assert not [d for d in received if d.startswith("STATUS=stalled") and "board:t1" in d], received
+    assert "board:t1" not in watchdogs[0].stalled()
+    assert received.count("WATCHDOG=1") >= 3, received

@@ -18,7 +18,9 @@ named tasks whose references are kept:
 
 Board progress for the watchdog: every driver event, and every timer tick while the
 driver's ``last_activity`` (its ``time_source`` time of the last bytes from the device or
-the last reconnect attempt) is younger than the stall limit (half the watchdog interval).
+the last reconnect attempt) is younger than the watchdog's stall limit (its interval: the
+drivers' longest legitimate silence, their own link watchdog plus the longest reconnect delay,
+is below 30 s).
 A driver whose loop hangs with the port open (no bytes, no reconnect attempt) therefore
 stops the pings although its reader task is alive; the log and ``STATUS=`` name the
 board. A driver without ``last_activity`` counts as active while its reader task runs.
@@ -79,7 +81,7 @@ PRUNE_EVERY_S = 3600.0
 #: A driver event stamped further than this from the daemon's time line is re-stamped on receipt.
 MAX_STAMP_SKEW_S = 600.0
 #: Stall limit of a driver's ``last_activity`` without a systemd watchdog (then only logged).
-DRIVER_STALL_S = 15.0
+DRIVER_STALL_S = 30.0
 #: The timer task's longest sleep (it also checks the driver's activity).
 TIMER_IDLE_S = 5.0
 
@@ -577,9 +579,9 @@ async def serve(config: Config, *, boards: Sequence[str] = (), stop: asyncio.Eve
     notifier = Notifier.from_environment(unset_environment=True)
     components = [f"{kind}:{b.id}" for b in selected for kind in ("board", "mqtt")]
     watchdog = ProgressWatchdog(notifier, components=components)
-    stall = watchdog.stall_after / 2 if watchdog.stall_after is not None else None
     runtimes = [BoardRuntime(b, config, driver_factory=driver_factory, progress=watchdog.progress,
-                             notify_status=notifier.status, driver_stall_after=stall) for b in selected]
+                             notify_status=notifier.status, driver_stall_after=watchdog.stall_after)
+                for b in selected]
     for rt in runtimes:
         rt.on_fatal = stop.set
     try:

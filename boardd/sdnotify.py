@@ -273,9 +273,9 @@ class ProgressWatchdog:
     * ``"board"``: on every event from the driver, and on every turn of the
       board's timer task while the driver's ``last_activity`` (bytes from the
       device, e.g. the answer to an idle poll, or a reconnect attempt while the
-      device is missing) is younger than half the watchdog interval. Drivers
-      that are silent while nothing moves must poll the device more often than
-      that; a driver whose loop hangs with the port open stops the pings.
+      device is missing) is younger than ``stall_after``. Drivers that are
+      silent while nothing moves must poll the device more often than that; a
+      driver whose loop hangs with the port open stops the pings.
     * ``"mqtt"``: on every completed publish (PUBACK for QoS 1, written for
       QoS 0), on every keep-alive round trip while idle, and on every connect
       attempt (successful or not) of the reconnect loop while the broker is

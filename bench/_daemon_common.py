@@ -161,7 +161,7 @@ class DaemonProcess:
         self.log = log
         #: Scheduling niceness of the daemon (``nice -n``; 0: as the benchmark itself).
         self.nice = nice
-        #: ``boardd``, or ``bench._daemon_nodelay`` (the same daemon with TCP_NODELAY on its MQTT sockets).
+        #: the module run with ``python -m`` (``boardd``, or a wrapper of its command line).
         self.module = module
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -12,12 +12,18 @@ as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
     bound** of "PUBACK at the daemon": Mosquitto forwards a QoS 1 message to the
     subscriber after it has sent the PUBACK. Broken down with the message's own times
     (``completed_at_s``: the daemon's stamp of the press; envelope ``ts``: the time the
-    completion was rendered for, in ms; the journal outbox row's ``wall``). Three runs:
-    the spec's timing (the engine judges a press ``max(T_latency, T_bounce)`` after it,
-    ``boardd/engine.py`` ``_Press.due``), the same with ``t_latency = t_bounce = 0``,
-    and that again with ``TCP_NODELAY`` on the daemon's MQTT socket
-    (``bench/_daemon_nodelay.py``, a what-if: paho-mqtt leaves Nagle's algorithm on).
+    completion was rendered for, in ms; the journal outbox row's ``wall``). Runs
+    (``--e2e-runs``, default ``settled,early,zero``): ``settled``: the spec's timing, the press
+    two scans (400-500 ms) after the move, when the move has settled (``T_settle`` 400 ms) and
+    the engine completes it in the feed of the press (``boardd/engine.py`` ``_clean_press``);
+    ``early``: the spec's timing, the press one scan after the move, before it settled, so the
+    engine judges the press ``max(T_latency, T_bounce)`` after it (``_Press.due``); ``zero``:
+    ``early`` with ``t_latency = t_bounce = 0``.
     Baseline: bare QoS 1 publish -> PUBACK and publish -> subscriber on the same broker.
+``pipeline``
+    Replays the game of the first e2e run in-process and times each step of the daemon's
+    pipeline (engine feed, render, serialise, journal commit FULL/NORMAL;
+    ``bench/_daemon_pipeline.py``). Needs ``e2e`` in the same invocation.
 ``resources``
     Resident memory (VmRSS/VmHWM sampled from /proc every 0.25 s) during a 100-move
     (200-ply) random game, then CPU while idle: connected to emulator and broker, no
@@ -51,13 +57,20 @@ from bench._daemon_common import ROOT, Table, loadavg, percentile, summary
 from bench._daemon_dgt import SessionResult, dgt_session
 from bench._daemon_hall import HallResult, hall
 from bench._daemon_journal import run_journal
+from bench._daemon_pipeline import run_pipeline
 from drivers.sim import random_game
 
 _LOGGER = logging.getLogger(__name__)
 
 PGN_DIR = ROOT.parent / "shared" / "data" / "pgn"
 E2E_GAME = ("kasparov-deep-blue-1997.pgn", 3)  # Deep Blue-Kasparov 1997 game 4: 111 plies, the longest of the file
-PARTS = ("e2e", "resources", "hall", "journal")
+PARTS = ("e2e", "pipeline", "resources", "hall", "journal")
+#: e2e runs: name -> (label, zero_wait, think_scans)
+E2E_RUNS = {
+    "settled": ("spec timing, press after T_settle", False, 2),
+    "early": ("spec timing, press before T_settle", False, 1),
+    "zero": ("T_latency=T_bounce=0, press early", True, 1),
+}
 
 
 def _game(name: str, index: int, plies: int | None) -> chess.pgn.Game:
@@ -141,7 +154,8 @@ def _print_e2e(runs: list[SessionResult]) -> None:
         for r in runs:
             totals = [p.total for p in r.presses]
             if totals and p99_base > 0:
-                print(f"  {r.label}: p99 is {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's p99")
+                print(f"  {r.label}: p50 is {percentile(totals, 0.5) / percentile(base.baseline_arrival, 0.5):.1f}x"
+                      f" and p99 {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's")
 
 
 def _print_resources(r: SessionResult) -> None:
@@ -210,10 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("parts", nargs="*", metavar="PART",
                         help=f"parts to run, among {', '.join(PARTS)} (default: e2e resources hall)")
     parser.add_argument("--e2e-plies", type=int, default=90, help="plies of the e2e game (90; 0: all 111)")
-    parser.add_argument("--no-what-if", action="store_true", help="skip the TCP_NODELAY what-if run of part 1")
+    parser.add_argument("--e2e-runs", default="settled,early,zero",
+                        help=f"e2e runs, among {', '.join(E2E_RUNS)} (settled,early,zero)")
     parser.add_argument("--resource-plies", type=int, default=200, help="plies of the resources game (200)")
     parser.add_argument("--idle-seconds", type=float, default=15.0, help="idle CPU window (15 s)")
-    parser.add_argument("--think-scans", type=int, default=1, help="emulator scans between a move and its press (1)")
+    parser.add_argument("--think-scans", type=int, default=1,
+                        help="emulator scans between a move and its press in the resources game (1)")
     parser.add_argument("--pause-scans", type=int, default=2, help="emulator scans between a press and the next "
                         "move (2; a scan is 200-250 ms, the engine judges a press 300 ms after it)")
     parser.add_argument("--synchronous", choices=("full", "normal"), default="full",
@@ -245,20 +261,25 @@ def main(argv: list[str] | None = None) -> int:
         if "e2e" in parts:
             print(f"\n[e2e] load average at start {loadavg()}")
             game = _game(*E2E_GAME, args.e2e_plies or None)
-            runs = [asyncio.run(dgt_session(work / "e2e-spec", game, label="spec timing", zero_wait=False,
-                                            think_scans=args.think_scans, pause_scans=args.pause_scans,
-                                            synchronous=args.synchronous))]
-            runs.append(asyncio.run(dgt_session(work / "e2e-zero", game, label="T_latency=T_bounce=0",
-                                                zero_wait=True, think_scans=args.think_scans,
-                                                pause_scans=args.pause_scans,
-                                                synchronous=args.synchronous, baseline=False)))
-            if not args.no_what_if:
-                runs.append(asyncio.run(dgt_session(work / "e2e-nodelay", game, label="=0 + TCP_NODELAY (what-if)",
-                                                    zero_wait=True, think_scans=args.think_scans,
-                                                    pause_scans=args.pause_scans, synchronous=args.synchronous,
-                                                    baseline=False, module="bench._daemon_nodelay")))
+            names = [n.strip() for n in args.e2e_runs.split(",") if n.strip()]
+            bad = [n for n in names if n not in E2E_RUNS]
+            if bad or not names:
+                parser.error(f"unknown e2e run(s) {bad}: choose among {', '.join(E2E_RUNS)}")
+            runs = []
+            for i, name in enumerate(names):
+                label, zero_wait, think = E2E_RUNS[name]
+                runs.append(asyncio.run(dgt_session(work / f"e2e-{name}", game, label=label, zero_wait=zero_wait,
+                                                    think_scans=think, pause_scans=args.pause_scans,
+                                                    synchronous=args.synchronous, baseline=i == 0)))
             _print_e2e(runs)
             print(f"[e2e] load average at end {loadavg()}")
+        if "pipeline" in parts:
+            if "e2e" not in parts:
+                parser.error("the pipeline part replays the game of the e2e part: run them together")
+            print(f"\n[pipeline] load average at start {loadavg()}")
+            print("Pipeline steps in-process, replaying the journal of the first e2e run (ms, p50/p99)")
+            run_pipeline(work / f"e2e-{names[0]}", args.dir)
+            print(f"[pipeline] load average at end {loadavg()}")
         if "resources" in parts:
             print(f"\n[resources] load average at start {loadavg()}")
             game = _long_random_game(args.resource_plies)

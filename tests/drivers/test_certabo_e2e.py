@@ -14,16 +14,23 @@ import chess
 import pytest
 
 from boardd.events import BoardSnapshot, GameInfo, LinkChanged, Marker
-from drivers.base import DriverKind, RequestDump, open_driver
+from drivers.base import DriverKind, open_driver
 from drivers.certabo import CertaboDriver, CertaboOptions
 from drivers.certabo.codec import Calibration
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
 from drivers.sim import load_pgn_game
-from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, problems, run_through_engine
-
-SCRIPT = "e2e4 d7d5 e4d5 d8d5 b1c3 d5a5 d2d4 c7c6 g1f3 c8f5 f1c4 e7e6 e1g1 b8d7 d4d5 c6d5 c4d5 g8f6 d5b7 a8b8"
-PROMOTION = "h2h4 g7g5 h4g5 h7h6 g5h6 f8g7 h6g7 g8f6 g7h8q f6g8 h8g8"
+from tests.drivers.test_millennium_e2e import (
+    PROMOTION,
+    SCAN,
+    SCRIPT,
+    expect_back_with,
+    expect_dump_on_request,
+    game_of,
+    game_time,
+    problems,
+    run_through_engine,
+)
 
 
 def options(emu: CertaboEmulator, **kwargs: object) -> CertaboOptions:
@@ -99,13 +106,8 @@ async def test_unplug_replug_and_dump_on_request() -> None:
         assert isinstance(down, LinkChanged) and not down.up
         emu.move(chess.G1, chess.F3)
         emu.replug()
-        up = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(up, LinkChanged) and up.up
-        snap = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(snap, BoardSnapshot) and snap.squares[chess.F3] == chess.Piece(chess.KNIGHT, True)
-        await driver.send(RequestDump())
-        again = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(again, BoardSnapshot) and again.squares == snap.squares
+        snap = await expect_back_with(events, chess.F3, chess.Piece(chess.KNIGHT, True))
+        await expect_dump_on_request(events, driver, snap)
 
 
 async def test_registry_opens_certabo_and_bad_calibration_file_is_a_config_error(tmp_path: Path) -> None:

@@ -22,10 +22,17 @@ from drivers.chessnut.codec import Battery
 from drivers.chessnut.emulator import ChessnutUsbEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
 from drivers.sim import load_pgn_game
-from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, problems, run_through_engine
-
-SCRIPT = "e2e4 d7d5 e4d5 d8d5 b1c3 d5a5 d2d4 c7c6 g1f3 c8f5 f1c4 e7e6 e1g1 b8d7 d4d5 c6d5 c4d5 g8f6 d5b7 a8b8"
-PROMOTION = "h2h4 g7g5 h4g5 h7h6 g5h6 f8g7 h6g7 g8f6 g7h8q f6g8 h8g8"
+from tests.drivers.test_millennium_e2e import (
+    PROMOTION,
+    SCAN,
+    SCRIPT,
+    expect_back_with,
+    expect_dump_on_request,
+    game_of,
+    game_time,
+    problems,
+    run_through_engine,
+)
 
 FAST = {"write_interval_s": 0.01, "reconnect_initial_s": 0.05, "reconnect_max_s": 0.2}
 
@@ -75,13 +82,8 @@ async def test_unplug_replug_gives_link_down_up_and_a_fresh_snapshot() -> None:
         emu.move(chess.B1, chess.C3)  # made while unplugged
         await emu.wait_scan(5)
         emu.replug()
-        again = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(again, LinkChanged) and again.up
-        snap = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(snap, BoardSnapshot) and snap.squares[chess.C3] == chess.Piece(chess.KNIGHT, True)
-        await driver.send(RequestDump())
-        dump = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(dump, BoardSnapshot) and dump.squares == snap.squares
+        snap = await expect_back_with(events, chess.C3, chess.Piece(chess.KNIGHT, True))
+        await expect_dump_on_request(events, driver, snap)
         with pytest.raises(UnsupportedCommandError):
             await driver.send(SetClock(left_s=1, right_s=1))
     assert driver.counters["disconnects"] == 1 and driver.counters["connects"] == 2
@@ -194,10 +196,7 @@ async def test_ble_connection_loss_and_reconnect(monkeypatch: pytest.MonkeyPatch
             assert isinstance(down, LinkChanged) and not down.up and "BLE" in down.detail
             emu.move(chess.D2, chess.D4)
             emu.replug()
-            up = await asyncio.wait_for(anext(events), 5)
-            assert isinstance(up, LinkChanged) and up.up
-            snap = await asyncio.wait_for(anext(events), 5)
-            assert isinstance(snap, BoardSnapshot) and snap.squares[chess.D4] == chess.Piece(chess.PAWN, True)
+            await expect_back_with(events, chess.D4, chess.Piece(chess.PAWN, True))
         assert emu.stats["ble_connects"] == 2
 
 

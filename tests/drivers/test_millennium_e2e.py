@@ -103,6 +103,23 @@ def problems(outputs: list[Output]) -> list[str]:
     return [i.code for i in raised if i.severity is not Severity.INFO]
 
 
+async def expect_back_with(events: AsyncIterator[BoardEvent], square: chess.Square,
+                           piece: chess.Piece) -> BoardSnapshot:
+    """The link comes back up, then a fresh snapshot shows *piece* on *square* (moved while away); returns it."""
+    up = await asyncio.wait_for(anext(events), 5)
+    assert isinstance(up, LinkChanged) and up.up
+    snap = await asyncio.wait_for(anext(events), 5)
+    assert isinstance(snap, BoardSnapshot) and snap.squares[square] == piece
+    return snap
+
+
+async def expect_dump_on_request(events: AsyncIterator[BoardEvent], driver: BoardDriver, snap: BoardSnapshot) -> None:
+    """A dump on request is emitted even though nothing changed since *snap*."""
+    await driver.send(RequestDump())
+    again = await asyncio.wait_for(anext(events), 5)
+    assert isinstance(again, BoardSnapshot) and again.squares == snap.squares
+
+
 def options(emu: MillenniumEmulator, **kwargs: object) -> MillenniumOptions:
     return MillenniumOptions(port=emu.path, reconnect_initial_s=0.05, reconnect_max_s=0.2, **kwargs)  # type: ignore[arg-type]
 
@@ -180,15 +197,9 @@ async def test_unplug_replug_gives_link_down_up_and_a_fresh_snapshot() -> None:
         emu.move(chess.E2, chess.E4)  # made while the host cannot see it
         await emu.wait_scan(5)
         emu.replug()
-        up = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(up, LinkChanged) and up.up
-        snap = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(snap, BoardSnapshot)
-        assert snap.squares[chess.E4] == chess.Piece(chess.PAWN, chess.WHITE) and snap.squares[chess.E2] is None
-        # A dump on request is emitted even though nothing changed.
-        await driver.send(RequestDump())
-        again = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(again, BoardSnapshot) and again.squares == snap.squares
+        snap = await expect_back_with(events, chess.E4, chess.Piece(chess.PAWN, chess.WHITE))
+        assert snap.squares[chess.E2] is None
+        await expect_dump_on_request(events, driver, snap)
         with pytest.raises(UnsupportedCommandError):
             await driver.send(SetClock(left_s=60, right_s=60))
         assert driver.counters["disconnects"] == 1 and driver.counters["connects"] == 2
@@ -285,10 +296,7 @@ async def test_a_stalled_link_is_declared_down_by_the_watchdog_and_recovers() ->
         assert isinstance(down, LinkChanged) and not down.up and "no data" in down.detail
         emu.move(chess.E2, chess.E4)
         emu.hung = False
-        up = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(up, LinkChanged) and up.up
-        snap = await asyncio.wait_for(anext(events), 5)
-        assert isinstance(snap, BoardSnapshot) and snap.squares[chess.E4] == chess.Piece(chess.PAWN, chess.WHITE)
+        await expect_back_with(events, chess.E4, chess.Piece(chess.PAWN, chess.WHITE))
     assert driver.counters["watchdog"] >= 1
 
 

@@ -7,9 +7,10 @@ It opens a pty, publishes the slave side under :attr:`PtyPort.path` (like a
 ``/dev/serial/by-id/...`` link, so a real driver opens it with pyserial exactly
 as it would open hardware), reads the host's bytes when the loop says they are
 there, writes without blocking (the rest waits for the pty to be writable), and
-closes the pty and removes the link on unplug. What the bytes mean is the
-subclass's business: it implements :meth:`PtyPort._on_host_bytes` and may
-implement :meth:`PtyPort._on_plug`.
+closes the pty and removes the link on unplug; as an async context manager it
+publishes the pty and runs the board's ``_scan_loop`` until exit. What the bytes
+mean is the subclass's business: it implements :meth:`PtyPort._on_host_bytes`
+and ``_scan_loop``, and may implement :meth:`PtyPort._on_plug`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import os
 import tempfile
 import tty
 from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Self
 
 __all__ = ["PtyPort"]
 
@@ -32,6 +35,9 @@ class PtyPort:
         link_name: file name of the symlink.
     """
 
+    #: Prefix of the temporary directory made when no *directory* is given.
+    _tmp_prefix: ClassVar[str] = "board-emu-"
+
     def __init__(self, *, directory: Path | None, link_name: str) -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._directory = directory
@@ -43,25 +49,34 @@ class PtyPort:
         self._out = bytearray()
         self._writer_registered = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
         #: A stalled link (Bluetooth serial that hangs without failing): nothing read, nothing sent.
         self.hung = False
 
     # --- lifecycle ------------------------------------------------------------------------
 
-    def _publish_pty(self, tmp_prefix: str) -> None:
-        """Take the running loop, make the directory if none was given and open the pty under :attr:`path`."""
+    async def __aenter__(self) -> Self:
         self._loop = asyncio.get_running_loop()
         if self._directory is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix=tmp_prefix)
+            self._tmp = tempfile.TemporaryDirectory(prefix=self._tmp_prefix)
             self._directory = Path(self._tmp.name)
         self.path = str(self._directory / self._link_name)
         self._open_pty()
+        self._task = asyncio.create_task(self._scan_loop(), name=f"{type(self).__name__} scans")
+        return self
 
-    def _unpublish_pty(self) -> None:
-        """Close the pty, remove the link and the temporary directory."""
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
         self._close_pty()
         if self._tmp is not None:
             self._tmp.cleanup()
+
+    async def _scan_loop(self) -> None:
+        """The board's sensor scans, run from entry to exit (subclasses)."""
 
     @property
     def plugged(self) -> bool:

@@ -49,8 +49,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import chess
 import chess.pgn
@@ -123,6 +121,8 @@ class DgtEmulator(PtyPort):
         noise: probability of 1-6 bytes of line noise before each write (never a valid frame).
     """
 
+    _tmp_prefix = "dgt-emu-"
+
     def __init__(
         self,
         *,
@@ -172,7 +172,6 @@ class DgtEmulator(PtyPort):
         self._last_bwtime_at = -math.inf
         # I/O.
         self._decoder = HostDecoder()
-        self._task: asyncio.Task[None] | None = None
         self._scan_done = asyncio.Event()
         self._scans = 0
         self._pending_acks: set[asyncio.TimerHandle] = set()
@@ -187,19 +186,6 @@ class DgtEmulator(PtyPort):
         self.on_write: list[Callable[[bytes], None]] = []
 
     # --- lifecycle -----------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        self._publish_pty("dgt-emu-")
-        self._task = asyncio.create_task(self._scan_loop(), name="dgt-emulator scans")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        self._unpublish_pty()
 
     def _on_plug(self) -> None:
         self._decoder = HostDecoder()

@@ -19,8 +19,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import chess
 import chess.pgn
@@ -93,7 +91,6 @@ class PtyBoardEmulator(PtyPort):
         board = chess.BaseBoard(fen)
         self.physical: list[Content] = [board.piece_at(sq) for sq in chess.SQUARES]
         self.stats: Counter[str] = Counter()
-        self._task: asyncio.Task[None] | None = None
         self._scan_done = asyncio.Event()
         self._scans = 0
         self._host_seen = asyncio.Event()
@@ -101,19 +98,6 @@ class PtyBoardEmulator(PtyPort):
         self.on_write: list[Callable[[bytes], None]] = []
 
     # --- lifecycle -------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        self._publish_pty("board-emu-")
-        self._task = asyncio.create_task(self._scan_loop(), name=f"{type(self).__name__} scans")
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        self._unpublish_pty()
 
     def _open_pty(self) -> None:
         self._host_seen.clear()

@@ -286,8 +286,8 @@ async def test_broadcast_page_shows_a_move_within_one_second(mosquitto: Broker, 
         assert not [f for f in frames if "20-7" in f or "evidence" in f or "P f1 wK" in f]
         for name, (width, height) in SIZES.items():
             await page.set_viewport_size({"width": width, "height": height})
-            await page.wait_for_function(f"() => document.querySelector('.boards').dataset.layoutFor === '{width}x{height}'",
-                                         timeout=2000)
+            laid_out = f"() => document.querySelector('.boards').dataset.layoutFor === '{width}x{height}'"
+            await page.wait_for_function(laid_out, timeout=2000)
             await page.screenshot(path=str(SCREENSHOTS / f"broadcast-{name}.png"))
         # A Pi that lost power: its bridge notification says 0; the card says so and its clock stops.
         await publish(mosquitto, [("$SYS/broker/connection/bridge-t2/state", b"0", True, 1)])

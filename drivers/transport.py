@@ -6,9 +6,19 @@ Theory of operation
 (``/dev/ttyACM0``, ``/dev/serial/by-id/usb-DGT...``, ``/dev/rfcomm0``) or a
 pyserial URL (``socket://host:port`` for ser2net and tests, ``rfc2217://``,
 ``loop://``), with the family's line settings. Paths and ``socket://`` are
-driven by the event loop (pyserial-asyncio-fast: no threads, no polling);
-URL schemes without a file descriptor (``rfc2217://``, ``loop://``) are read
-by a worker thread with a short blocking read.
+driven by the event loop (pyserial-asyncio-fast: no threads, no polling).
+URL schemes without a file descriptor (``rfc2217://`` for ser2net's telnet
+mode, ``loop://``) get two threads of their own (never the loop's default
+executor, which name resolution needs): a reader that blocks at most
+:data:`THREAD_READ_TIMEOUT_S` per read, so that close never waits longer, and
+a writer, so that a stalled TCP connection never blocks the event loop.
+pyserial's blocking ``open`` (RFC 2217 negotiation of the line settings) and
+``close`` (it joins its telnet thread and then sleeps 0.3 s) run in a worker
+thread; a connection opened after the caller gave up is closed again.
+
+:func:`check_port` rejects, before any connection attempt, what can never
+work: an unknown scheme, a network URL without host or port, an option the
+scheme does not know.
 
 A link that goes away (read error, EOF, the pty's other end closed, USB
 unplugged) makes :meth:`SerialLink.read` raise
@@ -25,9 +35,12 @@ Every chunk read or written can be passed to a *tap* (``tap("rx", data)`` /
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import functools
 import logging
 import random
+import threading
 import urllib.parse
 from collections.abc import Callable
 from typing import Final
@@ -38,7 +51,7 @@ import serial_asyncio_fast
 from boardd.errors import DeviceDisconnectedError, DriverError
 from drivers.base import ReconnectPolicy
 
-__all__ = ["TRACE", "Backoff", "SerialLink", "Tap"]
+__all__ = ["THREAD_READ_TIMEOUT_S", "TRACE", "Backoff", "SerialLink", "Tap", "check_port"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,6 +65,12 @@ Tap = Callable[[str, bytes], None]
 _LOOP_SCHEMES = frozenset({"", "socket"})
 #: URL schemes pyserial knows but that have no usable file descriptor.
 _THREAD_SCHEMES = frozenset({"rfc2217", "loop", "spy", "alt", "hwgrep"})
+#: Query options pyserial accepts in the network URLs (``rfc2217://host:port?timeout=5``).
+_URL_OPTIONS: Final = {"socket": frozenset({"logging"}),
+                       "rfc2217": frozenset({"logging", "ign_set_control", "poll_modem", "timeout"})}
+
+#: Longest blocking read of a thread-read link: how long :meth:`SerialLink.close` may wait for its reader.
+THREAD_READ_TIMEOUT_S: Final = 0.2
 
 _EOF: Final = b""
 
@@ -102,6 +121,53 @@ def _scheme(url: str) -> str:
     return urllib.parse.urlparse(url).scheme.lower()
 
 
+def check_port(url: str) -> None:
+    """Reject a port string that can never work (no I/O: a host that is down is not detected here).
+
+    Raises:
+        DriverError: unknown URL scheme; ``socket://`` or ``rfc2217://`` without a host or a valid
+            port, or with an option pyserial does not know for that scheme.
+    """
+    scheme = _scheme(url)
+    if scheme not in _LOOP_SCHEMES | _THREAD_SCHEMES:
+        raise DriverError(f"unsupported port URL scheme {scheme!r} in {url!r}")
+    if scheme not in _URL_OPTIONS:
+        return
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None or not 0 < port < 65536:
+        raise DriverError(f"bad port URL {url!r}: expected {scheme}://HOST:PORT with PORT in 1..65535")
+    options = urllib.parse.parse_qs(parts.query, keep_blank_values=True)  # as pyserial reads them
+    unknown = sorted(set(options) - _URL_OPTIONS[scheme])
+    if unknown:
+        raise DriverError(f"bad port URL {url!r}: unknown option {unknown[0]!r} "
+                          f"(known: {', '.join(sorted(_URL_OPTIONS[scheme]))})")
+
+
+def _close_quietly(device: serial.SerialBase) -> None:
+    with contextlib.suppress(Exception):
+        device.close()
+
+
+def _close_when_opened(future: asyncio.Future[serial.SerialBase]) -> None:
+    """Done-callback of an open the caller no longer waits for: close what it opened (off the loop)."""
+    if not future.cancelled() and future.exception() is None:
+        threading.Thread(target=_close_quietly, args=(future.result(),), name="serial-close", daemon=True).start()
+
+
+def _read_available(device: serial.SerialBase) -> bytes:
+    """One byte (waiting at most the device's timeout), then whatever else is already there."""
+    data = bytes(device.read(1))
+    if data:
+        waiting = device.in_waiting
+        if waiting:
+            data += bytes(device.read(waiting))
+    return data
+
+
 class SerialLink:
     """An open byte link to a device. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -113,7 +179,9 @@ class SerialLink:
         self._gone = asyncio.Event()  # the transport has closed the device
         self._transport: asyncio.Transport | None = None
         self._serial: serial.SerialBase | None = None
-        self._reader_task: asyncio.Task[None] | None = None
+        self._reader: threading.Thread | None = None
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._stop = threading.Event()  # tells the reader thread to end
         self._closed = False
 
     @classmethod
@@ -122,11 +190,10 @@ class SerialLink:
 
         Raises:
             DeviceDisconnectedError: the device is not there (yet) or refused the connection.
-            DriverError: the port string can never work (unknown URL scheme).
+            DriverError: the port string can never work (:func:`check_port`).
         """
+        check_port(url)
         scheme = _scheme(url)
-        if scheme not in _LOOP_SCHEMES | _THREAD_SCHEMES:
-            raise DriverError(f"unsupported port URL scheme {scheme!r} in {url!r}")
         link = cls(url, tap=tap)
         settings = {"baudrate": baudrate, "bytesize": serial.EIGHTBITS, "parity": serial.PARITY_NONE,
                     "stopbits": serial.STOPBITS_ONE, "xonxoff": False, "rtscts": False}
@@ -137,8 +204,14 @@ class SerialLink:
                     loop, lambda: _Receiver(link._queue, link._lost, link._gone), url, **settings)
                 link._transport = transport
             else:
-                link._serial = await asyncio.to_thread(serial.serial_for_url, url, timeout=0.2, **settings)
-                link._reader_task = asyncio.create_task(link._thread_reader(), name=f"serial-reader {url}")
+                opening = loop.run_in_executor(
+                    None, functools.partial(serial.serial_for_url, url, timeout=THREAD_READ_TIMEOUT_S, **settings))
+                try:
+                    device = await asyncio.shield(opening)
+                except asyncio.CancelledError:
+                    opening.add_done_callback(_close_when_opened)
+                    raise
+                link._start_threads(device, loop)
         except (OSError, serial.SerialException) as exc:
             raise DeviceDisconnectedError(f"cannot open {url}: {exc}") from exc
         except ValueError as exc:
@@ -146,17 +219,40 @@ class SerialLink:
         _LOGGER.debug("opened %s", url)
         return link
 
-    async def _thread_reader(self) -> None:
-        assert self._serial is not None
-        device = self._serial
+    def _start_threads(self, device: serial.SerialBase, loop: asyncio.AbstractEventLoop) -> None:
+        self._serial = device
+        self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                             thread_name_prefix=f"serial-writer {self.url}")
+        self._reader = threading.Thread(target=self._read_thread, args=(device, loop), name=f"serial-reader {self.url}",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read_thread(self, device: serial.SerialBase, loop: asyncio.AbstractEventLoop) -> None:
+        """The reader of a thread-read link: hands every chunk, and the end, to the event loop."""
         try:
-            while not self._closed:
-                data = await asyncio.to_thread(device.read, 4096)
+            while not self._stop.is_set():
+                try:
+                    data = _read_available(device)
+                except (OSError, serial.SerialException) as exc:
+                    if not self._stop.is_set():
+                        loop.call_soon_threadsafe(self._failed, exc)
+                    return
                 if data:
-                    self._queue.put_nowait(bytes(data))
-        except (OSError, serial.SerialException) as exc:
+                    loop.call_soon_threadsafe(self._queue.put_nowait, data)
+        except RuntimeError:  # the event loop is closed: nobody is listening any more
+            return
+
+    def _failed(self, exc: BaseException) -> None:
+        """The device failed (in the event loop's thread): every read from now on raises."""
+        if not self._lost:
             self._lost.append(exc)
         self._queue.put_nowait(_EOF)
+
+    def _wrote(self, future: concurrent.futures.Future[int | None], loop: asyncio.AbstractEventLoop) -> None:
+        exc = future.exception()
+        if exc is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(self._failed, exc)
 
     @property
     def is_open(self) -> bool:
@@ -197,8 +293,10 @@ class SerialLink:
         try:
             if self._transport is not None:
                 self._transport.write(data)
-            elif self._serial is not None:
-                self._serial.write(data)
+            elif self._serial is not None and self._writer is not None:
+                # in order, off the loop; a failure shows as a failed read, as with the transports
+                written = self._writer.submit(self._serial.write, data)
+                written.add_done_callback(functools.partial(self._wrote, loop=asyncio.get_running_loop()))
         except (OSError, serial.SerialException) as exc:
             self._lost.append(exc)
             self._queue.put_nowait(_EOF)
@@ -217,13 +315,21 @@ class SerialLink:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(2.0):
                     await self._gone.wait()
-        if self._reader_task is not None:
-            self._reader_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader_task
         if self._serial is not None:
-            with contextlib.suppress(Exception):
-                self._serial.close()
-            self._serial = None
+            device, reader, writer = self._serial, self._reader, self._writer
+            self._serial = self._reader = self._writer = None
+            self._stop.set()
+
+            def release() -> None:
+                # pending writes first (a probe's last request), then the device, then the reader
+                if writer is not None:
+                    writer.shutdown(wait=True)
+                _close_quietly(device)
+                if reader is not None:
+                    reader.join()
+
+            # In a thread: an RFC 2217 close takes 0.3 s or more, which the event loop must not wait out.
+            # Shielded: a cancelled close still releases the device.
+            await asyncio.shield(asyncio.to_thread(release))
         self._queue.put_nowait(_EOF)
         _LOGGER.debug("closed %s", self.url)

@@ -3,9 +3,14 @@
 Candidates come from pyserial's ``list_ports`` (USB serial adapters, ACM
 devices, ``/dev/rfcomm*`` Bluetooth serial ports), with the stable
 ``/dev/serial/by-id/...`` links that point at them and a guess of the board
-family from the USB VID:PID (protocols.md §1.1, §5.1, §6.4). USB ids identify
-the *adapter chip*, not the board: an FTDI ``0403:6001`` is what DGT boards
-use, and also thousands of other gadgets, so the guess is only a hint.
+family from the USB VID:PID (:data:`KNOWN_USB_IDS`: every id protocols.md
+names, §1.1, §5.1, §6.4). A serial id identifies the *adapter chip*, not the
+board: an FTDI ``0403:6001`` is what DGT boards use, and also thousands of
+other gadgets, so the guess is only a hint. Chessnut boards are USB HID, not
+serial ports: they are listed from the USB bus (pyusb) as ``usb:<serial>``,
+the port the Chessnut driver takes. The docs name no USB id for the
+Millennium ChessLink module, the DGT Smart Board (USB CDC, ``/dev/ttyACM*``)
+or the Revelation II's USB port, so those show without a guess.
 
 ``--probe`` asks each port, at DGT line settings, for its version and serial
 number (``4d``, ``45``, ``55``: read-only requests that change no board mode) and
@@ -21,8 +26,10 @@ import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from serial.tools import list_ports
 
@@ -30,16 +37,39 @@ from boardd.errors import DriverError
 from drivers.dgt.codec import Command, DgtDecoder, LongSerialNr, SerialNr, Version, encode
 from drivers.transport import SerialLink
 
-__all__ = ["KNOWN_USB_IDS", "PortCandidate", "ProbeResult", "candidates", "configure_parser", "probe_dgt", "run"]
+__all__ = ["KNOWN_USB_IDS", "PortCandidate", "ProbeResult", "UsbId", "candidates", "configure_parser",
+           "hid_candidates", "probe_dgt", "run"]
 
 _LOGGER = logging.getLogger(__name__)
 
-#: (vid, pid or None for any) -> (driver kind, description).
-KNOWN_USB_IDS: dict[tuple[int, int | None], tuple[str, str]] = {
-    (0x0403, 0x6001): ("dgt", "DGT e-board? (FTDI FT232R, used by DGT USB boards)"),
-    (0x10C4, 0xEA60): ("certabo", "Certabo? (Silicon Labs CP210x, used by Certabo boards)"),
-    (0x2D80, None): ("chessnut", "Chessnut (USB HID: not a serial port)"),
-}
+
+
+@dataclass(frozen=True, slots=True)
+class UsbId:
+    """A documented USB id: vendor, the product ids it covers, the family and an honest label."""
+
+    vid: int
+    pids: range
+    kind: str
+    label: str
+    source: str
+
+    def matches(self, vid: int, pid: int | None) -> bool:
+        return vid == self.vid and pid is not None and pid in self.pids
+
+
+#: Every USB id the protocol notes name (protocols.md), with what it really identifies.
+KNOWN_USB_IDS: tuple[UsbId, ...] = (
+    UsbId(0x0403, range(0x6001, 0x6002), "dgt",
+          "DGT e-board? (FTDI FT232R USB serial chip: DGT USB boards, and many other devices)", "protocols.md §1.1"),
+    UsbId(0x10C4, range(0xEA60, 0xEA61), "certabo",
+          "Certabo? (Silicon Labs CP210x USB serial chip: Certabo boards, and many other devices)",
+          "protocols.md §5.1"),
+    # The vendor SDK accepts pid & 0xff00 in 0x8000..0x8600 (web drivers use 8001 and 8002).
+    UsbId(0x2D80, range(0x8000, 0x8700), "chessnut",
+          "Chessnut board (USB HID, vendor 2d80: not a serial port; port = \"usb\" or \"usb:<serial>\")",
+          "protocols.md §6.4"),
+)
 
 BY_ID = Path("/dev/serial/by-id")
 
@@ -78,9 +108,9 @@ class PortCandidate:
 
 def _guess(vid: int | None, pid: int | None, device: str) -> tuple[str | None, str]:
     if vid is not None:
-        for (known_vid, known_pid), (kind, text) in KNOWN_USB_IDS.items():
-            if vid == known_vid and known_pid in (None, pid):
-                return kind, text
+        for known in KNOWN_USB_IDS:
+            if known.matches(vid, pid):
+                return known.kind, known.label
     if "rfcomm" in device:
         return "dgt", "Bluetooth serial (DGT_BT / Revelation II use SPP)"
     return None, ""
@@ -106,6 +136,33 @@ def candidates(*, by_id_dir: Path = BY_ID) -> list[PortCandidate]:
             device=device, by_id=tuple(links.get(str(Path(device).resolve()), ())), vid=info.vid, pid=info.pid,
             serial_number=info.serial_number, description=str(info.description or ""), guess=kind, guess_text=text))
     return found
+
+
+def hid_candidates(*, backend: Any = None) -> list[PortCandidate]:
+    """Chessnut boards on the USB bus (HID, invisible to the serial port list); none when pyusb cannot look."""
+    try:
+        import usb.core  # noqa: PLC0415 - optional here: only Chessnut needs it
+
+        from drivers.chessnut.usb_link import is_chessnut  # noqa: PLC0415
+    except ImportError:
+        return []
+    try:
+        devices: Iterable[Any] = list(usb.core.find(find_all=True, backend=backend, custom_match=is_chessnut))
+    except (usb.core.NoBackendError, usb.core.USBError) as exc:
+        _LOGGER.debug("USB enumeration: %s", exc)
+        return []
+    found: list[PortCandidate] = []
+    for device in devices:
+        vid, pid = int(device.idVendor), int(device.idProduct)
+        serial_number = product = ""
+        with contextlib.suppress(usb.core.USBError, ValueError, NotImplementedError):  # no access to the strings
+            serial_number = str(device.serial_number or "")
+            product = str(device.product or "")
+        kind, text = _guess(vid, pid, "")
+        found.append(PortCandidate(device=f"usb:{serial_number}" if serial_number else "usb", vid=vid, pid=pid,
+                                   serial_number=serial_number or None, description=product or "USB HID",
+                                   guess=kind, guess_text=text))
+    return sorted(found, key=lambda c: c.device)
 
 
 async def probe_dgt(port: str, *, wait: float = 1.0) -> ProbeResult | None:
@@ -173,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
     found += [PortCandidate(device=port) for port in args.extra]
     if args.probe and found:
         found = asyncio.run(_probe_all(found, args.timeout))
+    found += hid_candidates()  # not serial ports: never probed with DGT requests
     if args.json:
         print(json.dumps([{**asdict(c), "usb_id": c.usb_id} for c in found], indent=2))
         return 0
@@ -186,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
         for link in c.by_id:
             print(f"    {link}")
-        if args.probe:
+        if args.probe and not c.device.startswith("usb"):
             answer = (f"DGT board, version {c.probe.version or '?'}, serial {c.probe.serial or '?'}"
                       if c.probe else "no DGT answer")
             print(f"    probe: {answer}")

@@ -100,3 +100,53 @@ async def test_probe_of_an_older_board_without_long_serial_does_not_wait_out_the
         result = await ports.probe_dgt(emu.path, wait=5.0)
         assert result == ports.ProbeResult(protocol="dgt", version="3.10", serial="01025")
         assert loop.time() - start < 2.0
+
+
+# --- the USB id table against the ids protocols.md names ----------------------------------------------
+
+#: (vid, pid) -> family, as protocols.md names them: §1.1 (DGT's FTDI), §5.1 (Certabo's CP210x), §6.4 (Chessnut
+#: HID: 8001/8002 in the web drivers, the SDK's pid & 0xff00 in 8000..8600).
+DOCUMENTED_USB_IDS = {
+    (0x0403, 0x6001): "dgt",
+    (0x10C4, 0xEA60): "certabo",
+    (0x2D80, 0x8001): "chessnut", (0x2D80, 0x8002): "chessnut",
+    **{(0x2D80, family | low): "chessnut" for family in range(0x8000, 0x8700, 0x100) for low in (0x00, 0xFF)},
+}
+
+
+@pytest.mark.parametrize(("vid", "pid"), sorted(DOCUMENTED_USB_IDS), ids=lambda v: f"{v:04x}")
+def test_every_documented_usb_id_names_its_family(vid: int, pid: int) -> None:
+    kind, label = ports._guess(vid, pid, "/dev/ttyUSB0")
+    assert kind == DOCUMENTED_USB_IDS[vid, pid]
+    chip = {"dgt": "FTDI", "certabo": "CP210x", "chessnut": "HID"}[kind]
+    assert chip in label  # the label says what the id identifies: the adapter chip, or the HID board
+
+
+@pytest.mark.parametrize(("vid", "pid"), [(0x0403, 0x6015), (0x0403, 0x6010), (0x10C4, 0xEA70), (0x2D80, 0x8700),
+                                          (0x2D80, 0x7FFF), (0x2D80, 0x0001), (0x1A86, 0x7523), (0x2D80, None)])
+def test_ids_the_docs_do_not_name_get_no_guess(vid: int, pid: int | None) -> None:
+    assert ports._guess(vid, pid, "/dev/ttyUSB0") == (None, "")
+
+
+def test_the_table_holds_only_documented_ids() -> None:
+    for known in ports.KNOWN_USB_IDS:
+        assert all((known.vid, pid) in DOCUMENTED_USB_IDS for pid in (known.pids[0], known.pids[-1]))
+        assert known.source.startswith("protocols.md §")
+
+
+async def test_chessnut_boards_on_usb_are_listed_with_their_driver_port(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from drivers.chessnut.emulator import ChessnutUsbEmulator
+
+    async with ChessnutUsbEmulator(pid=0x8001, serial="CN0042") as emu:
+        [found] = ports.hid_candidates(backend=emu.backend)
+        assert (found.device, found.usb_id, found.guess, found.serial_number) == ("usb:CN0042", "2d80:8001",
+                                                                                   "chessnut", "CN0042")
+        monkeypatch.setattr(list_ports, "comports", list)
+        monkeypatch.setattr(ports, "hid_candidates", lambda: [found])
+        parser = argparse.ArgumentParser()
+        ports.configure_parser(parser)
+        assert ports.run(parser.parse_args(["--probe", "--timeout", "0.1"])) == 0
+        [line] = capsys.readouterr().out.splitlines()  # listed, and not probed with DGT requests
+        assert line.split()[:3] == ["usb:CN0042", "2d80:8001", "chessnut"] and "not a serial port" in line
+        assert emu.received == []

@@ -26,9 +26,15 @@ stops the pings although its reader task is alive; the log and ``STATUS=`` name 
 board. A driver without ``last_activity`` counts as active while its reader task runs.
 
 The pipeline step (:meth:`BoardRuntime.process`) is serialised by a lock:
-``engine.feed(event)`` (pure, fast), ``publisher.render(...)``, then **one
-journal transaction** holding the event and its publications, then the MQTT
-link is woken to drain the outbox. Timer firings are journaled too (as
+``engine.feed(event)`` (pure, fast), ``publisher.render(...)`` of everything
+but the ``state``/``pgn`` snapshot, then **one journal transaction** holding the
+event and those publications (a move is on disk before it is handed to MQTT),
+then the rows go to the MQTT link. The snapshot (the PGN grows with the game:
+about 1.5 ms at move 45) is rendered only once the move was acknowledged by the
+broker (or after a few ms, or at once when offline) and committed in a second
+transaction: the move never waits for it. A crash between the two loses at most
+that snapshot, which the daemon republishes from the rebuilt game at every
+(re)connect anyway. Timer firings are journaled too (as
 :class:`boardd.journal.Tick` rows), so that replaying the journal repeats the
 exact sequence of ``feed``/``advance`` calls and rebuilds the exact engine
 state: on start the current game is replayed through a fresh
@@ -71,7 +77,7 @@ from boardd.engine import Engine
 from boardd.errors import BoarddError, ConfigError, DriverError
 from boardd.journal import AsyncJournal, Journal, Tick
 from boardd.mqtt import MqttLink
-from boardd.outputs import GameEvent, Output
+from boardd.outputs import GameEvent, Output, StateChanged
 
 __all__ = ["BoardRuntime", "JournalFormatter", "TimeLine", "apply_logging", "configure_parser", "run", "serve"]
 
@@ -84,6 +90,8 @@ MAX_STAMP_SKEW_S = 600.0
 DRIVER_STALL_S = 30.0
 #: The timer task's longest sleep (it also checks the driver's activity).
 TIMER_IDLE_S = 5.0
+#: How long the state/pgn snapshot of a step waits for the broker to acknowledge the step's move.
+SNAPSHOT_AFTER_ACK_S = 0.02
 
 
 class TimeLine:
@@ -219,21 +227,30 @@ class BoardRuntime:
         assert self.ajournal is not None
         return self.ajournal
 
-    def _render(self, outputs: Sequence[Output], at: float) -> list[Publication]:
-        """The contract's publications; a failure there must not keep the event out of the journal."""
+    def _render(self, outputs: Sequence[Output], at: float) -> tuple[list[Publication], bool]:
+        """The contract's publications but the snapshot, and whether the state changed (snapshot due).
+
+        A failure there must not keep the event out of the journal.
+        """
+        changed = any(isinstance(o, StateChanged) for o in outputs)
+        rest = [o for o in outputs if not isinstance(o, StateChanged)] if changed else outputs
         try:
-            return self._pub().render(outputs, self.engine.state, at=at)
+            return self._pub().render(rest, self.engine.state, at=at), changed
         except Exception:
             self.stats["render_errors"] += 1
             _LOGGER.exception("board %s: could not render %d outputs; the event is journaled anyway",
                               self.board.id, len(outputs))
-            return []
+            return [], changed
 
     async def _commit(self, item: ev.Event | Tick | None, publications: Sequence[Publication], *,
-                      closing: tuple[str, str, str] | None = None) -> int | None:
-        """Journal *item* and *publications* in one transaction, then wake the MQTT link."""
+                      closing: tuple[str, str, str] | None = None, snapshot_at: float | None = None) -> int | None:
+        """Journal *item* and *publications* in one transaction and hand them to the MQTT link.
+
+        With *snapshot_at*, the ``state``/``pgn`` snapshot follows in a second transaction, once the
+        link has had the chance to publish the first one's rows (see the module docstring).
+        """
         try:
-            event_id = await self._aj().record(item, publications, seq=self._pub().seq, closing=closing)
+            event_id, rows = await self._aj().record_rows(item, publications, seq=self._pub().seq, closing=closing)
         except Exception:
             # A full or failing disk must not lose the move: publish from memory, shout.
             self.stats["journal_errors"] += 1
@@ -241,13 +258,38 @@ class BoardRuntime:
             if self.link is not None:
                 for pub in publications:
                     self.link.publish_volatile(pub)
-            return None
-        if self.link is not None:
-            for pub in publications:
-                if pub.qos == 0:
-                    self.link.publish_volatile(pub)
-            self.link.wake()
+            event_id, rows = None, []
+            if snapshot_at is None:
+                return None
+        else:
+            if self.link is not None:
+                for pub in publications:
+                    if pub.qos == 0:
+                        self.link.publish_volatile(pub)
+                self.link.offer(rows)
+                self.link.wake()
+        if snapshot_at is not None:
+            if self.link is not None and rows:
+                await self.link.wait_acked(rows[-1].id, SNAPSHOT_AFTER_ACK_S)
+            await self._commit(None, self._snapshot(snapshot_at))
         return event_id
+
+    def _split(self, pubs: list[Publication], changed: bool, at: float) -> float | None:
+        """*at* when the snapshot goes in a second transaction; else it is appended to *pubs* (or not due)."""
+        if not changed:
+            return None
+        if any(p.qos > 0 for p in pubs):
+            return at
+        pubs.extend(self._snapshot(at))  # nothing to let go first: one transaction, one fsync
+        return None
+
+    def _snapshot(self, at: float) -> list[Publication]:
+        try:
+            return self._pub().snapshot(self.engine.state, at=at)
+        except Exception:
+            self.stats["render_errors"] += 1
+            _LOGGER.exception("board %s: could not render the state snapshot", self.board.id)
+            return []
 
     async def process(self, event: ev.Event, *, extra: Sequence[Publication] = ()) -> list[Output]:
         """Feed one event through engine, contract, journal and outbox."""
@@ -258,9 +300,9 @@ class BoardRuntime:
         previous = (self.game_id, self.engine.state.result, self.engine.pgn()) if isinstance(event, ev.NewGame) \
             else None
         outputs = self.engine.feed(event)
-        pubs = self._render(outputs, event.at)
+        pubs, changed = self._render(outputs, event.at)
         pubs.extend(extra)
-        event_id = await self._commit(event, pubs, closing=previous)
+        event_id = await self._commit(event, pubs, closing=previous, snapshot_at=self._split(pubs, changed, event.at))
         self.stats["events"] += 1
         self._deadline_changed.set()
         await self._after(event, event_id, outputs)
@@ -324,8 +366,8 @@ class BoardRuntime:
                 return
             outputs = self.engine.advance(now)
             self.stats["ticks"] += 1
-            pubs = self._render(outputs, now)
-            await self._commit(Tick(at=now), pubs)
+            pubs, changed = self._render(outputs, now)
+            await self._commit(Tick(at=now), pubs, snapshot_at=self._split(pubs, changed, now))
             await self._after_tick(outputs)
 
     async def _after_tick(self, outputs: Sequence[Output]) -> None:

@@ -237,6 +237,9 @@ class Journal:
         self.recovered_from: Path | None = None
         self._session = int(self._meta("session", "0"))
         self._seq = int(self._meta("seq", "0"))
+        #: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA (as the connection was opened).
+        self._synchronous = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(
+            int(conn.execute("PRAGMA synchronous").fetchone()[0]), "FULL")
 
     # -- opening ---------------------------------------------------------------
 
@@ -350,6 +353,16 @@ class Journal:
 
     def record(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *, seq: int,
                wall: float | None = None, closing: tuple[str, str, str] | None = None) -> int | None:
+        """Append *event* (may be None) and its *publications* in one transaction; see :meth:`record_rows`.
+
+        Returns:
+            The event's journal id, or None when *event* is None.
+        """
+        return self.record_rows(event, publications, seq=seq, wall=wall, closing=closing)[0]
+
+    def record_rows(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *, seq: int,
+                    wall: float | None = None, closing: tuple[str, str, str] | None = None,
+                    ) -> tuple[int | None, list[OutboxRow]]:
         """Append *event* (may be None) and its *publications* in one transaction.
 
         A :class:`~boardd.events.NewGame` (with a game id) also registers the game, starting at
@@ -364,7 +377,8 @@ class Journal:
             closing: ``(game id, result, PGN)`` of the game a NewGame replaces.
 
         Returns:
-            The event's journal id, or None when *event* is None.
+            The event's journal id (None when *event* is None) and the outbox rows written, committed
+            (with ``synchronous=FULL``: on disk) when this returns.
         """
         wall = time.time() if wall is None else wall
         event_id: int | None = None
@@ -382,24 +396,26 @@ class Journal:
                     self._conn.execute(
                         "INSERT INTO games (id, info, first_event, started) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(id) DO NOTHING", (event.game.id, game_info_to_json(event.game), event_id, wall))
-            self._insert_outbox(publications, wall)
+            rows = self._insert_outbox(publications, wall)
             if seq != self._seq:
                 self._set_meta("seq", seq)
         self._seq = seq
-        return event_id
+        return event_id, rows
 
-    def _insert_outbox(self, publications: Sequence[PublicationLike], wall: float) -> None:
+    def _insert_outbox(self, publications: Sequence[PublicationLike], wall: float) -> list[OutboxRow]:
         rows = []
         for pub in publications:
             if pub.qos == 0:
                 continue
             payload = pub.payload_bytes()
-            pseq = envelope_seq(payload)
-            rows.append((self._session, pseq, wall, pub.topic, payload, int(pub.retain), pub.qos))
-        if rows:
-            self._conn.executemany(
+            pseq = _seq_of(pub, payload)
+            cur = self._conn.execute(
                 "INSERT INTO outbox (session, seq, wall, topic, payload, retain, qos) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows)
+                (self._session, pseq, wall, pub.topic, payload, int(pub.retain), pub.qos))
+            assert cur.lastrowid is not None
+            rows.append(OutboxRow(id=cur.lastrowid, session=self._session, seq=pseq, topic=pub.topic, payload=payload,
+                                  retain=bool(pub.retain), qos=pub.qos))
+        return rows
 
     def begin_game(self, info: ev.GameInfo, *, first_event: int, wall: float | None = None) -> None:
         """Register a new game starting at journal event *first_event* (id must be set)."""
@@ -480,12 +496,25 @@ class Journal:
         return int(self._conn.execute("SELECT COUNT(*) FROM outbox WHERE acked = 0").fetchone()[0])
 
     def ack(self, ids: Iterable[int]) -> None:
-        """Mark outbox rows as acknowledged by the broker."""
+        """Mark outbox rows as acknowledged by the broker.
+
+        Without an ``fsync`` even under ``synchronous=FULL``: the WAL frames reach the disk with the
+        next commit's ``fsync`` (or the checkpoint). An ack lost in a power cut only makes the
+        rows be sent again (delivery is at-least-once, consumers dedupe), while an fsync per PUBACK
+        batch would double the disk flushes of a move and queue the next event's commit behind it.
+        """
         id_list = [(i,) for i in ids]
         if not id_list:
             return
-        with self._transaction():
-            self._conn.executemany("UPDATE outbox SET acked = 1 WHERE id = ?", id_list)
+        relax = self._synchronous == "FULL"
+        if relax:
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with self._transaction():
+                self._conn.executemany("UPDATE outbox SET acked = 1 WHERE id = ?", id_list)
+        finally:
+            if relax:
+                self._conn.execute("PRAGMA synchronous=FULL")
 
     # -- retention -------------------------------------------------------------------
 
@@ -538,6 +567,15 @@ def _game_row(row: tuple[Any, ...]) -> GameRow:
                    ended=None if row[4] is None else float(row[4]), result=row[5], pgn=row[6])
 
 
+def _seq_of(pub: PublicationLike, payload: bytes) -> int:
+    """The envelope seq of *pub*: from its payload object when it has one, else parsed from *payload*."""
+    body = getattr(pub, "payload", None)
+    if isinstance(body, dict):
+        value = body.get("seq", 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return envelope_seq(payload)
+
+
 def envelope_seq(payload: bytes) -> int:
     """The envelope ``seq`` of a JSON payload (0 for PGN text)."""
     if not payload.startswith(b"{"):
@@ -570,6 +608,12 @@ class AsyncJournal:
                      seq: int, closing: tuple[str, str, str] | None = None) -> int | None:
         """See :meth:`Journal.record`."""
         return await self.call(self.journal.record, event, publications, seq=seq, closing=closing)
+
+    async def record_rows(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *,
+                          seq: int, closing: tuple[str, str, str] | None = None,
+                          ) -> tuple[int | None, list[OutboxRow]]:
+        """See :meth:`Journal.record_rows`."""
+        return await self.call(self.journal.record_rows, event, publications, seq=seq, closing=closing)
 
     async def unacked(self, *, limit: int = 100, after: int = 0) -> list[OutboxRow]:
         """See :meth:`Journal.unacked`."""

@@ -17,7 +17,11 @@ sleeping a jittered exponential backoff in between. On every (re)connect it
    order;
 3. drains the journal's outbox in order: each row is published with QoS 1 and
    marked acked only after ``publish()`` returned, which in aiomqtt v2 means
-   the PUBACK arrived.
+   the PUBACK arrived. Once a query found nothing left, rows the daemon has just
+   committed are handed over in memory (:meth:`MqttLink.offer`, in commit order)
+   instead of being read back from the journal: the outbox stays the record,
+   the link skips a round trip to the journal thread on the way to the broker.
+   A reconnect drops that hand-over and starts again from the journal.
 
 Delivery is at-least-once: a publish in flight when the connection drops is
 sent again (and paho may also resend it on its own after reconnect, see
@@ -37,7 +41,7 @@ import logging
 import random
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import aiomqtt
@@ -48,6 +52,9 @@ from boardd.journal import AsyncJournal, OutboxRow, PublicationLike, envelope_se
 __all__ = ["Backoff", "MqttLink", "RawPublication", "tls_context"]
 
 _LOGGER = logging.getLogger(__name__)
+
+#: Rows held for the in-memory hand-over before falling back to reading the journal.
+_FRESH_MAX = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +152,12 @@ class MqttLink:
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
         self._volatile: collections.deque[tuple[int, RawPublication]] = collections.deque(maxlen=200)
+        #: rows committed since the journal was last found drained (commit order), see :meth:`offer`
+        self._fresh: collections.deque[OutboxRow] = collections.deque()
+        self._caught_up = False
+        #: highest outbox id acknowledged by the broker on this connection
+        self._acked_upto = 0
+        self._published = asyncio.Event()
         self.connects = 0
         self.published = 0
 
@@ -160,6 +173,36 @@ class MqttLink:
     def wake(self) -> None:
         """New rows were appended to the outbox."""
         self._wake.set()
+
+    def offer(self, rows: Sequence[OutboxRow]) -> None:
+        """Rows just committed to the outbox, in commit order: publish them without reading them back."""
+        if not rows:
+            return
+        if self.connected:
+            self._fresh.extend(rows)
+            if len(self._fresh) > _FRESH_MAX:  # a long outage of the broker's acks: the journal has them all
+                self._fresh.clear()
+                self._caught_up = False
+        self._wake.set()
+
+    async def wait_acked(self, row_id: int, within: float) -> bool:
+        """Wait (at most *within* s) until outbox row *row_id* was acknowledged on this connection.
+
+        Returns at once (False) when not connected or still working through older rows: the
+        caller only wants to let a just-committed row go out first, never to wait on a backlog.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while self._acked_upto < row_id:
+            if not (self.connected and self._caught_up):
+                return False
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            self._published.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._published.wait(), remaining)
+        return True
 
     def publish_volatile(self, pub: PublicationLike) -> None:
         """Send a QoS 0 message if connected; dropped (never queued for long) otherwise."""
@@ -206,6 +249,9 @@ class MqttLink:
                 self._client = None
                 self._connected.clear()
                 self._volatile.clear()
+                self._fresh.clear()
+                self._caught_up = False
+                self._published.set()
             if self._stop.is_set():
                 return
             delay = self.backoff.next()
@@ -235,6 +281,9 @@ class MqttLink:
         _disable_nagle(client)
         await client.subscribe(f"{self.root}/cmd/#", qos=1)
         self.connects += 1
+        self._fresh.clear()
+        self._caught_up = False
+        self._acked_upto = 0
         self._connected.set()
         self.backoff.reset()
         _LOGGER.info("mqtt %s: connected to %s:%d as %s", self.root, self.config.host, self.config.port,
@@ -275,7 +324,20 @@ class MqttLink:
         sent_any = False
         last = 0
         while True:
-            rows = await self.journal.unacked(limit=50, after=last)
+            if self._caught_up:
+                rows = []
+                floor = max(last, self._acked_upto)
+                while self._fresh:
+                    row = self._fresh.popleft()
+                    if row.id > floor:
+                        rows.append(row)
+            else:
+                rows = await self.journal.unacked(limit=50, after=last)
+                if not rows:
+                    # Everything committed so far is out; rows offered meanwhile are in _fresh
+                    # (those also returned by a query are skipped by id above).
+                    self._caught_up = True
+                    continue
             if not rows:
                 while self._volatile:
                     await self._publish(client, self._volatile.popleft()[1])
@@ -290,6 +352,8 @@ class MqttLink:
                     await self._publish_row(client, row)
                     acked.append(row.id)
                     last = row.id
+                    self._acked_upto = row.id
+                    self._published.set()
             finally:
                 if acked:
                     await self.journal.ack(acked)

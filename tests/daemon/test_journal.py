@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -15,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 import chess
+import pytest
 
 from boardd import events as ev
 from boardd.journal import Journal, event_from_record, event_to_record
@@ -239,3 +241,80 @@ def test_prune_keeps_a_game_without_pgn(tmp_path: Path) -> None:
     j._conn.execute("UPDATE games SET pgn = NULL, ended = NULL WHERE id = 'old'")  # as if never closed
     assert j.prune(archive_dir=tmp_path / "archive", retention_days=1, now=_ts("2026-11-21", 12)) == []
     assert [g.id for g in j.games()] == ["old", "new"] and j.last_event_id() == b
+
+
+SYNC_PROBE = r"""
+import json, sys
+from boardd import events as ev
+from boardd.journal import Journal
+
+class Pub:
+    topic = "boardd/t1/move"; retain = False; qos = 1
+    def __init__(self, seq): self.seq = seq
+    def payload_bytes(self): return json.dumps({"v": 1, "seq": self.seq}).encode()
+
+j = Journal.open(sys.argv[1], synchronous=sys.argv[2])
+j.start_session()
+for n in range(1, 6):
+    _, rows = j.record_rows(ev.SquareChanged(at=float(n), square=n, content=None), [Pub(n)], seq=n)
+    sys.stdout.write(f"committed {n}\n"); sys.stdout.flush()
+    j.ack([r.id for r in rows])
+    sys.stdout.write(f"acked {n}\n"); sys.stdout.flush()
+j.close()
+"""
+
+
+def _syncs_between_markers(tmp_path: Path, mode: str) -> list[tuple[str, int]]:
+    """Run SYNC_PROBE under strace: [(marker printed, WAL syncs since the previous marker), ...]."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    script = tmp_path / "probe.py"
+    script.write_text(SYNC_PROBE)
+    trace = tmp_path / "trace.txt"
+    proc = subprocess.run(["strace", "-f", "-y", "-qq", "-e", "trace=fsync,fdatasync,write", "-o", str(trace),
+                           sys.executable, str(script), str(tmp_path / "j.sqlite"), mode],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False)
+    if proc.returncode != 0 and "ptrace" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr
+    out: list[tuple[str, int]] = []
+    syncs = 0
+    for line in trace.read_text().splitlines():
+        if ("fdatasync(" in line or "fsync(" in line) and "-wal>" in line:
+            syncs += 1
+        elif "write(1" in line and ('"committed' in line or '"acked' in line):
+            marker = line.split('"', 2)[1].replace("\\n", "")
+            out.append((marker, syncs))
+            syncs = 0
+    assert len(out) == 10, trace.read_text()[-2000:]
+    return out
+
+
+def test_full_commit_is_on_disk_before_it_returns_and_acks_are_not_synced(tmp_path: Path) -> None:
+    """The daemon hands a committed move to MQTT only after record_rows returned: with FULL that means
+    after the WAL's fsync (a power cut right after cannot lose a move that may have been published).
+    A SIGKILL cannot test this (the page cache survives a killed process): the system calls can."""
+    markers = _syncs_between_markers(tmp_path, "full")
+    assert all(syncs >= 1 for marker, syncs in markers if marker.startswith("committed")), markers
+    # acks are not flushed on their own (at-least-once: a lost ack is a resend), the next commit flushes them
+    assert all(syncs == 0 for marker, syncs in markers if marker.startswith("acked")), markers
+
+
+def test_normal_commit_is_not_synced(tmp_path: Path) -> None:
+    """The probe can tell: with synchronous=NORMAL no commit syncs the WAL (after the first, which includes
+    opening the file)."""
+    markers = _syncs_between_markers(tmp_path, "normal")
+    assert all(syncs == 0 for _marker, syncs in markers[1:]), markers
+
+
+def test_record_rows_returns_the_stored_rows_and_ack_keeps_the_mode(tmp_path: Path) -> None:
+    j = Journal.open(tmp_path / "j.sqlite", synchronous="full")
+    j.start_session()
+    event_id, rows = j.record_rows(SAMPLE_EVENTS[2], [pub(1), pub(2, qos=0), pub(3, "boardd/t1/state")], seq=3)
+    assert event_id == 1
+    assert rows == j.unacked()  # the QoS 0 one is not stored
+    assert [(r.seq, r.topic) for r in rows] == [(1, "boardd/t1/move"), (3, "boardd/t1/state")]
+    j.ack([rows[0].id])
+    assert j._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for the next commit
+    assert [r.id for r in j.unacked()] == [rows[1].id]
+    j.close()

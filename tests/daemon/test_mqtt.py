@@ -10,7 +10,7 @@ from pathlib import Path
 import aiomqtt
 
 from boardd.config import MqttConfig
-from boardd.journal import AsyncJournal, Journal
+from boardd.journal import AsyncJournal, Journal, OutboxRow
 from boardd.mqtt import Backoff, MqttLink, RawPublication
 from tests.mosquitto import Broker, free_port
 
@@ -93,4 +93,79 @@ async def test_no_broker_keeps_trying_reports_progress_and_stops(tmp_path: Path)
     link.stop()
     await asyncio.wait_for(task, 3)
     assert await aj.call(journal.unacked_count) == 1  # nothing acked without a PUBACK
+    await aj.aclose()
+
+
+async def _collect(sub: aiomqtt.Client, got: list[int], count: int, first: asyncio.Event | None = None) -> None:
+    async for msg in sub.messages:
+        if msg.topic.value == "boardd/t1/move":
+            got.append(json.loads(bytes(msg.payload))["seq"])  # type: ignore[arg-type]
+            if first is not None:
+                first.set()
+        if len(got) >= count:
+            return
+
+
+async def test_committed_rows_are_handed_over_without_reading_them_back(tmp_path: Path, mosquitto: Broker) -> None:
+    journal = Journal.open(tmp_path / "j.sqlite")
+    journal.start_session()
+    aj = AsyncJournal(journal)
+    queries: list[int] = []
+    real_unacked = aj.unacked
+
+    async def counting_unacked(*, limit: int = 100, after: int = 0) -> list[OutboxRow]:
+        queries.append(after)
+        return await real_unacked(limit=limit, after=after)
+
+    aj.unacked = counting_unacked  # type: ignore[method-assign]
+    got: list[int] = []
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="sub") as sub:
+        await sub.subscribe("boardd/t1/#", qos=1)
+        link = _link(mosquitto.port, aj, [], [])
+        task = asyncio.create_task(link.run())
+        await link.wait_connected()
+        _, rows = await aj.record_rows(None, [_pub(1)], seq=1)
+        link.offer(rows)
+        assert await link.wait_acked(rows[-1].id, 10)
+        before = len(queries)
+        for seq in range(2, 21):
+            _, rows = await aj.record_rows(None, [_pub(seq)], seq=seq)
+            link.offer(rows)
+            assert await link.wait_acked(rows[-1].id, 10)
+        assert len(queries) == before, "rows handed over were read back from the journal"
+        async with asyncio.timeout(10):
+            await _collect(sub, got, 20)
+        link.stop()
+        await asyncio.wait_for(task, 10)
+    assert got == list(range(1, 21))
+    assert link.published == 20
+    assert await aj.call(journal.unacked_count) == 0
+    await aj.aclose()
+
+
+async def test_rows_offered_during_a_backlog_go_out_once_in_order(tmp_path: Path, mosquitto: Broker) -> None:
+    """Offered while the journal is still being drained: the rows come from both sides, are sent once."""
+    journal = Journal.open(tmp_path / "j.sqlite")
+    journal.start_session()
+    journal.record(None, [_pub(i) for i in range(1, 1001)], seq=1000)
+    aj = AsyncJournal(journal)
+    got: list[int] = []
+    first = asyncio.Event()
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="sub",
+                              max_queued_incoming_messages=0) as sub:
+        await sub.subscribe("boardd/t1/#", qos=1)
+        link = _link(mosquitto.port, aj, [], [])
+        collector = asyncio.create_task(_collect(sub, got, 1010, first))
+        task = asyncio.create_task(link.run())
+        await asyncio.wait_for(first.wait(), 10)
+        assert not link._caught_up, "the backlog was gone before the offers: nothing tested"
+        for seq in range(1001, 1011):
+            _, rows = await aj.record_rows(None, [_pub(seq)], seq=seq)
+            link.offer(rows)
+        await asyncio.wait_for(collector, 30)
+        link.stop()
+        await asyncio.wait_for(task, 10)
+    assert got == list(range(1, 1011))
+    assert link.published == 1010, "a row was published twice"
+    assert await aj.call(journal.unacked_count) == 0
     await aj.aclose()

@@ -40,7 +40,13 @@ Layout (see ``config/*.toml`` for complete examples)::
     event = "Club championship"
     time_control = "40/5400+30:1800+30"
 
-``boardd check-config FILE`` prints ``OK`` and a summary, or the errors (exit 1).
+``boardd check-config FILE`` validates any of the three kinds of configuration file: the
+daemon's (``[[board]]``), the relay's (``[relay]``, boardd/relay.py) and the web
+service's (``[web]``, boardd/web/app.py). The kind is told by those top-level tables
+(or ``--kind``); relay and web files are checked key by key here (unknown keys and
+wrong types named, as for the daemon) and then built with their service's own
+loader. It prints ``OK``, the kind and a summary (boards, broker, topics), or the
+error naming file, key and what was expected (exit 1).
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from boardd.settings import EDITIONS, Category, Regime, RulesConfig, Timing
 __all__ = [
     "BOARD_ID_RE",
     "COMMAND_ROLES",
+    "CONFIG_KINDS",
     "BoardConfig",
     "CommandsConfig",
     "Config",
@@ -72,6 +79,8 @@ __all__ = [
     "LoggingConfig",
     "MqttConfig",
     "TlsConfig",
+    "check_consumer_config",
+    "config_kind",
     "configure_parser",
     "environment_warnings",
     "load_config",
@@ -470,6 +479,8 @@ def _driver(board: _Table) -> DriverConfig:
     if kind != "sim" and "port" in options and not isinstance(options["port"], str):
         raise ConfigError(f"expected a device path or URL string, got {options['port']!r}", path=board.file,
                           key=f"{board.key}.driver.port")
+    if kind not in ("sim", "external") and "://" in options.get("port", ""):
+        _check_port_url(options["port"], board)
     if kind == "external":
         factory = options.get("factory")
         if not isinstance(factory, str) or not _FACTORY_RE.fullmatch(factory):
@@ -478,6 +489,20 @@ def _driver(board: _Table) -> DriverConfig:
         return DriverConfig(kind=kind, options=options)
     _check_driver_options(kind, options, board)
     return DriverConfig(kind=kind, options=options)
+
+
+def _check_port_url(url: str, board: _Table) -> None:
+    """A pyserial URL that can never work (``rfc2217://host`` without a port, an unknown option)."""
+    try:
+        from drivers.transport import check_port  # noqa: PLC0415 - drivers are optional here
+    except ImportError:
+        return
+    from boardd.errors import DriverError  # noqa: PLC0415
+
+    try:
+        check_port(url)
+    except DriverError as exc:
+        raise ConfigError(str(exc), path=board.file, key=f"{board.key}.driver.port") from None
 
 
 def _check_driver_options(kind: str, options: Mapping[str, Any], board: _Table) -> None:
@@ -582,17 +607,7 @@ def load_config(path: str | Path) -> Config:
     Raises:
         ConfigError: missing/unreadable file, bad TOML, or an invalid value (file and key named).
     """
-    spath = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError("file not found", path=spath) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=spath) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=spath) from None
-    return parse_config(data, path=path)
+    return parse_config(_load_toml(str(path)), path=path)
 
 
 def summary(config: Config) -> str:
@@ -637,20 +652,211 @@ def environment_warnings(config: Config) -> list[str]:
     return found
 
 
+# --- the other kinds of configuration file: relay and web ------------------------------
+
+#: Kinds of configuration file -> the top-level table that marks them.
+CONFIG_KINDS: dict[str, str] = {"daemon": "board", "relay": "relay", "web": "web"}
+
+#: ``[mqtt]`` of the consumers (boardd.relay.MqttSettings): no TLS, no password file.
+_CONSUMER_MQTT_KEYS = ("host", "port", "username", "password", "prefix", "identifier", "keepalive")
+_RELAY_KEYS = ("out_dir", "http_host", "http_port", "round", "debounce", "tags", "boards", "lichess")
+_RELAY_BOARD_KEYS = ("board", "board_no", "round", "white", "black", "white_fide_id", "black_fide_id", "game_id",
+                     "tags")
+_LICHESS_KEYS = ("base", "round_id", "token", "token_file", "round", "rounds", "min_interval")
+_WEB_KEYS = ("host", "port", "title", "cookie_secure", "idle_timeout", "sound", "command_token",
+             "command_token_file", "users")
+
+
+def config_kind(data: Mapping[str, Any], *, path: str = "<config>") -> str:
+    """Which service *data* configures, from its top-level tables.
+
+    Raises:
+        ConfigError: none of ``[[board]]``, ``[relay]``, ``[web]``, or more than one.
+    """
+    kinds = [kind for kind, table in CONFIG_KINDS.items() if table in data]
+    if len(kinds) == 1:
+        return kinds[0]
+    if not kinds:
+        for name in data:
+            hint = difflib.get_close_matches(name, list(CONFIG_KINDS.values()), n=1)
+            if hint and name not in ("mqtt",):
+                raise ConfigError(f"unknown table {name!r}; did you mean {hint[0]!r}?", path=path, key=name)
+        raise ConfigError("cannot tell what this file configures: expected [[board]] sections (the daemon), "
+                          "a [relay] table (boardd relay) or a [web] table (boardd web); or give --kind", path=path)
+    raise ConfigError(f"mixes the tables of the {' and the '.join(kinds)} configurations "
+                      "(one file per service); or give --kind", path=path)
+
+
+def _free_table(table: _Table, name: str) -> _Table:
+    """A table whose keys are names chosen by the user (tags, accounts, rounds)."""
+    values: Mapping[str, Any] = table._get(name, (dict,), "a table", {})
+    return _Table(values, path=table.file, key=table.dotted(name), allowed=tuple(values))
+
+
+def _string_table(table: _Table, name: str) -> dict[str, str]:
+    raw = _free_table(table, name)
+    for key in raw.data:
+        raw.get_str(key)
+    return dict(raw.data)
+
+
+def _check_consumer_mqtt(root: _Table) -> None:
+    t = root.get_table("mqtt", _CONSUMER_MQTT_KEYS)
+    for name in ("host", "username", "password", "prefix", "identifier"):
+        t.get_str(name)
+    t.get_int("port", lo=1, hi=65535)
+    t.get_int("keepalive", lo=1, hi=65535)
+    prefix = t.get_str("prefix")
+    if prefix is not None and (not prefix or any(c in prefix for c in "+#")):
+        raise t.error("prefix", f"expected a topic prefix without wildcards, got {prefix!r}")
+
+
+def _check_relay_keys(root: _Table) -> None:
+    r = root.get_table("relay", _RELAY_KEYS)
+    r.get_path("out_dir")
+    r.get_str("http_host")
+    r.get_int("http_port", lo=0, hi=65535)
+    r.get_int("round", lo=1, hi=10000)
+    debounce = r.get_float("debounce")
+    if debounce is not None and debounce < 0:
+        raise r.error("debounce", f"expected seconds >= 0, got {debounce!r}")
+    _string_table(r, "tags")
+    boards = r.data.get("boards", [])
+    if not isinstance(boards, list):
+        raise r.error("boards", "expected [[relay.boards]] entries (an array of tables)")
+    for index, entry in enumerate(boards):
+        if not isinstance(entry, dict):
+            raise r.error(f"boards[{index}]", "expected a [[relay.boards]] table")
+        b = _Table(entry, path=r.file, key=f"relay.boards[{index}]", allowed=_RELAY_BOARD_KEYS)
+        board = b.get_str("board", required=True)
+        if not BOARD_ID_RE.fullmatch(board):
+            raise b.error("board", f"expected a board id made of [A-Za-z0-9_-] (e.g. t12), got {board!r}")
+        if "board_no" not in entry:
+            raise b.error("board_no", "required key is missing (expected the board's number in the round)")
+        b.get_int("board_no", lo=1, hi=10000)
+        b.get_int("round", lo=1, hi=10000)
+        for name in ("white", "black", "game_id"):
+            b.get_str(name)
+        for name in ("white_fide_id", "black_fide_id"):
+            b._get(name, (str, int), "a FIDE id (string or integer)", None)
+        _string_table(b, "tags")
+    lichess = r.get_table("lichess", _LICHESS_KEYS)
+    for name in ("base", "round_id", "token"):
+        lichess.get_str(name)
+    lichess.get_path("token_file")
+    lichess.get_int("round", lo=1, hi=10000)
+    interval = lichess.get_float("min_interval")
+    if interval is not None and interval <= 0:
+        raise lichess.error("min_interval", f"expected seconds > 0, got {interval!r}")
+    for round_no in _string_table(lichess, "rounds"):
+        if not round_no.isdigit():
+            raise lichess.error(f"rounds.{round_no}", "expected round number = \"lichess round id\"")
+
+
+def _check_web_keys(root: _Table) -> None:
+    w = root.get_table("web", _WEB_KEYS)
+    w.get_str("host")
+    w.get_int("port", lo=0, hi=65535)
+    w.get_str("title")
+    w.get_bool("cookie_secure")
+    w.get_bool("sound")
+    idle = w.get_float("idle_timeout")
+    if idle is not None and idle <= 0:
+        raise w.error("idle_timeout", f"expected seconds > 0, got {idle!r}")
+    w.get_str("command_token")
+    w.get_path("command_token_file")
+    users = _free_table(w, "users")
+    for name, encoded in users.data.items():
+        if not isinstance(encoded, str) or not encoded.startswith("scrypt$"):
+            raise users.error(name, "expected a password hash \"scrypt$...\" (boardd web --hash-password makes one)")
+
+
+def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> list[str]:
+    """Validate a relay or web configuration; the summary lines.
+
+    Every key is checked here (unknown keys and wrong types are named), then the
+    service's own loader builds its configuration from the file.
+
+    Raises:
+        ConfigError: the first problem found, naming the file and the key.
+    """
+    root = _Table(data, path=path, key="", allowed=("mqtt", CONFIG_KINDS[kind]))
+    _check_consumer_mqtt(root)
+    from boardd.relay import load_config as load_consumer_config  # noqa: PLC0415 - optional extras
+
+    doc, mqtt = load_consumer_config(Path(path))
+    auth = f"user {mqtt.username}" if mqtt.username else "anonymous"
+    lines = [f"mqtt: mqtt://{mqtt.host}:{mqtt.port} ({auth}, keepalive {mqtt.keepalive}s, prefix {mqtt.prefix!r})"]
+    if kind == "relay":
+        _check_relay_keys(root)
+        from boardd.relay import RELAY_KINDS, relay_config  # noqa: PLC0415
+
+        relay = relay_config(doc, mqtt, path=path)
+        lines.append("subscribes: " + ", ".join(f"{mqtt.prefix}/+/{k}" for k in RELAY_KINDS))
+        outputs = [f"folder {relay.out_dir}"] if relay.out_dir else []
+        outputs.append(f"PGN over HTTP on {relay.http_host}:{relay.http_port}" if relay.http_port is not None
+                       else "no HTTP")
+        if relay.lichess_round_id or relay.lichess_rounds:
+            rounds = {**({relay.lichess_round or relay.default_round: relay.lichess_round_id}
+                         if relay.lichess_round_id else {}), **relay.lichess_rounds}
+            token = "token set" if relay.lichess_token else "NO TOKEN: nothing will be pushed"
+            outputs.append(f"lichess push to {relay.lichess_base} rounds "
+                           + ", ".join(f"{n}={rid}" for n, rid in sorted(rounds.items())) + f" ({token})")
+        lines.append("relay: " + "; ".join(outputs) + f"; default round {relay.default_round}")
+        for board, slot in sorted(relay.slots.items(), key=lambda item: (item[1].round, item[1].board_no)):
+            lines.append(f"board {board}: round {slot.round} board {slot.board_no}")
+        if not relay.slots:
+            lines.append("boards: every board on the broker (numbered from state.game.board_no, else by id)")
+    else:
+        _check_web_keys(root)
+        from boardd.web.app import web_config  # noqa: PLC0415
+        from boardd.web.hub import BRIDGE_TOPIC, WEB_KINDS  # noqa: PLC0415
+
+        web = web_config(doc, mqtt, path=path)
+        lines.append("subscribes: " + ", ".join([*(f"{mqtt.prefix}/+/{k}" for k in WEB_KINDS), BRIDGE_TOPIC]))
+        lines.append(f"publishes: {mqtt.prefix}/<board>/cmd/<command> (arbiter tablet)")
+        lines.append(f"web: http://{web.host}:{web.port}/ title {web.title!r}, "
+                     f"{len(web.users)} arbiter account(s)" + (", command token set" if web.command_token else ""))
+    return lines
+
+
+def _load_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError("file not found", path=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", path=path) from None
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``boardd check-config``."""
-    parser.add_argument("config", metavar="FILE", help="the TOML configuration file")
+    parser.add_argument("config", metavar="FILE", help="the TOML configuration file (daemon, relay or web)")
+    parser.add_argument("--kind", choices=tuple(CONFIG_KINDS),
+                        help="what the file configures (default: told by its [[board]], [relay] or [web] tables)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """``boardd check-config FILE``: print OK and a summary, or the error; exit 0/1."""
+    """``boardd check-config FILE``: print OK, the kind and a summary, or the error; exit 0/1."""
+    path = os.fspath(args.config)
     try:
-        config = load_config(args.config)
+        data = _load_toml(path)
+        kind = args.kind or config_kind(data, path=path)
+        if kind == "daemon":
+            config = parse_config(data, path=path)
+            lines = [summary(config)]
+            warnings = environment_warnings(config)
+        else:
+            lines = check_consumer_config(data, kind, path=path)
+            warnings = []
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"OK {os.fspath(config.path)}")
-    print(summary(config))
-    for text in environment_warnings(config):
+    print(f"OK {path} ({kind} configuration)")
+    print("\n".join(lines))
+    for text in warnings:
         print(f"warning: {text}")
     return 0

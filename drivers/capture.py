@@ -13,15 +13,14 @@ Formats
 backwards is clamped and counted). Hex may contain spaces. Lines that cannot
 be read are skipped, counted and logged with their line number.
 
-**Raw binary**: the received bytes only, without times (a file of base64 text
-lines, like arnsholt/dgtdriver's ``*.inbytes``, is decoded first). Times are
-synthesised from the byte order, per message, by the family's codec
-(:meth:`CaptureCodec.spacing`). For DGT a field update advances time by
-0.05 s (reports of one scan arrive together), a clock message by 1.0 s (one
-BWTIME per displayed second in UPDATE_NICE, protocols.md §1.6) and any other
-message by 0.01 s. So the field updates of a move come before the clock
-status that completes it, more than ``T_settle`` earlier, and the
-intermediate squares of a slide stay within one scan of each other.
+**Raw binary**: the received bytes only, without times (a file of hex text or
+of base64 text lines, like arnsholt/dgtdriver's ``*.inbytes``, is decoded
+first). Times are synthesised by the family's codec: from the whole capture
+when it has a ``timeline(messages)`` (DGT: from the running clock's readings,
+:meth:`drivers.dgt.mapping.DgtCaptureCodec.timeline`), else per message in byte
+order (:meth:`CaptureCodec.spacing`). Either way the field updates of a move
+come before the clock status that completes it, more than ``T_settle``
+earlier, and the squares a sliding piece passes over never last ``T_settle``.
 
 Families register a :class:`CaptureCodec` factory with :func:`register_codec`;
 ``boardd replay --driver dgt FILE`` calls :func:`events_from_capture`.
@@ -148,6 +147,20 @@ def _parse_line(line: str) -> CaptureRecord | None:
 _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n")
 
 
+_HEX_TEXT = frozenset(b"0123456789abcdefABCDEF \t\r\n")
+
+
+def _maybe_text(raw: bytes) -> bytes:
+    """Raw captures saved as text are decoded: hex (``8e 00 05 34 00``, what some serial sniffers
+    save) or base64 lines. Hex is tried first: base64 of binary data practically always has
+    letters beyond ``f``."""
+    if raw and set(raw) <= _HEX_TEXT:
+        digits = bytes(b for b in raw if b not in b" \t\r\n")
+        if len(digits) % 2 == 0 and (b" " in raw or b"\n" in raw.strip()):
+            return bytes.fromhex(digits.decode("ascii"))
+    return _maybe_base64(raw)
+
+
 def _maybe_base64(raw: bytes) -> bytes:
     """Raw captures stored as base64 text lines (arnsholt/dgtdriver's ``*.inbytes``) are decoded."""
     if not raw or not set(raw) <= _BASE64:
@@ -170,7 +183,7 @@ def read_capture(path: Path, *, stats: Counter[str] | None = None) -> Iterator[C
     except OSError as exc:
         raise CaptureError(f"cannot read capture {path}: {exc}") from exc
     if raw.lstrip()[:1] != b"{":
-        yield CaptureRecord(0.0, "raw", _maybe_base64(raw))
+        yield CaptureRecord(0.0, "raw", _maybe_text(raw))
         return
     last_t = 0.0
     for line_no, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
@@ -190,6 +203,20 @@ def read_capture(path: Path, *, stats: Counter[str] | None = None) -> Iterator[C
             record = CaptureRecord(last_t, record.direction, record.data)
         last_t = record.t
         yield record
+
+
+def _raw_times(codec: CaptureCodec, messages: Sequence[object], start: float) -> list[float]:
+    """Synthetic times of the messages of a raw capture: the codec's ``timeline(messages)`` when it
+    has one (it may look at the whole capture, e.g. the clock's readings), else its ``spacing``."""
+    timeline = getattr(codec, "timeline", None)
+    if timeline is not None:
+        return [start + t for t in timeline(messages)]
+    times = []
+    at = start
+    for message in messages:
+        at += codec.spacing(message)
+        times.append(at)
+    return times
 
 
 def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None = None) -> Iterator[BoardEvent]:
@@ -216,10 +243,9 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
                 connected = up
                 yield LinkChanged(at=record.t, link=Link.BOARD, up=up, detail="capture")
             continue
-        at = record.t
-        for message in codec.decode(record.data):
-            if record.direction == "raw":
-                at += codec.spacing(message)
+        messages = codec.decode(record.data)
+        times = _raw_times(codec, messages, record.t) if record.direction == "raw" else [record.t] * len(messages)
+        for message, at in zip(messages, times, strict=True):
             if not connected:
                 connected = True
                 yield LinkChanged(at=at, link=Link.BOARD, up=True, detail="capture")

@@ -465,6 +465,8 @@ class DgtDecoder(BufferedDecoder):
             frame = bytes(buf[:length])
             del buf[:length]
             self._clean_upto = 0
+            if _LOGGER.isEnabledFor(TRACE):  # every frame, also the rejected ones below
+                _LOGGER.log(TRACE, ">> %s", frame.hex(" "))
             try:
                 message = decode_message(frame)
             except ClockMessageError as exc:
@@ -475,8 +477,6 @@ class DgtDecoder(BufferedDecoder):
                 self.stats["invalid_frames"] += 1
                 _LOGGER.warning("DGT frame rejected: %s", exc)
                 continue
-            if _LOGGER.isEnabledFor(TRACE):
-                _LOGGER.log(TRACE, ">> %s", frame.hex(" "))
             if isinstance(message, Unknown):
                 self.stats["unknown_messages"] += 1
                 _LOGGER.debug("unknown DGT message 0x%02x (%d data bytes)", message.message_id, len(message.data))

@@ -26,7 +26,9 @@ Decisions (protocols.md §1.4, §1.7, §9):
 * A side's time going *up* while the lever did not move and the host did not
   set the clock is counted (``clock_time_up``) and logged, but still reported:
   the engine judges clock anomalies, the driver only reports what the clock shows.
-  (An increment arrives together with the lever change, so it is not counted.)
+  An increment usually arrives together with the lever change; a DGT 3000 may show
+  it in a later reading: a rise of the presser's time within 2 s of the press is
+  that (``clock_late_increments``), not an anomaly.
 * Clock acks: a version reply sets the clock model (major 2 → ``"dgt3000"``,
   otherwise ``"dgtxl"``); button acks become :class:`ClockButton` values for
   operator tools (they are not game events); error acks are counted.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import chess
@@ -108,6 +111,9 @@ _STATUS_LEFT_TO_MOVE = 0x08
 _STATUS_RIGHT_TO_MOVE = 0x10
 _STATUS_NO_CLOCK = 0x20
 _FLAG_BITS = 0x10 | 0x40
+#: How long after a press the presser's time may still go up (a DGT 3000 may show the increment
+#: in a later reading than the one carrying the new lever position).
+_INCREMENT_WINDOW_S = 2.0
 
 
 def field_to_square(field: int) -> chess.Square:
@@ -144,7 +150,7 @@ class DgtMapper:
     """Turns decoded DGT messages into events; remembers what the device told about itself.
 
     ``stats`` counts ``unknown_piece_codes``, ``clock_zero``, ``clock_time_up``,
-    ``clock_error_acks`` and ``clock_buttons``.
+    ``clock_late_increments``, ``clock_error_acks`` and ``clock_buttons``.
     """
 
     def __init__(self) -> None:
@@ -158,6 +164,7 @@ class DgtMapper:
         self._clock_up: bool | None = None
         self._last: ClockReading | None = None
         self._clock_set_by_host = False
+        self._pressed: tuple[ClockSide, float] | None = None  # the side that pressed last, and when
 
     def reset_link(self, at: float) -> list[BoardEvent]:
         """The board link went down: the clock on its jack is gone too; its state is re-learnt later.
@@ -167,6 +174,7 @@ class DgtMapper:
         was_up = self._clock_up
         self._clock_up = None
         self._last = None
+        self._pressed = None
         if was_up:
             return [LinkChanged(at=at, link=Link.CLOCK, up=False, detail="board link down")]
         return []
@@ -247,13 +255,21 @@ class DgtMapper:
             model=self.clock_model,
         )
         last = self._last
+        if last is not None and last.lever_high != lever_high:
+            self._pressed = (lever_high.other, at)
         if last is not None and last.lever_high == lever_high and not self._clock_set_by_host:
             for side in (ClockSide.LEFT, ClockSide.RIGHT):
                 before, now = last.time_of(side), reading.time_of(side)
-                if before is not None and now is not None and now > before:
-                    self.stats["clock_time_up"] += 1
-                    _LOGGER.warning("DGT clock: %s time went up from %.0f to %.0f s without a lever change",
-                                    side.value, before, now)
+                if before is None or now is None or now <= before:
+                    continue
+                pressed = self._pressed
+                if pressed is not None and pressed[0] is side and at - pressed[1] <= _INCREMENT_WINDOW_S:
+                    self._pressed = None  # the increment (or the next period's time) shown after the press
+                    self.stats["clock_late_increments"] += 1
+                    continue
+                self.stats["clock_time_up"] += 1
+                _LOGGER.warning("DGT clock: %s time went up from %.0f to %.0f s without a lever change",
+                                side.value, before, now)
         self._clock_set_by_host = False
         self._last = reading
         out.append(reading)
@@ -279,13 +295,124 @@ class DgtMapper:
         return []
 
 
+#: Raw-capture time line (:meth:`DgtCaptureCodec.timeline`): without times, two field updates are
+#: assumed one scan period (§1.5) apart, a lift and a placement ...
+_SCAN_S = 0.2
+#: ... but two lifts or two placements a little more than ``T_simul`` (0.25 s), so that they are not
+#: taken for two hands without evidence; both stay below ``T_settle`` (0.4 s), so that a square passed
+#: over is not taken for a made move ...
+_APART_S = 0.3
+#: ... and the first and last update of a burst half of that from the reading next to them (a burst
+#: that goes on across a reading has its updates on both sides ``_APART_S`` apart) ...
+_EDGE_S = _APART_S / 2
+#: ... the time from the last report before a press to the reading carrying it ...
+_PRESS_S = 0.5
+#: ... from a press to the new running side's first change of display ...
+_FIRST_TICK_S = 0.5
+#: ... and the time between a message that is no field update and the one before it.
+_MIN_GAP = 0.001
+
+
+def _stopped(message: object) -> bool:
+    """A reading of a clock that is connected and not running."""
+    return isinstance(message, ClockTimes) and not message.is_all_zero \
+        and not message.status & (_STATUS_NO_CLOCK | _STATUS_RUNNING)
+
+
+def _running_side(message: object) -> ClockSide | None:
+    """The side whose time runs in a clock reading (None: not a reading of a running clock)."""
+    if not isinstance(message, ClockTimes) or message.is_all_zero:
+        return None
+    status = message.status
+    if status & _STATUS_NO_CLOCK or not status & _STATUS_RUNNING:
+        return None
+    if status & _STATUS_LEFT_TO_MOVE and not status & _STATUS_RIGHT_TO_MOVE:
+        return ClockSide.LEFT
+    if status & _STATUS_RIGHT_TO_MOVE and not status & _STATUS_LEFT_TO_MOVE:
+        return ClockSide.RIGHT
+    return ClockSide.RIGHT if status & _STATUS_RIGHT_HIGH else ClockSide.LEFT
+
+
+def _layout(messages: Sequence[object], updates: list[int]) -> list[float]:
+    """Natural offsets of field updates from the reading before them: ``[0.0, first, ..., last]``.
+
+    The first comes :data:`_EDGE_S` after the reading, then :data:`_SCAN_S` between a lift and a
+    placement, :data:`_APART_S` between two lifts or two placements.
+    """
+    offsets = [0.0]
+    lift: bool | None = None
+    for j in updates:
+        message = messages[j]
+        now = isinstance(message, FieldUpdate) and message.code == 0
+        offsets.append(offsets[-1] + (_EDGE_S if lift is None else _APART_S if now == lift else _SCAN_S))
+        lift = now
+    return offsets
+
+
+def _placement(message: object) -> bool:
+    """A field update that puts something down."""
+    return isinstance(message, FieldUpdate) and message.code != 0
+
+
+def _early_replies(messages: Sequence[object], anchors: list[int], kinds: dict[int, str]) -> dict[int, int]:
+    """For each press (anchor index), where the opponent's updates that came before its reading begin.
+
+    The board is followed from the dump and the updates to know whose piece each update
+    puts down or lifts; which clock side plays which colour is what most presses say (the
+    first piece put down since the previous press is the presser's). A mover's own move
+    ends with his own piece put down (or its old square cleared after it), so the updates
+    after that in the press's interval (the opponent's pieces, or a victim lifted) are the
+    opponent's early start.
+    """
+    board: list[int] = [0] * 64
+    colour: dict[int, bool | None] = {}
+    piece: dict[int, int] = {}  # the piece code put down or lifted
+    for j, message in enumerate(messages):
+        if isinstance(message, BoardDump):
+            board = list(message.codes)
+        elif isinstance(message, FieldUpdate):
+            code = message.code if 1 <= message.code <= 12 else board[message.field] if message.code == 0 else 0
+            colour[j] = None if not 1 <= code <= 12 else code <= 6
+            piece[j] = code
+            board[message.field] = message.code
+    votes: Counter[tuple[ClockSide, bool]] = Counter()
+    sides: dict[int, ClockSide | None] = {i: _running_side(messages[i]) for i in anchors}
+    since = 0
+    for k, b in enumerate(anchors):
+        if kinds[b] != "press" or not k:
+            since = b if kinds[b] == "start" else since
+            continue
+        presser = sides[anchors[k - 1]]
+        placed = next((j for j in range(since, b) if colour.get(j) is not None and _placement(messages[j])), None)
+        if presser is not None and placed is not None:
+            votes[(presser, bool(colour[placed]))] += 1
+        since = b
+    side_colour = {side: votes[(side, True)] > votes[(side, False)] for side in (ClockSide.LEFT, ClockSide.RIGHT)
+                   if votes[(side, True)] != votes[(side, False)]}
+    early: dict[int, int] = {}
+    for k, b in enumerate(anchors):
+        presser = sides[anchors[k - 1]] if k else None
+        if kinds[b] != "press" or presser not in side_colour:
+            continue
+        start = b
+        a = anchors[k - 1]
+        for j in range(b - 1, a, -1):
+            if isinstance(messages[j], FieldUpdate):
+                if colour.get(j) is side_colour[presser] and (_placement(messages[j]) or any(
+                        _placement(messages[x]) and piece.get(x) == piece[j] for x in range(a + 1, j))):
+                    break  # the presser's piece put down, or its old square cleared after (§1.5)
+                start = j
+        if start < b:
+            early[b] = start
+    return early
+
+
 class DgtCaptureCodec:
     """Replays DGT captures (:mod:`drivers.capture`): the driver's decoder and mapper, plus raw-capture timing.
 
-    Raw captures have no times; each message advances the synthetic time line by
-    :meth:`spacing`: 0.05 s per field update (one scan's reports arrive together),
-    1.0 s per clock message (one BWTIME per displayed second, protocols.md §1.6),
-    0.01 s for anything else.
+    Raw captures have no times; :meth:`timeline` infers them from the clock's own
+    readings (see there). :meth:`spacing` is the fallback where no clock runs:
+    0.05 s per field update, 1.0 s per clock message, 0.01 s for anything else.
     """
 
     def __init__(self) -> None:
@@ -298,12 +425,123 @@ class DgtCaptureCodec:
         return self.decoder.feed(data)
 
     def spacing(self, message: object) -> float:
-        """Synthetic seconds before *message* in a raw capture."""
+        """Synthetic seconds before *message* in a raw capture where no clock runs."""
         if isinstance(message, FieldUpdate):
             return 0.05
         if isinstance(message, (ClockTimes, ClockAck)):
             return 1.0
         return 0.01
+
+    def timeline(self, messages: Sequence[object]) -> list[float]:
+        """Times for the messages of a raw capture, from the running clock's displayed seconds.
+
+        In UPDATE_NICE a running clock sends a BWTIME each time the running side's display
+        changes (protocols.md §1.6), so those readings are a time line (*anchors*): a reading
+        whose running side shows *k* seconds less than when its display last changed comes
+        *k* seconds later. A change of the running side is a press: it comes 0.5 s after the
+        field updates before it (the move is made, released, then the clock is pressed); the
+        new side's display first changes 0.5 s after the press (the fraction of its second is
+        unknown). Readings that change nothing on the running side carry no time and ride along.
+
+        Field updates between two anchors are laid out as scans would report them (:func:`_layout`;
+        an anchor is moved later when its interval needs more room). Updates that continue
+        across a reading (a piece still sliding when the second changed) hug it on both sides,
+        so a square passed over never lasts ``T_settle``; those before a press follow the
+        previous anchor, except the opponent's updates at its end (he may start before the
+        reading of the press arrives, :func:`_early_replies`), which hug the press; a burst
+        within one second, or across both ends of it, is stretched over it. Other messages
+        follow the update before them. Where no clock runs (before the start, during a stop,
+        without a clock), :meth:`spacing` applies.
+        """
+        n = len(messages)
+        times = [0.0] * n
+        is_field = [isinstance(m, FieldUpdate) for m in messages]
+        anchors: list[int] = []
+        kinds: dict[int, str] = {}
+        readings = [i for i, m in enumerate(messages) if _running_side(m) is not None]
+        t = 0.0
+        for i in range(readings[0] if readings else n):
+            t += self.spacing(messages[i])
+            times[i] = t
+        ref_t, ref_shown = 0.0, 0
+        prev: int | None = None
+        for i in readings:
+            message = messages[i]
+            assert isinstance(message, ClockTimes)
+            side = _running_side(message)
+            shown = message.left_s if side is ClockSide.LEFT else message.right_s
+            between = range(prev + 1, i) if prev is not None else range(0)
+            if prev is None or any(_stopped(messages[j]) for j in between):
+                kind = "start"
+                base = times[prev] if prev is not None else t
+                at = base + sum(self.spacing(messages[j]) for j in between) + self.spacing(message)
+            else:
+                offsets = _layout(messages, [j for j in between if is_field[j]])
+                lower = times[prev] + offsets[-1] + _EDGE_S
+                if _running_side(messages[prev]) is side:
+                    if shown == ref_shown:
+                        continue  # the running side's display did not change: no time information
+                    kind = "tick"
+                    at = ref_t + (ref_shown - shown) if shown < ref_shown else lower
+                else:
+                    kind = "press"
+                    at = times[prev] + offsets[-1] + _PRESS_S
+                at = max(at, lower)
+            ref_t, ref_shown = (at, shown) if kind == "tick" else (at - _FIRST_TICK_S, shown)
+            times[i] = at
+            kinds[i] = kind
+            anchors.append(i)
+            prev = i
+        bounds = [*anchors, n]
+        crossing = {
+            i: kinds[i] == "tick" and any(is_field[(bounds[k - 1] + 1 if k else 0):i])
+            and any(is_field[i + 1:bounds[k + 1]])
+            for k, i in enumerate(anchors)
+        }
+        # The opponent may start before the reading of the press arrives (the clock is polled
+        # 2-3 times a second, §1.8): his updates at the end of the press's interval go with it.
+        early = _early_replies(messages, anchors, kinds)
+        for k, b in enumerate(anchors):
+            if b in early:
+                crossing[b] = any(is_field[b + 1:bounds[k + 1]])
+        for k, i in enumerate(anchors):
+            # a burst does not go on across a tick into the next player's early start
+            if crossing[i] and bounds[k + 1] in early:
+                crossing[i] = any(is_field[i + 1:early[bounds[k + 1]]])
+        for k, a in enumerate(anchors):
+            b = bounds[k + 1]
+            if b == n or kinds[b] == "start":
+                at = times[a]
+                for j in range(a + 1, b):
+                    at += self.spacing(messages[j])
+                    times[j] = at
+                continue
+            updates = [j for j in range(a + 1, b) if is_field[j]]
+            if not updates:
+                slots: list[float] = []
+            elif kinds[b] == "press" or crossing[a] != crossing[b]:
+                # hug the reading the burst continues across (a press: the mover's part hugs the previous
+                # reading, the opponent's early start the press)
+                head = sum(1 for j in updates if j < early.get(b, b)) if kinds[b] == "press" else \
+                    len(updates) if crossing[a] else 0
+                first, last = _layout(messages, updates[:head]), _layout(messages, updates[head:])
+                slots = [times[a] + x for x in first[1:]] + [times[b] - _EDGE_S - last[-1] + x for x in last[1:]]
+            else:
+                # one burst within the interval, or across both ends of it: the natural layout, stretched
+                offsets = _layout(messages, updates)
+                if crossing[a]:  # the burst goes on across both ends: keep the edges, stretch the inside
+                    inside = offsets[-1] - _EDGE_S
+                    stretch = (times[b] - times[a] - 2 * _EDGE_S) / inside if inside > 0 else 0.0
+                    slots = [times[a] + _EDGE_S + (x - _EDGE_S) * stretch for x in offsets[1:]]
+                else:
+                    stretch = (times[b] - times[a]) / (offsets[-1] + _EDGE_S)
+                    slots = [times[a] + x * stretch for x in offsets[1:]]
+            slot = dict(zip(updates, slots, strict=True))
+            at = times[a]
+            for j in range(a + 1, b):
+                at = slot[j] if j in slot else at + _MIN_GAP
+                times[j] = at
+        return times
 
     def events(self, message: object, at: float) -> list[BoardEvent]:
         """Board and clock events of *message* (clock buttons are operator events and left out)."""

@@ -1199,7 +1199,11 @@ class Engine:
         side = self._board.turn
         if piece.color != side or self._two_hands.get(side) is not None or self._mode is not _Mode.NORMAL:
             return
+        ghost = sum(1 for content in self._phys.squares if content == piece) > \
+            len(self._board.pieces(piece.piece_type, piece.color))
         for t0, sq0, p0 in reversed(self._seg_places):
+            if ghost and p0 == piece:
+                continue  # one piece seen on two squares: its new square reported before the old one cleared (§1.5)
             if at - t0 > timing.t_simul:
                 break
             if p0.color != side or chess.square_distance(sq0, sq) < timing.d_far or self._phys.squares[sq0] != p0:

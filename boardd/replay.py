@@ -129,6 +129,10 @@ class Replay:
         self.stats = ReplayStats()
         rules = header.rules if header is not None else RulesConfig()
         game = header.game if header is not None and header.game is not None else GameInfo()
+        if header is None and self.options.driver is not None:
+            # a device capture does not say which time control was played: unknown ("?"), not a default
+            # the clock readings would then contradict (CLOCK_SETTING_SUSPECT, period checks)
+            game = dataclasses.replace(game, time_control="?")
         self._check_overrides()
         self.engine = Engine(rules, self._override(game))
         self.publisher = Publisher(board=self._board_id(header), prefix=self.options.prefix, session=1, seq=0,

@@ -349,6 +349,12 @@ def _layout(messages: Sequence[object], updates: list[int]) -> list[float]:
     return offsets
 
 
+def _same_piece(lifted: int, placed: int) -> bool:
+    """The piece code *lifted* can be the one put down as *placed* (the same, or a pawn promoted)."""
+    return lifted == placed or (lifted in (0x01, 0x07) and placed in ((0x02, 0x03, 0x04, 0x06) if lifted == 0x01
+                                                                      else (0x08, 0x09, 0x0A, 0x0C)))
+
+
 def _placement(message: object) -> bool:
     """A field update that puts something down."""
     return isinstance(message, FieldUpdate) and message.code != 0
@@ -399,7 +405,7 @@ def _early_replies(messages: Sequence[object], anchors: list[int], kinds: dict[i
         for j in range(b - 1, a, -1):
             if isinstance(messages[j], FieldUpdate):
                 if colour.get(j) is side_colour[presser] and (_placement(messages[j]) or any(
-                        _placement(messages[x]) and piece.get(x) == piece[j] for x in range(a + 1, j))):
+                        _placement(messages[x]) and _same_piece(piece[j], piece.get(x, 0)) for x in range(a + 1, j))):
                     break  # the presser's piece put down, or its old square cleared after (§1.5)
                 start = j
         if start < b:

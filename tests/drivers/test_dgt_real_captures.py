@@ -227,6 +227,18 @@ def test_raw_opponent_starting_before_the_press_reading_hugs_the_press(tmp_path:
     assert [m.san for m in engine.state.moves] == ["e4", "e5"]
 
 
+def test_raw_promotion_reported_new_square_first_is_the_movers_not_an_early_reply(tmp_path: Path) -> None:
+    """a7-a8=Q with the queen seen before a7 cleared: the pawn's lift belongs to the move, not to Black."""
+    board = chess.BaseBoard("7k/P7/8/8/8/8/8/K7")
+    dump = encode_message(BoardDump(codes=tuple(
+        code_from_content(board.piece_at(chess.square(f % 8, 7 - f // 8))) for f in range(64))))
+    data = (dump + bw(60, 60, 0x08) + bw(60, 60, 0x09) + bw(59, 60, 0x09)
+            + fu(chess.A8, "Q") + fu(chess.A7, None) + bw(61, 60, 0x13) + fu(chess.H8, None) + fu(chess.G8, "k")
+            + bw(61, 59, 0x13) + bw(61, 59, 0x09))
+    changes = {chess.square_name(e.square): e.at for e in raw_events(tmp_path, data) if isinstance(e, SquareChanged)}
+    assert 0 < changes["a7"] - changes["a8"] < 0.4
+
+
 def test_raw_capture_without_a_running_clock_keeps_the_per_message_spacing(tmp_path: Path) -> None:
     events = raw_events(tmp_path, START + fu(chess.E2, None) + fu(chess.E4, "P"))
     assert [e.at for e in events][1:] == pytest.approx([0.01, 0.06, 0.11])

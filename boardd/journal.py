@@ -21,7 +21,12 @@ One file per board (``/var/lib/boardd/<board>.sqlite``), in WAL mode. Tables:
 An event and the publications it caused are written in **one transaction**
 (:meth:`Journal.record`). A crash or power cut therefore loses at most the event
 in flight together with its publications; it can never leave a published move
-whose event is missing, nor an event whose publications were forgotten. On
+whose event is missing, nor an event whose publications were forgotten. (The
+daemon commits the retained ``state``/``pgn`` snapshot of a move in a second
+transaction right after the move's, so that the move is not delayed by it; a
+crash in between loses only that snapshot, republished at every (re)connect.)
+Acks are committed without an ``fsync`` (:meth:`Journal.ack`): a lost ack only
+means a resend. On
 start the daemon rebuilds the current game by replaying the journal's events of
 that game through a fresh engine, and re-sends the unacknowledged outbox rows.
 

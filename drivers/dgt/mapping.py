@@ -307,8 +307,9 @@ _APART_S = 0.3
 _EDGE_S = _APART_S / 2
 #: ... the time from the last report before a press to the reading carrying it ...
 _PRESS_S = 0.5
-#: ... from a press to the new running side's first change of display ...
-_FIRST_TICK_S = 0.5
+#: ... from a press to the new running side's first change of display (anywhere in 0..1 s; a short
+#: guess keeps an opponent's quick reply that goes on across that change short too) ...
+_FIRST_TICK_S = 0.3
 #: ... and the time between a message that is no field update and the one before it.
 _MIN_GAP = 0.001
 
@@ -446,8 +447,9 @@ class DgtCaptureCodec:
         whose running side shows *k* seconds less than when its display last changed comes
         *k* seconds later. A change of the running side is a press: it comes 0.5 s after the
         field updates before it (the move is made, released, then the clock is pressed); the
-        new side's display first changes 0.5 s after the press (the fraction of its second is
-        unknown). Readings that change nothing on the running side carry no time and ride along.
+        new side's display first changes 0.3 s after the press, or later when the updates in
+        between need it (the fraction of its second is unknown). Readings that change nothing
+        on the running side carry no time and ride along.
 
         Field updates between two anchors are laid out as scans would report them (:func:`_layout`;
         an anchor is moved later when its interval needs more room). Updates that continue
@@ -493,7 +495,7 @@ class DgtCaptureCodec:
                     kind = "press"
                     at = times[prev] + offsets[-1] + _PRESS_S
                 at = max(at, lower)
-            ref_t, ref_shown = (at, shown) if kind == "tick" else (at - _FIRST_TICK_S, shown)
+            ref_t, ref_shown = (at, shown) if kind == "tick" else (at + _FIRST_TICK_S - 1.0, shown)
             times[i] = at
             kinds[i] = kind
             anchors.append(i)

@@ -227,6 +227,19 @@ def test_raw_opponent_starting_before_the_press_reading_hugs_the_press(tmp_path:
     assert [m.san for m in engine.state.moves] == ["e4", "e5"]
 
 
+def test_raw_quick_reply_across_the_first_second_after_the_press_does_not_settle_on_the_way(tmp_path: Path) -> None:
+    """White lifts h2 before Black's press reading, sets the pawn on h4, lifts it again after his display
+    first changed and plays h3: h4 (a legal h2-h4) must not last T_settle."""
+    data = (START + bw(60, 60, 0x08) + bw(60, 60, 0x09) + bw(59, 60, 0x09)
+            + fu(chess.E2, None) + fu(chess.E4, "P") + bw(60, 60, 0x13) + bw(60, 59, 0x13)
+            + fu(chess.E7, None) + fu(chess.E5, "p") + bw(60, 58, 0x13) + fu(chess.H2, None)
+            + bw(60, 60, 0x09) + fu(chess.H4, "P") + bw(59, 60, 0x09) + fu(chess.H4, None) + fu(chess.H3, "P")
+            + bw(58, 60, 0x09) + bw(60, 60, 0x13))
+    changes = [e for e in raw_events(tmp_path, data) if isinstance(e, SquareChanged) and e.square == chess.H4]
+    assert [c.content is None for c in changes] == [False, True]
+    assert changes[1].at - changes[0].at < 0.4
+
+
 def test_raw_promotion_reported_new_square_first_is_the_movers_not_an_early_reply(tmp_path: Path) -> None:
     """a7-a8=Q with the queen seen before a7 cleared: the pawn's lift belongs to the move, not to Black."""
     board = chess.BaseBoard("7k/P7/8/8/8/8/8/K7")

@@ -312,6 +312,75 @@ _PRESS_S = 0.5
 _FIRST_TICK_S = 0.3
 #: ... and the time between a message that is no field update and the one before it.
 _MIN_GAP = 0.001
+#: Where no clock runs (a board without a clock, a stopped clock), a move made (the board at rest:
+#: a piece put down and no piece too many, and the next update not lifting it again) is assumed
+#: to rest this long before the next update, so that it settles (``T_settle``) as a real one would.
+_REST_S = 1.0
+
+
+def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
+    """Seconds before each field update of a raw capture where no clock gives times.
+
+    Scans report a move within a fraction of a second, and players pause between moves. The
+    updates are followed on the board (from the last dump) to tell the two apart. The board is
+    *at rest* when no piece is in hand and none is too many (count as at the last rest, or one
+    fewer after a capture); then the next update comes after :data:`_REST_S`, so that the move
+    settles, unless the mover's piece goes on: one of the next two updates lifts a square put
+    down since the last rest and the same piece is put down elsewhere around it (a slide, a
+    pawn slid two squares with the new square seen first). Within a move, a placement follows
+    a lift one scan later (:data:`_SCAN_S`, below ``T_settle``), and two lifts or two placements
+    come :data:`_APART_S` apart (above ``T_simul``).
+    """
+    gaps: dict[int, float] = {}
+    updates: list[FieldUpdate | BoardDump] = []
+    where: list[int] = []
+    for j, m in enumerate(messages):
+        if isinstance(m, BoardDump) or (isinstance(m, FieldUpdate) and 0 <= m.field < 64):
+            updates.append(m)
+            where.append(j)
+    board: list[int] = [0] * 64
+    rest_count = 0
+    placed: set[int] = set()  # fields put down since the last rest
+
+    def goes_on(k: int) -> bool:
+        """The piece just put down moves on (the updates from *k* on)."""
+        for i in range(k, min(k + 2, len(updates))):
+            m = updates[i]
+            if isinstance(m, BoardDump):
+                return False
+            if m.code == 0 and m.field in placed:
+                code = board[m.field]
+                return any(isinstance(o, FieldUpdate) and o.code == code and o.field != m.field
+                           for o in updates[k:i + 3])
+        return False
+
+    prev: FieldUpdate | None = None
+    for k, message in enumerate(updates):
+        if isinstance(message, BoardDump):
+            board = list(message.codes)
+            rest_count = sum(1 for c in board if c)
+            placed.clear()
+            prev = None
+            continue
+        count = sum(1 for c in board if c)
+        lift = message.code == 0
+        if prev is None:
+            gap = _REST_S
+        elif count in (rest_count, rest_count - 1) and not (prev.code == 0 and count < rest_count) \
+                and not goes_on(k):
+            gap = _REST_S  # a placement that leaves nothing in hand, or the old square cleared last
+            rest_count = count
+            placed.clear()
+        elif prev.code == 0:
+            gap = _APART_S if lift else _SCAN_S
+        else:
+            gap = _SCAN_S if lift else _APART_S
+        gaps[where[k]] = gap
+        board[message.field] = message.code
+        if not lift:
+            placed.add(message.field)
+        prev = message
+    return gaps
 
 
 def _stopped(message: object) -> bool:
@@ -459,17 +528,23 @@ class DgtCaptureCodec:
         reading of the press arrives, :func:`_early_replies`), which hug the press; a burst
         within one second, or across both ends of it, is stretched over it. Other messages
         follow the update before them. Where no clock runs (before the start, during a stop,
-        without a clock), :meth:`spacing` applies.
+        without a clock), field updates are spaced by :func:`_clockless_gaps` (a move at rest
+        settles, a slide does not) and other messages by :meth:`spacing`.
         """
         n = len(messages)
         times = [0.0] * n
         is_field = [isinstance(m, FieldUpdate) for m in messages]
+        clockless = _clockless_gaps(messages)
+
+        def gap(j: int) -> float:
+            return clockless.get(j) or self.spacing(messages[j])
+
         anchors: list[int] = []
         kinds: dict[int, str] = {}
         readings = [i for i, m in enumerate(messages) if _running_side(m) is not None]
         t = 0.0
         for i in range(readings[0] if readings else n):
-            t += self.spacing(messages[i])
+            t += gap(i)
             times[i] = t
         ref_t, ref_shown = 0.0, 0
         prev: int | None = None
@@ -482,7 +557,7 @@ class DgtCaptureCodec:
             if prev is None or any(_stopped(messages[j]) for j in between):
                 kind = "start"
                 base = times[prev] if prev is not None else t
-                at = base + sum(self.spacing(messages[j]) for j in between) + self.spacing(message)
+                at = base + sum(gap(j) for j in between) + self.spacing(message)
             else:
                 offsets = _layout(messages, [j for j in between if is_field[j]])
                 lower = times[prev] + offsets[-1] + _EDGE_S
@@ -521,7 +596,7 @@ class DgtCaptureCodec:
             if b == n or kinds[b] == "start":
                 at = times[a]
                 for j in range(a + 1, b):
-                    at += self.spacing(messages[j])
+                    at += gap(j)
                     times[j] = at
                 continue
             updates = [j for j in range(a + 1, b) if is_field[j]]

@@ -26,7 +26,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 pytest: setup
-	scripts/system-deps.sh mosquitto chromium openssl systemd
+	scripts/system-deps.sh mosquitto chromium openssl systemd strace
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest

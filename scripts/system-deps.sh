@@ -4,10 +4,11 @@
 #   chromium   - browser tests of the broadcast screen and arbiter tablet
 #   openssl    - the TLS tests make a private CA at test time
 #   systemd    - systemd-analyze verifies the unit files
-# Usage: scripts/system-deps.sh [mosquitto] [chromium] [openssl] [systemd]   (default: all)
+#   strace     - the journal test that sees a committed move fsynced before it is published
+# Usage: scripts/system-deps.sh [mosquitto] [chromium] [openssl] [systemd] [strace]   (default: all)
 set -euo pipefail
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(mosquitto chromium openssl systemd)
+[ ${#want[@]} -gt 0 ] || want=(mosquitto chromium openssl systemd strace)
 missing=()
 for pkg in "${want[@]}"; do
   case "$pkg" in
@@ -15,6 +16,7 @@ for pkg in "${want[@]}"; do
     chromium)  command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;
     openssl)   command -v openssl >/dev/null 2>&1 || missing+=(openssl) ;;
     systemd)   command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd) ;;
+    strace)    command -v strace >/dev/null 2>&1 || missing+=(strace) ;;
     *) echo "unknown package $pkg" >&2; exit 2 ;;
   esac
 done

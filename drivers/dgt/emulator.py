@@ -53,6 +53,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from boardd.errors import DriverError
 from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
 from drivers._pty import PtyPort
 from drivers.base import TimeSource
@@ -650,13 +651,12 @@ class DgtEmulator(PtyPort):
 
 
 def _load_game(path: str, index: int) -> chess.pgn.Game:
-    with Path(path).open(encoding="utf-8") as stream:
-        for _ in range(index):
-            chess.pgn.skip_game(stream)
-        game = chess.pgn.read_game(stream)
-    if game is None:
-        raise SystemExit(f"no game {index} in {path}")
-    return game
+    from drivers.sim import load_pgn_game  # noqa: PLC0415 (only the command line needs it)
+
+    try:
+        return load_pgn_game(path, index + 1)
+    except DriverError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 async def _serve(args: argparse.Namespace) -> None:

@@ -162,7 +162,9 @@ def test_retention_archives_whole_days(tmp_path: Path) -> None:
     assert [g.id for g in j.games()] == ["g3"]
 
 
-HAMMER = r"""
+#: The start of the journal scripts run in a child process: a journal opened on argv[1] with
+#: ``synchronous = argv[2]``, and a minimal publication.
+JOURNAL_SCRIPT = r"""
 import json, sys, time
 from boardd import events as ev
 from boardd.journal import Journal
@@ -174,6 +176,9 @@ class Pub:
 
 j = Journal.open(sys.argv[1], synchronous=sys.argv[2])
 j.start_session()
+"""
+
+HAMMER = JOURNAL_SCRIPT + r"""
 n = j.last_event_id()
 print("ready", flush=True)
 while True:
@@ -243,18 +248,7 @@ def test_prune_keeps_a_game_without_pgn(tmp_path: Path) -> None:
     assert [g.id for g in j.games()] == ["old", "new"] and j.last_event_id() == b
 
 
-SYNC_PROBE = r"""
-import json, sys
-from boardd import events as ev
-from boardd.journal import Journal
-
-class Pub:
-    topic = "boardd/t1/move"; retain = False; qos = 1
-    def __init__(self, seq): self.seq = seq
-    def payload_bytes(self): return json.dumps({"v": 1, "seq": self.seq}).encode()
-
-j = Journal.open(sys.argv[1], synchronous=sys.argv[2])
-j.start_session()
+SYNC_PROBE = JOURNAL_SCRIPT + r"""
 for n in range(1, 6):
     _, rows = j.record_rows(ev.SquareChanged(at=float(n), square=n, content=None), [Pub(n)], seq=n)
     sys.stdout.write(f"committed {n}\n"); sys.stdout.flush()

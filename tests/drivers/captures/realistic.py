@@ -55,6 +55,7 @@ from drivers.dgt.codec import (
     encode_message,
 )
 from drivers.dgt.mapping import code_from_content, field_to_square, square_to_field
+from drivers.sim import load_pgn_game
 
 __all__ = ["Capture", "Options", "generate", "load_game", "move_reports"]
 
@@ -135,14 +136,8 @@ class Capture:
 
 
 def load_game(path: Path, index: int = 0) -> chess.pgn.Game:
-    """Game *index* of a PGN file."""
-    with path.open(encoding="utf-8") as stream:
-        for _ in range(index):
-            chess.pgn.skip_game(stream)
-        game = chess.pgn.read_game(stream)
-    if game is None:
-        raise ValueError(f"no game {index} in {path}")
-    return game
+    """Game *index* (0-based) of a PGN file."""
+    return load_pgn_game(path, index + 1)
 
 
 def move_reports(board: chess.Board, move: chess.Move, rng: random.Random, used: Counter[str]) -> list[Scan]:

@@ -61,3 +61,12 @@ class BufferedDecoder:
         if self._logger.isEnabledFor(TRACE):
             self._logger.log(TRACE, ">> discarded %d byte(s) (%s): %s", len(dropped), why,
                              dropped[:self._trace_limit].hex(" "))
+
+    def _warn_sparsely(self, key: str, message: str, *args: object) -> None:
+        """WARNING-log the occurrence ``stats[key]`` of a rejected input (the caller counted it) only
+        when it is the 1st, 2nd, 3rd, 10th, 100th, ... one, with the count: a noisy line must not
+        flood the log. Every frame is TRACE-logged in hex anyway; the count needs no clock."""
+        count = self.stats[key]
+        if count <= 3 or (count % 10 == 0 and str(count).rstrip("0") == "1"):
+            self._logger.warning("%s (%s #%d; logged at 1-3, 10, 100, ... and in hex at TRACE)",
+                                 message % args, key, count)

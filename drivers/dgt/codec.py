@@ -471,11 +471,11 @@ class DgtDecoder(BufferedDecoder):
                 message = decode_message(frame)
             except ClockMessageError as exc:
                 self.stats["bad_clock"] += 1
-                _LOGGER.warning("DGT clock message rejected: %s", exc)
+                self._warn_sparsely("bad_clock", "DGT clock message rejected: %s", exc)
                 continue
             except FrameError as exc:
                 self.stats["invalid_frames"] += 1
-                _LOGGER.warning("DGT frame rejected: %s", exc)
+                self._warn_sparsely("invalid_frames", "DGT frame rejected: %s", exc)
                 continue
             if isinstance(message, Unknown):
                 self.stats["unknown_messages"] += 1

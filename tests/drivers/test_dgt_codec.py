@@ -171,6 +171,18 @@ def test_bad_frames_are_counted_and_the_next_message_survives(raw: bytes, counte
     assert decoder.stats[counter] == 1
 
 
+def test_a_noisy_line_does_not_flood_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """250 bad clock messages: all counted, warnings only at the 1st-3rd, 10th and 100th, with the count."""
+    decoder = DgtDecoder()
+    bad = h("8d 00 0a 0b 00 00 00 00 00 09")
+    with caplog.at_level(logging.WARNING, logger="drivers.dgt.codec"):
+        assert decoder.feed(bad * 250 + h("93 00 05 03 0a")) == [Version(major=3, minor=10)]
+    assert decoder.stats["bad_clock"] == 250
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w.split("#")[1].split(";")[0] for w in warnings] == ["1", "2", "3", "10", "100"]
+    assert all(w.startswith("DGT clock message rejected") for w in warnings)
+
+
 def test_bad_frames_raise_codec_errors_when_decoded_directly() -> None:
     with pytest.raises(ClockMessageError):
         decode_message(h("8d 00 0a 0b 00 00 00 00 00 09"))

@@ -67,6 +67,6 @@ class BufferedDecoder:
         when it is the 1st, 2nd, 3rd, 10th, 100th, ... one, with the count: a noisy line must not
         flood the log. Every frame is TRACE-logged in hex anyway; the count needs no clock."""
         count = self.stats[key]
-        if count <= 3 or (count % 10 == 0 and str(count).rstrip("0") == "1"):
+        if count <= 3 or str(count).rstrip("0") == "1":  # 1, 2, 3, 10, 100, ...
             self._logger.warning("%s (%s #%d; logged at 1-3, 10, 100, ... and in hex at TRACE)",
                                  message % args, key, count)

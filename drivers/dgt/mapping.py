@@ -318,6 +318,12 @@ _MIN_GAP = 0.001
 _REST_S = 1.0
 
 
+def _within_move(lifted_before: bool, lift: bool) -> float:
+    """Seconds between two field updates of one move: :data:`_APART_S` for two lifts or two
+    placements (not taken for two hands), else one scan (:data:`_SCAN_S`)."""
+    return _APART_S if lifted_before == lift else _SCAN_S
+
+
 def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
     """Seconds before each field update of a raw capture where no clock gives times.
 
@@ -371,10 +377,8 @@ def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
             gap = _REST_S  # a placement that leaves nothing in hand, or the old square cleared last
             rest_count = count
             placed.clear()
-        elif prev.code == 0:
-            gap = _APART_S if lift else _SCAN_S
         else:
-            gap = _SCAN_S if lift else _APART_S
+            gap = _within_move(prev.code == 0, lift)
         gaps[where[k]] = gap
         board[message.field] = message.code
         if not lift:
@@ -414,7 +418,7 @@ def _layout(messages: Sequence[object], updates: list[int]) -> list[float]:
     for j in updates:
         message = messages[j]
         now = isinstance(message, FieldUpdate) and message.code == 0
-        offsets.append(offsets[-1] + (_EDGE_S if lift is None else _APART_S if now == lift else _SCAN_S))
+        offsets.append(offsets[-1] + (_EDGE_S if lift is None else _within_move(lift, now)))
         lift = now
     return offsets
 

@@ -36,12 +36,11 @@ from typing import Protocol
 
 from boardd.errors import DeviceDisconnectedError
 from boardd.events import BoardSnapshot, Content
-from drivers._loop import CLOSED, LinkDriver, QueueIterator, read_within, stop_task
+from drivers._loop import LinkDriver, read_within
 from drivers.base import DeviceInfo, DriverCommand, ReconnectPolicy, RequestDump, TimeSource, UnsupportedCommandError
 from drivers.transport import SerialLink, Tap
 
-# CLOSED, QueueIterator and stop_task live in drivers._loop; re-exported for older imports.
-__all__ = ["CLOSED", "QueueIterator", "SerialSnapshotDriver", "StreamDecoder", "stop_task"]
+__all__ = ["SerialSnapshotDriver", "StreamDecoder"]
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -775,23 +775,23 @@ def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> l
     """Validate a relay or web configuration; the summary lines.
 
     Every key is checked here (unknown keys and wrong types are named), then the
-    service's own loader builds its configuration from the file.
+    service's own builder makes its configuration from the same document.
 
     Raises:
         ConfigError: the first problem found, naming the file and the key.
     """
     root = _Table(data, path=path, key="", allowed=("mqtt", CONFIG_KINDS[kind]))
     _check_consumer_mqtt(root)
-    from boardd.relay import load_config as load_consumer_config  # noqa: PLC0415 - optional extras
+    from boardd.relay import mqtt_settings  # noqa: PLC0415 - optional extras
 
-    doc, mqtt = load_consumer_config(Path(path))
+    mqtt = mqtt_settings(data.get("mqtt", {}), path)
     auth = f"user {mqtt.username}" if mqtt.username else "anonymous"
     lines = [f"mqtt: mqtt://{mqtt.host}:{mqtt.port} ({auth}, keepalive {mqtt.keepalive}s, prefix {mqtt.prefix!r})"]
     if kind == "relay":
         _check_relay_keys(root)
         from boardd.relay import RELAY_KINDS, relay_config  # noqa: PLC0415
 
-        relay = relay_config(doc, mqtt, path=path)
+        relay = relay_config(data, mqtt, path=path)
         lines.append("subscribes: " + ", ".join(f"{mqtt.prefix}/+/{k}" for k in RELAY_KINDS))
         outputs = [f"folder {relay.out_dir}"] if relay.out_dir else []
         outputs.append(f"PGN over HTTP on {relay.http_host}:{relay.http_port}" if relay.http_port is not None
@@ -812,7 +812,7 @@ def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> l
         from boardd.web.app import web_config  # noqa: PLC0415
         from boardd.web.hub import BRIDGE_TOPIC, WEB_KINDS  # noqa: PLC0415
 
-        web = web_config(doc, mqtt, path=path)
+        web = web_config(data, mqtt, path=path)
         lines.append("subscribes: " + ", ".join([*(f"{mqtt.prefix}/+/{k}" for k in WEB_KINDS), BRIDGE_TOPIC]))
         lines.append(f"publishes: {mqtt.prefix}/<board>/cmd/<command> (arbiter tablet)")
         lines.append(f"web: http://{web.host}:{web.port}/ title {web.title!r}, "

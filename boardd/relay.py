@@ -84,6 +84,7 @@ __all__ = [
     "etag_matches",
     "load_config",
     "mqtt_session",
+    "mqtt_settings",
     "relay_config",
     "run",
     "run_service",
@@ -582,7 +583,12 @@ class RelayConfig:
     push_interval: float = 2.5
 
 
-def _mqtt_settings(section: Mapping[str, Any], path: str) -> MqttSettings:
+def mqtt_settings(section: Mapping[str, Any], path: str) -> MqttSettings:
+    """The consumers' ``[mqtt]`` table as :class:`MqttSettings` (defaults for what it leaves out).
+
+    Raises:
+        ConfigError: a value of the wrong type.
+    """
     try:
         return MqttSettings(
             host=str(section.get("host", "127.0.0.1")), port=int(section.get("port", 1883)),
@@ -606,7 +612,7 @@ def load_config(path: Path | None) -> tuple[dict[str, Any], MqttSettings]:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(str(exc), path=str(path)) from exc
-    return doc, _mqtt_settings(doc.get("mqtt", {}), str(path))
+    return doc, mqtt_settings(doc.get("mqtt", {}), str(path))
 
 
 def relay_config(doc: Mapping[str, Any], mqtt: MqttSettings, *, path: str = "") -> RelayConfig:

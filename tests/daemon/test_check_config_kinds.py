@@ -147,15 +147,22 @@ RELAY_BROKEN = [
 ]
 
 
-@pytest.mark.parametrize("case", RELAY_BROKEN, ids=[case[2] for case in RELAY_BROKEN])
-def test_broken_relay_configs_name_file_key_and_expectation(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                           case: tuple[str, str, str, str]) -> None:
+def assert_broken(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                  case: tuple[str, str, str, str]) -> None:
+    """*text* with *case*'s ``old`` replaced by ``new`` fails check-config (exit 1, nothing on stdout)
+    with an error naming the file, the ``key`` and the ``expected`` words."""
     old, new, key, expected = case
-    assert old in RELAY
-    path = write(tmp_path, RELAY.replace(old, new, 1))
+    assert old in text
+    path = write(tmp_path, text.replace(old, new, 1))
     code, out, err = run_check(path, capsys)
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {path}: {key} ") and expected in err, err
+
+
+@pytest.mark.parametrize("case", RELAY_BROKEN, ids=[case[2] for case in RELAY_BROKEN])
+def test_broken_relay_configs_name_file_key_and_expectation(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           case: tuple[str, str, str, str]) -> None:
+    assert_broken(tmp_path, capsys, RELAY, case)
 
 
 WEB_BROKEN = [
@@ -170,12 +177,7 @@ WEB_BROKEN = [
 @pytest.mark.parametrize("case", WEB_BROKEN, ids=[case[2] for case in WEB_BROKEN])
 def test_broken_web_configs_name_file_key_and_expectation(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          web_text: str, case: tuple[str, str, str, str]) -> None:
-    old, new, key, expected = case
-    assert old in web_text
-    path = write(tmp_path, web_text.replace(old, new, 1))
-    code, out, err = run_check(path, capsys)
-    assert (code, out) == (1, "")
-    assert err.startswith(f"error: {path}: {key} ") and expected in err, err
+    assert_broken(tmp_path, capsys, web_text, case)
 
 
 DAEMON_BROKEN = [
@@ -190,11 +192,7 @@ DAEMON_BROKEN = [
 @pytest.mark.parametrize("case", DAEMON_BROKEN, ids=[case[1] for case in DAEMON_BROKEN])
 def test_broken_daemon_configs_name_file_key_and_expectation(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             case: tuple[str, str, str, str]) -> None:
-    old, new, key, expected = case
-    path = write(tmp_path, MINIMAL.replace(old, new, 1))
-    code, out, err = run_check(path, capsys)
-    assert (code, out) == (1, "")
-    assert err.startswith(f"error: {path}: {key} ") and expected in err, err
+    assert_broken(tmp_path, capsys, MINIMAL, case)
 
 
 def test_the_kind_is_told_by_the_tables_or_given(tmp_path: Path, capsys: pytest.CaptureFixture[str],

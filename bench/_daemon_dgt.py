@@ -138,7 +138,8 @@ async def _sample_memory(pid: int, out: list[ProcSample], every: float) -> None:
 
 async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_wait: bool, idle_s: float = 0.0,
                       think_scans: int = 2, pause_scans: int = 2, synchronous: str = "full",
-                      baseline: bool = True, nodelay: bool = True, module: str = "boardd") -> SessionResult:
+                      baseline: bool = True, nodelay: bool = True, module: str = "boardd",
+                      nice: int = 0) -> SessionResult:
     """Play *game* on the emulator in front of a real daemon and measure; see the module docstring."""
     result = SessionResult(label=label)
     with broker(workdir / "mosquitto", nodelay=nodelay) as b:
@@ -151,7 +152,7 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
             config = workdir / "boardd.toml"
             _config(config, port=b.port, device=emu.path, state=workdir / "state", zero_wait=zero_wait,
                     synchronous=synchronous)
-            daemon = DaemonProcess(config, workdir / "boardd.log", module=module)
+            daemon = DaemonProcess(config, workdir / "boardd.log", module=module, nice=nice)
             daemon.start()
             sampler: asyncio.Task[None] | None = None
             try:

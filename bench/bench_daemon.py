@@ -20,6 +20,11 @@ as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
     engine judges the press ``max(T_latency, T_bounce)`` after it (``_Press.due``); ``zero``:
     ``early`` with ``t_latency = t_bounce = 0``.
     Baseline: bare QoS 1 publish -> PUBACK and publish -> subscriber on the same broker.
+    ``--e2e-repeat N`` plays each run N times (a fresh broker and daemon each time) and pools
+    the presses, so that p99 is not just the second-slowest press of one game;
+    ``--e2e-load K`` keeps K busy-looping processes running during the e2e part (the machine
+    shared with other work), ``--e2e-nice N`` starts the daemon with that niceness (what a
+    ``Nice=`` line of the systemd unit would do; negative values need root).
 ``pipeline``
     Replays the game of the first e2e run in-process and times each step of the daemon's
     pipeline (engine feed, render, serialise, journal commit FULL/NORMAL;
@@ -46,9 +51,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import logging
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import chess.pgn
@@ -108,7 +118,29 @@ def _ms(value: float) -> str:
     return f"{value * 1e3:.2f}"
 
 
-def _print_e2e(runs: list[SessionResult]) -> None:
+@contextlib.contextmanager
+def _cpu_load(processes: int) -> Iterator[None]:
+    """*processes* busy-looping Python processes for the duration of the block."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+            for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def _pool(label: str, games: list[SessionResult]) -> SessionResult:
+    """The presses of several games of one run as one result (the first game's other fields)."""
+    pooled = dataclasses.replace(games[0], label=label, presses=[p for g in games for p in g.presses],
+                                 missing_plies=[p for g in games for p in g.missing_plies],
+                                 irregularity_details=[d for g in games for d in g.irregularity_details])
+    pooled.exit_status = max((g.exit_status or 0 for g in games), default=0)
+    return pooled
+
+
+def _print_e2e(runs: list[SessionResult], games: dict[str, list[SessionResult]] | None = None) -> None:
     table = Table("Part 1: press -> completed move at a QoS 1 subscriber (ms; upper bound of PUBACK at the daemon)",
                   ("run", "presses", "p50", "p99", "max", "<=10 ms p99?"))
     for r in runs:
@@ -117,6 +149,11 @@ def _print_e2e(runs: list[SessionResult]) -> None:
         table.add(r.label, len(totals), _ms(percentile(totals, 0.5)), _ms(percentile(totals, 0.99)),
                   _ms(max(totals, default=float("nan"))), ok)
     print(table.render())
+    for label, played in (games or {}).items():
+        if len(played) > 1:
+            print(f"  {label}, per game p50/p99/max: " + "  ".join(
+                f"{_ms(percentile(t, 0.5))}/{_ms(percentile(t, 0.99))}/{_ms(max(t))}"
+                for t in ([p.total for p in g.presses] for g in played) if t))
     print()
     stages = Table("Part 1 breakdown per stage (ms, p50 / p99)",
                    ("run", "pty+driver", "engine wait", "render->journal", "journal+MQTT+broker", "total"))
@@ -226,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e-plies", type=int, default=90, help="plies of the e2e game (90; 0: all 111)")
     parser.add_argument("--e2e-runs", default="settled,early,zero",
                         help=f"e2e runs, among {', '.join(E2E_RUNS)} (settled,early,zero)")
+    parser.add_argument("--e2e-repeat", type=int, default=1,
+                        help="games per e2e run, pooled (1; a fresh broker and daemon for each)")
+    parser.add_argument("--e2e-load", type=int, default=0,
+                        help="busy-looping processes kept running during the e2e part (0)")
+    parser.add_argument("--e2e-nice", type=int, default=0,
+                        help="niceness of the e2e daemon (0; negative needs root)")
     parser.add_argument("--resource-plies", type=int, default=200, help="plies of the resources game (200)")
     parser.add_argument("--idle-seconds", type=float, default=15.0, help="idle CPU window (15 s)")
     parser.add_argument("--think-scans", type=int, default=1,
@@ -260,18 +303,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"working files kept in {work}")
         if "e2e" in parts:
             print(f"\n[e2e] load average at start {loadavg()}")
+            print(f"[e2e] {args.e2e_repeat} game(s) per run, {args.e2e_load} busy process(es) alongside, "
+                  f"daemon niceness {args.e2e_nice}")
             game = _game(*E2E_GAME, args.e2e_plies or None)
             names = [n.strip() for n in args.e2e_runs.split(",") if n.strip()]
             bad = [n for n in names if n not in E2E_RUNS]
             if bad or not names:
                 parser.error(f"unknown e2e run(s) {bad}: choose among {', '.join(E2E_RUNS)}")
             runs = []
-            for i, name in enumerate(names):
-                label, zero_wait, think = E2E_RUNS[name]
-                runs.append(asyncio.run(dgt_session(work / f"e2e-{name}", game, label=label, zero_wait=zero_wait,
-                                                    think_scans=think, pause_scans=args.pause_scans,
-                                                    synchronous=args.synchronous, baseline=i == 0)))
-            _print_e2e(runs)
+            games: dict[str, list[SessionResult]] = {}
+            with _cpu_load(args.e2e_load):
+                for i, name in enumerate(names):
+                    label, zero_wait, think = E2E_RUNS[name]
+                    played = games.setdefault(label, [])
+                    for k in range(max(1, args.e2e_repeat)):
+                        sub = f"e2e-{name}" if k == 0 else f"e2e-{name}-{k}"
+                        played.append(asyncio.run(dgt_session(
+                            work / sub, game, label=label, zero_wait=zero_wait, think_scans=think,
+                            pause_scans=args.pause_scans, synchronous=args.synchronous,
+                            baseline=i == 0 and k == 0, nice=args.e2e_nice)))
+                    runs.append(_pool(label, played))
+            _print_e2e(runs, games)
             print(f"[e2e] load average at end {loadavg()}")
         if "pipeline" in parts:
             if "e2e" not in parts:

@@ -16,6 +16,15 @@ pyserial's blocking ``open`` (RFC 2217 negotiation of the line settings) and
 ``close`` (it joins its telnet thread and then sleeps 0.3 s) run in a worker
 thread; a connection opened after the caller gave up is closed again.
 
+Opening a network URL takes a bounded time. ``socket://`` connects through
+the event loop (``loop.create_connection``), which by itself waits as long as
+the kernel retries its SYNs (about two minutes for a host that drops them):
+:meth:`SerialLink.open` gives it *open_timeout* (:data:`OPEN_TIMEOUT_S`) and
+reports a connection not made by then as the transient
+:class:`boardd.errors.DeviceDisconnectedError`, so the usual backoff applies.
+``rfc2217://`` is bounded by pyserial itself (5 s to connect, then its
+``timeout`` option, 3 s by default, per negotiation step).
+
 :func:`check_port` rejects, before any connection attempt, what can never
 work: an unknown scheme, a network URL without host or port, an option the
 scheme does not know.
@@ -51,7 +60,7 @@ import serial_asyncio_fast
 from boardd.errors import DeviceDisconnectedError, DriverError
 from drivers.base import ReconnectPolicy
 
-__all__ = ["THREAD_READ_TIMEOUT_S", "TRACE", "Backoff", "SerialLink", "Tap", "check_port"]
+__all__ = ["OPEN_TIMEOUT_S", "THREAD_READ_TIMEOUT_S", "TRACE", "Backoff", "SerialLink", "Tap", "check_port"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -71,6 +80,9 @@ _URL_OPTIONS: Final = {"socket": frozenset({"logging"}),
 
 #: Longest blocking read of a thread-read link: how long :meth:`SerialLink.close` may wait for its reader.
 THREAD_READ_TIMEOUT_S: Final = 0.2
+
+#: Longest wait for a ``socket://`` connection (pyserial's own connect timeout for ``rfc2217://``).
+OPEN_TIMEOUT_S: Final = 5.0
 
 _EOF: Final = b""
 
@@ -185,11 +197,15 @@ class SerialLink:
         self._closed = False
 
     @classmethod
-    async def open(cls, url: str, *, baudrate: int = 9600, tap: Tap | None = None) -> SerialLink:
+    async def open(cls, url: str, *, baudrate: int = 9600, tap: Tap | None = None,
+                   open_timeout: float = OPEN_TIMEOUT_S) -> SerialLink:
         """Open *url* at *baudrate*, 8N1, no flow control.
 
+        A ``socket://`` connection not made within *open_timeout* seconds is given up.
+
         Raises:
-            DeviceDisconnectedError: the device is not there (yet) or refused the connection.
+            DeviceDisconnectedError: the device is not there (yet), refused the connection or did not
+                answer within *open_timeout* (``socket://``).
             DriverError: the port string can never work (:func:`check_port`).
         """
         check_port(url)
@@ -199,7 +215,20 @@ class SerialLink:
                     "stopbits": serial.STOPBITS_ONE, "xonxoff": False, "rtscts": False}
         loop = asyncio.get_running_loop()
         try:
-            if scheme in _LOOP_SCHEMES:
+            if scheme == "socket":
+                # Cancelling create_connection closes its half-open socket: nothing outlives the timeout.
+                deadline = asyncio.timeout(open_timeout)
+                try:
+                    async with deadline:
+                        transport, _ = await serial_asyncio_fast.create_serial_connection(
+                            loop, lambda: _Receiver(link._queue, link._lost, link._gone), url, **settings)
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise  # the kernel's own ETIMEDOUT: an OSError like the others
+                    raise DeviceDisconnectedError(
+                        f"cannot open {url}: no connection within {open_timeout:g} s") from None
+                link._transport = transport
+            elif scheme in _LOOP_SCHEMES:
                 transport, _ = await serial_asyncio_fast.create_serial_connection(
                     loop, lambda: _Receiver(link._queue, link._lost, link._gone), url, **settings)
                 link._transport = transport

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import tty
 from pathlib import Path
 
@@ -107,3 +108,23 @@ async def test_socket_url_eof_is_a_disconnect() -> None:
         await link.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_socket_url_that_never_answers_times_out_as_a_transient_error() -> None:
+    """A host that drops SYNs: here a listener whose accept queue is full (Linux drops the SYN)."""
+    listener = socket.socket()
+    filler = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)  # room for one unaccepted connection
+        port = listener.getsockname()[1]
+        filler.connect(("127.0.0.1", port))  # takes it: every later SYN is dropped
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        with pytest.raises(DeviceDisconnectedError, match=r"no connection within 0\.3 s"):
+            async with asyncio.timeout(3):  # without the bound: the kernel's SYN retries, ~2 minutes
+                await SerialLink.open(f"socket://127.0.0.1:{port}", open_timeout=0.3)
+        assert 0.25 <= loop.time() - start < 1.5
+    finally:
+        filler.close()
+        listener.close()

@@ -350,6 +350,7 @@ class Engine:
         self._replacement: tuple[str, int, int] | None = None
         self._replacement_due: tuple[str, int, int] | None = None
         self._gesture_sent: str | None = None
+        self._gesture_hold = False  # a kings-in-the-centre signal was given and a king is still on the centre
         self._limit_pending = False
         self._limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
         self._claim_windows: list[_Window] = []
@@ -784,6 +785,20 @@ class Engine:
         if not self._orientation_known and not self._records:
             self._detect_orientation_changes(outs, at)
         self._check_result_gesture(outs, at)
+        if self._gesture_hold:
+            if self._phys.key()[7] & _CENTRE_BB:
+                # a king still stands on the centre after the result signal: nothing is inferred from it
+                self._cand = None
+                self._last_diff = Diff(DiffClass.NONE)
+                return
+            # the kings have left the centre: recognition resumes from the board as it is (a fresh segment,
+            # the gesture's lifts and placements are nobody's move)
+            self._gesture_hold = False
+            self._seg_lifts = []
+            self._seg_places = []
+            self._seg_evidence = []
+            self._mask.clear()
+            batch = []
         self._evaluate(outs, at, snapshot=snapshot, batch=batch)
         self._check_impossible(at)
 
@@ -891,8 +906,42 @@ class Engine:
         if self._gesture_sent == result:
             return
         self._gesture_sent = result
+        if how == "kings on the centre squares":
+            self._gesture_hold = True
+            self._retract_gesture_moves(outs, at)
         outs.append(GameEvent(at=at, type="RESULT_SIGNAL", code=None,
                               details={"result": result, "gesture": how}))
+
+    def _retract_gesture_moves(self, outs: list[Output], at: float) -> None:
+        """The king move(s) onto the centre that form the gesture leave the record (lila#11783).
+
+        Only the trailing made-not-completed king moves whose king still stands on its centre square
+        are taken back (at most one per side); a move completed by a press stands. Findings raised about
+        those moves only because they were taken for moves (the press not made) are withdrawn.
+        """
+        kings = self._phys.key()[7]
+        ply = len(self._records)
+        sides: set[chess.Color] = set()
+        while ply > 0:
+            rec = self._records[ply - 1]
+            if rec.completed_at is not None or not rec.legal or rec.side in sides or len(rec.uci) != 4:
+                break
+            to_sq = chess.parse_square(rec.uci[2:4])
+            after = chess.Board(rec.fen_after, chess960=self.game.chess960)
+            if after.piece_type_at(to_sq) != chess.KING or not (chess.BB_SQUARES[to_sq] & _CENTRE_BB & kings):
+                break
+            sides.add(rec.side)
+            ply -= 1
+        if ply == len(self._records):
+            return
+        retracted = self._records[ply:]
+        self._retract_to(outs, ply, at, "result gesture (kings on the centre squares), not a move")
+        for irr in list(self._irr.values()):
+            if irr.code in ("CLOCK_NOT_PRESSED", "MOVE_COMPLETED_WITHOUT_PRESS") and irr.ply >= ply \
+                    and irr.status is not Status.RESOLVED and any(r.side == irr.side for r in retracted):
+                self._update(outs, dataclasses.replace(
+                    irr, status=Status.RESOLVED,
+                    ruling="withdrawn: the king move was a result gesture, not a move"))
 
     # ------------------------------------------------------------------ orientation and set-up
 

@@ -5,8 +5,19 @@ from __future__ import annotations
 import chess
 
 from boardd.engine import Engine
-from boardd.events import BoardSnapshot, Content, GameInfo, Link, LinkChanged, Marker, SetOrientation, SquareChanged
-from boardd.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output
+from boardd.events import (
+    BoardSnapshot,
+    ClockReading,
+    ClockSide,
+    Content,
+    GameInfo,
+    Link,
+    LinkChanged,
+    Marker,
+    SetOrientation,
+    SquareChanged,
+)
+from boardd.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output, Status
 from boardd.settings import RulesConfig
 from tests.core.scenario import history_events, parse, start_clock
 
@@ -205,6 +216,60 @@ def test_kings_in_the_centre_are_a_result_signal_not_a_move() -> None:
     signals = events(outs, "RESULT_SIGNAL")
     assert len(signals) == 1 and signals[0].details["result"] == "1-0"  # both kings on light squares
     assert engine.state.ply == 0 and not [o for o in outs if isinstance(o, MoveMade)]
+
+
+def _paused_clock_king_game() -> tuple[Engine, list[Output]]:
+    """Kings on f3 and c6 (pawns make it no dead position), the clock started then paused."""
+    engine = Engine(RulesConfig(), GameInfo(start_fen="8/p7/2k5/8/8/5K2/P7/8 w - - 0 30", time_control="300+3"))
+    outs = feed_all(engine, [ClockReading(at=0.0, left=200.0, right=200.0, running=ClockSide.LEFT,
+                                          lever_high=ClockSide.LEFT),
+                             ClockReading(at=1.0, left=199.0, right=200.0, running=None, lever_high=ClockSide.LEFT)])
+    return engine, outs
+
+
+def test_legal_king_move_into_the_centre_then_the_gesture_is_taken_back() -> None:
+    """lila#11783: Kf3-e4 is legal and made; when Black's king joins it on d5 it was a result gesture."""
+    engine, outs = _paused_clock_king_game()
+    outs += feed_all(engine, [SquareChanged(at=2.0, square=chess.F3, content=None),
+                              SquareChanged(at=2.3, square=chess.E4, content=WK)])
+    outs += engine.advance(4.0)
+    assert [m.san for m in engine.state.moves] == ["Ke4"]  # made: nothing tells it from a move yet
+    outs += feed_all(engine, [SquareChanged(at=5.0, square=chess.C6, content=None),
+                              SquareChanged(at=5.3, square=chess.D5, content=BK)])
+    outs += engine.advance(10.0)
+    signals = events(outs, "RESULT_SIGNAL")
+    assert [s.details["result"] for s in signals] == ["1-0"]  # e4 and d5: both light squares
+    assert [o.to_ply for o in outs if isinstance(o, MovesRetracted)] == [0]
+    assert engine.state.moves == () and engine.state.ply == 0
+    assert engine.state.fen == "8/p7/2k5/8/8/5K2/P7/8 w - - 0 30"
+    assert "Ke4" not in engine.pgn()
+    # nothing is inferred from the gesture position; the press finding about Ke4 is withdrawn
+    assert [c for c in codes(outs) if c != "CLOCK_PAUSED"] == ["CLOCK_NOT_PRESSED"]
+    assert not any(i.status is not Status.RESOLVED for i in engine.irregularities if i.code == "CLOCK_NOT_PRESSED")
+    # the kings go back: the game goes on from the official position
+    outs = feed_all(engine, [SquareChanged(at=12.0, square=chess.D5, content=None),
+                             SquareChanged(at=12.2, square=chess.C6, content=BK),
+                             SquareChanged(at=13.0, square=chess.E4, content=None),
+                             SquareChanged(at=13.2, square=chess.F3, content=WK)])
+    outs += engine.advance(15.0)
+    assert engine.state.ply == 0 and not codes(outs)
+
+
+def test_king_move_into_the_centre_completed_by_a_press_is_not_a_gesture_move() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="8/p7/2k5/8/8/5K2/P7/8 w - - 0 30", time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=200.0)
+    outs = feed_all(engine, [first, SquareChanged(at=2.0, square=chess.F3, content=None),
+                             SquareChanged(at=2.3, square=chess.E4, content=WK)])
+    outs += engine.advance(3.0)
+    outs += feed_all(engine, [clock.press(chess.WHITE, 3.5)])
+    outs += engine.advance(4.0)
+    assert engine.state.moves[0].completed_at is not None
+    outs += feed_all(engine, [SquareChanged(at=5.0, square=chess.C6, content=None),
+                              SquareChanged(at=5.3, square=chess.D5, content=BK)])
+    outs += engine.advance(10.0)
+    assert len(events(outs, "RESULT_SIGNAL")) == 1
+    assert not [o for o in outs if isinstance(o, MovesRetracted)]
+    assert [m.san for m in engine.state.moves] == ["Ke4"]  # a completed move stands
 
 
 def test_dgt_result_piece_is_a_result_signal() -> None:

@@ -324,6 +324,12 @@ def _within_move(lifted_before: bool, lift: bool) -> float:
     return _APART_S if lifted_before == lift else _SCAN_S
 
 
+def _same_piece(lifted: int, placed: int) -> bool:
+    """The piece code *lifted* can be the one put down as *placed* (the same, or a pawn promoted)."""
+    return lifted == placed or (lifted in (0x01, 0x07) and placed in ((0x02, 0x03, 0x04, 0x06) if lifted == 0x01
+                                                                      else (0x08, 0x09, 0x0A, 0x0C)))
+
+
 def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
     """Seconds before each field update of a raw capture where no clock gives times.
 
@@ -333,7 +339,8 @@ def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
     fewer after a capture); then the next update comes after :data:`_REST_S`, so that the move
     settles, unless the mover's piece goes on: one of the next two updates lifts a square put
     down since the last rest and the same piece is put down elsewhere around it (a slide, a
-    pawn slid two squares with the new square seen first). Within a move, a placement follows
+    pawn slid two squares with the new square seen first; a pawn put down on the way and then
+    its promoted piece on the promotion square: the same piece, :func:`_same_piece`). Within a move, a placement follows
     a lift one scan later (:data:`_SCAN_S`, below ``T_settle``), and two lifts or two placements
     come :data:`_APART_S` apart (above ``T_simul``).
     """
@@ -356,7 +363,7 @@ def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
                 return False
             if m.code == 0 and m.field in placed:
                 code = board[m.field]
-                return any(isinstance(o, FieldUpdate) and o.code == code and o.field != m.field
+                return any(isinstance(o, FieldUpdate) and _same_piece(code, o.code) and o.field != m.field
                            for o in updates[k:i + 3])
         return False
 
@@ -421,12 +428,6 @@ def _layout(messages: Sequence[object], updates: list[int]) -> list[float]:
         offsets.append(offsets[-1] + (_EDGE_S if lift is None else _within_move(lift, now)))
         lift = now
     return offsets
-
-
-def _same_piece(lifted: int, placed: int) -> bool:
-    """The piece code *lifted* can be the one put down as *placed* (the same, or a pawn promoted)."""
-    return lifted == placed or (lifted in (0x01, 0x07) and placed in ((0x02, 0x03, 0x04, 0x06) if lifted == 0x01
-                                                                      else (0x08, 0x09, 0x0A, 0x0C)))
 
 
 def _placement(message: object) -> bool:

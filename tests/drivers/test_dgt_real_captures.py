@@ -270,6 +270,39 @@ def test_raw_capture_without_a_clock_lets_a_move_at_rest_settle_and_a_slide_not(
     assert DgtCaptureCodec().timeline([]) == []
 
 
+def test_raw_capture_without_a_clock_replays_promotions_exactly(tmp_path: Path) -> None:
+    """Promotions of both colours in a raw capture without clock messages: the pawn put down for a
+    moment on a square it cannot go to, then its promoted piece on the promotion square (one piece
+    going on: it must not settle there, or an illegal placement is reported that the game never
+    had). The plain forms are in the generated captures of game 88 (test below)."""
+    fen = "7k/P7/8/8/8/8/7p/K7 w - - 0 1"
+    board = chess.BaseBoard(fen.split(maxsplit=1)[0])
+    dump = encode_message(BoardDump(codes=tuple(
+        code_from_content(board.piece_at(chess.square(f % 8, 7 - f // 8))) for f in range(64))))
+    data = (dump
+            + fu(chess.A7, None) + fu(chess.B8, "P") + fu(chess.B8, None) + fu(chess.A8, "Q")  # a8=Q+, via b8
+            + fu(chess.H8, None) + fu(chess.H7, "k")
+            + fu(chess.A1, None) + fu(chess.B2, "K")
+            + fu(chess.H2, None) + fu(chess.G1, "p") + fu(chess.G1, None) + fu(chess.H1, "n")  # h1=N, via g1
+            + fu(chess.B2, None) + fu(chess.C2, "K")
+            + fu(chess.H7, None) + fu(chess.G6, "k"))
+    events = raw_events(tmp_path, data)
+    changes = [(chess.square_name(e.square), e.content is None, e.at) for e in events if isinstance(e, SquareChanged)]
+    at: dict[tuple[str, bool], float] = {}
+    for name, lifted, t in changes:
+        at.setdefault((name, lifted), t)
+    assert at[("b8", True)] - at[("b8", False)] < 0.4  # passed over, never settled
+    assert at[("g1", True)] - at[("g1", False)] < 0.4
+    assert at[("h8", True)] - at[("a8", False)] >= 0.9  # a8=Q at rest before Black answers
+    engine = Engine(game=GameInfo(start_fen=fen, time_control="?"))
+    outs = []
+    for event in events:
+        outs += engine.feed(event)
+    outs += engine.advance(events[-1].at + 5)
+    assert [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)] == []
+    assert [m.san for m in engine.state.moves] == ["a8=Q+", "Kh7", "Kb2", "h1=N", "Kc2", "Kg6"]
+
+
 @pytest.mark.parametrize("game", [0, 1, 5, 30, 88])
 @pytest.mark.parametrize("form", ["jsonl", "raw"])
 def test_capture_of_a_board_without_a_clock_replays_to_the_game(game: int, form: str, pgn_dir: Path,

@@ -53,8 +53,19 @@ _LOGGER = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "boardd_session"
-#: Commands the tablet may send, with their fields (boardd.commands payloads).
-TABLET_COMMANDS = {"ack": {"irregularity"}, "resolve": {"irregularity", "ruling"}, "reinstate": {"ply"}}
+#: Commands the tablet may send: name -> field -> (kind, required). The payloads of boardd.commands;
+#: the daemon validates them again, this only keeps malformed input from reaching the broker.
+TABLET_COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {
+    "ack": {"irregularity": ("id", True)},
+    "resolve": {"irregularity": ("id", True), "ruling": ("text", False)},
+    "reinstate": {"ply": ("ply", True)},
+    "set-result": {"result": ("result", True), "termination": ("text", False)},
+    "new-game": {"white": ("text", False), "black": ("text", False), "round": ("text", False),
+                 "board_no": ("board_no", False), "time_control": ("text", False)},
+    "flip": {},
+}
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _BOARD_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _QUEUE = 2000
 #: WebSocket close code (private range) for "your session ended: log in again".
@@ -336,19 +347,17 @@ class WebService:
         if name not in TABLET_COMMANDS:
             raise web.HTTPBadRequest(text=f"command must be one of {', '.join(TABLET_COMMANDS)}")
         payload: dict[str, Any] = {"id": f"web-{uuid.uuid4().hex}"}
-        for key in TABLET_COMMANDS[name]:
+        fields = TABLET_COMMANDS[name]
+        unknown = sorted(set(body) - set(fields) - {"board", "name"})
+        if unknown:
+            raise web.HTTPBadRequest(text=f"{name} takes no field(s) {', '.join(map(str, unknown))}")
+        for key, (kind, required) in fields.items():
             value = body.get(key)
-            if key == "ply":
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise web.HTTPBadRequest(text="ply must be a non-negative integer")
-            elif key == "ruling":
-                if value is None:
-                    continue
-                if not isinstance(value, str) or len(value) > 200:
-                    raise web.HTTPBadRequest(text="ruling must be text of at most 200 characters")
-            elif not isinstance(value, str) or not value or len(value) > 100:
-                raise web.HTTPBadRequest(text=f"{key} is required")
-            payload[key] = value
+            if value is None or value == "":
+                if required:
+                    raise web.HTTPBadRequest(text=f"{key} is required")
+                continue
+            payload[key] = _field(key, kind, value)
         if self.config.command_token:
             payload["token"] = self.config.command_token
         client = self._client
@@ -423,6 +432,23 @@ async def _security_headers(request: web.Request,
         for key, value in _SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
     return response
+
+
+def _field(key: str, kind: str, value: object) -> object:
+    """A checked command field (see :data:`TABLET_COMMANDS`); raises 400 on anything else."""
+    if kind in ("ply", "board_no"):
+        low = 0 if kind == "ply" else 1
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 10_000:
+            raise web.HTTPBadRequest(text=f"{key} must be an integer from {low} to 10000")
+        return value
+    if kind == "result":
+        if value not in RESULTS:
+            raise web.HTTPBadRequest(text=f"result must be one of {', '.join(RESULTS)}")
+        return value
+    limit = 100 if kind == "id" else 200
+    if not isinstance(value, str) or len(value) > limit or _CONTROL_RE.search(value):
+        raise web.HTTPBadRequest(text=f"{key} must be text of at most {limit} printable characters")
+    return value
 
 
 def _same_origin(request: web.Request) -> bool:

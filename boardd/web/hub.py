@@ -204,9 +204,8 @@ class Hub:
         san = _list(state.get("san"))
         ply = len(moves)
         result = state.get("result") if state.get("result") in ("1-0", "0-1", "1/2-1/2") else "*"
-        online = None if record.status is None else record.status.get("state") != "offline"
-        if self.bridges.get(board) is False:
-            online = False
+        link, _ = self.link(board)
+        online = None if link == "unknown" else link != "offline"
         return {
             "board": board,
             "board_no": game.get("board_no") if isinstance(game.get("board_no"), int) else None,
@@ -224,7 +223,40 @@ class Hub:
             "result": result,
             "termination": _text(state.get("termination")) if result != "*" else None,
             "online": online,
+            # online | degraded (boardd runs, but its board or clock is disconnected: the record may lag) |
+            # offline | unknown (no status yet). The reasons are for the tablet only.
+            "link": link,
         }
+
+    def link(self, board: str) -> tuple[str, list[str]]:
+        """The board's link state (``online``, ``degraded``, ``offline``, ``unknown``) and why, in plain words.
+
+        ``degraded`` is boardd's own word (contract status): the daemon runs but its board or an
+        expected clock is disconnected, so moves stop arriving. The Pi bridge notification wins
+        over a status that could not be updated (a Pi without power sends no last will).
+        """
+        record = self.hall.boards.get(board)
+        if self.bridges.get(board) is False:
+            return "offline", ["the Pi's bridge to the hall broker is down (power or network)"]
+        status = record.status if record is not None else None
+        if not isinstance(status, dict):
+            return "unknown", []
+        state = status.get("state")
+        if state == "offline":
+            return "offline", ["boardd is not running on this board (its last will)"]
+        if state != "degraded":
+            return ("online", []) if state == "online" else ("unknown", [f"unknown status {str(state)[:40]!r}"])
+        why: list[str] = []
+        board_link, clock_link = _dict(status.get("board_link")), _dict(status.get("clock_link"))
+        if board_link and not board_link.get("connected"):
+            where = " ".join(str(board_link[k]) for k in ("driver", "port") if board_link.get(k))
+            why.append(f"board disconnected{f' ({where[:80]})' if where else ''}")
+        if clock_link and clock_link.get("model") and not clock_link.get("connected"):
+            why.append(f"clock disconnected ({str(clock_link['model'])[:40]})")
+        change = _dict(status.get("link_change"))
+        if change and not change.get("up") and change.get("detail"):
+            why.append(str(change["detail"])[:120])
+        return "degraded", why or ["boardd reports degraded"]
 
     def arbiter_view(self, board: str, now: float) -> dict[str, Any] | None:
         """The tablet's view of ``board``: the public view plus the whole state and the flags."""
@@ -256,6 +288,7 @@ class Hub:
             # the flags carry the state's irregularities already: not twice in every frame
             "state": {k: v for k, v in state.items() if k != "irregularities"},
             "status": record.status,
+            "link_why": self.link(board)[1],
             "flags": flags,
             "open_ids": open_ids,
             "rank": max((SEVERITY_RANK.get(str(f.get("severity")), 0) for f in open_flags if f.get("status") == "open"),

@@ -144,6 +144,40 @@ def test_hub_clock_age_and_late_joiner_flags(pgn_dir: Path) -> None:
     assert hub.arbiter_view("t1", 22.0)["flags"] == []  # type: ignore[index]
 
 
+def degraded_status(feed: Feed) -> Publication:
+    """The status boardd publishes when the board's USB link drops (contract ``degraded``)."""
+    return feed._json("status", True, 1, state="degraded",
+                      board_link={"driver": "dgt", "port": "/dev/ttyACM0", "serial": "B1", "connected": False},
+                      clock_link={"model": "dgt3000", "connected": True}, software="test",
+                      link_change={"link": "board", "up": False, "detail": "USB read failed: device gone"})
+
+
+def test_degraded_board_is_distinct_with_its_reason(pgn_dir: Path) -> None:
+    (game,) = round_of(pgn_dir, boards=1)
+    feed = Feed(game, prefix=PREFIX)
+    hub = Hub(prefix=PREFIX)
+    for topic, payload, _, _ in [p for step in feed.publications(upto=2) for p in step]:
+        hub.take(topic, payload, now=1.0)
+    assert hub.public_view("t1", 1.0)["link"] == "online"  # type: ignore[index]
+    public, arbiter = hub.take(*degraded_status(feed)[:2], now=2.0)
+    public_view, arbiter_view = json.loads(public.text)["view"], json.loads(arbiter.text)["view"]
+    assert public_view["link"] == "degraded" and public_view["online"] is True  # boardd runs; its board does not
+    assert "ttyACM0" not in public.text and "USB" not in public.text  # the why is for the tablet only
+    assert arbiter_view["link"] == "degraded"
+    assert arbiter_view["link_why"] == ["board disconnected (dgt /dev/ttyACM0)", "USB read failed: device gone"]
+    clock_gone = feed._json("status", True, 1, state="degraded", software="test",
+                             board_link={"driver": "dgt", "port": "/dev/ttyACM0", "connected": True},
+                             clock_link={"model": "dgt3000", "connected": False})
+    hub.take(*clock_gone[:2], now=3.0)
+    assert hub.link("t1") == ("degraded", ["clock disconnected (dgt3000)"])
+    hub.take(*feed._json("status", True, 1, state="offline", board_link={}, clock_link={})[:2], now=4.0)
+    assert hub.link("t1")[0] == "offline" and hub.public_view("t1", 4.0)["online"] is False  # type: ignore[index]
+    hub.take(*feed.publications(upto=0)[0][0][:2], now=5.0)  # online again
+    assert hub.link("t1") == ("online", [])
+    hub.take("$SYS/broker/connection/bridge-t1/state", b"0", now=6.0)
+    assert hub.link("t1")[0] == "offline" and "bridge" in hub.link("t1")[1][0]
+
+
 def test_password_hash_sessions_and_throttle() -> None:
     encoded = hash_password("pw-1", n=2**10)
     assert encoded.startswith("scrypt$1024$8$1$")
@@ -206,8 +240,16 @@ async def test_tablet_refuses_the_unauthenticated(mosquitto: Broker, pgn_dir: Pa
             with pytest.raises(aiohttp.WSServerHandshakeError) as cross:
                 await http.ws_connect(f"{base}/arbiter/ws", origin="http://evil.example")
             assert cross.value.status == 403
+            assert (await http.post(f"{base}/arbiter/api/cmd", json={**cmd, "name": "set-clock"},
+                                    headers={"X-CSRF-Token": csrf})).status == 400  # not a tablet command
             assert (await http.post(f"{base}/arbiter/api/cmd", json={**cmd, "name": "new-game"},
-                                    headers={"X-CSRF-Token": csrf})).status == 400
+                                    headers={"X-CSRF-Token": csrf})).status == 400  # new-game has no irregularity
+            for bad in ({"name": "set-result", "result": "2-0"}, {"name": "set-result"},
+                        {"name": "new-game", "white": "A\nB"}, {"name": "new-game", "board_no": 0},
+                        {"name": "flip", "white_at_a1": True}):
+                refused = await http.post(f"{base}/arbiter/api/cmd", json={"board": "t1", **bad},
+                                          headers={"X-CSRF-Token": csrf})
+                assert refused.status == 400, (bad, refused.status, await refused.text())
             assert (await http.post(f"{base}/arbiter/api/cmd", json={**cmd, "board": "t9"},
                                     headers={"X-CSRF-Token": csrf})).status == 400
             ok = await http.post(f"{base}/arbiter/api/cmd", json=cmd, headers={"X-CSRF-Token": csrf})
@@ -414,6 +456,117 @@ async def test_tablet_flag_ack_round_trip(mosquitto: Broker, pgn_dir: Path) -> N
             daemon.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await daemon
+
+
+@pytest.mark.browser
+@pytest.mark.broker
+async def test_tablet_board_trouble_events_and_board_commands(mosquitto: Broker, pgn_dir: Path) -> None:
+    from boardd.commands import parse_command
+    from boardd.config import CommandsConfig
+
+    expected = round_of(pgn_dir, boards=2)
+    feeds = [Feed(g, prefix=PREFIX) for g in expected]
+    await publish(mosquitto, interleave([f.publications(upto=10) for f in feeds]))
+    commands: list[tuple[str, str, dict[str, Any]]] = []
+
+    async def collect() -> None:
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:
+            await client.subscribe(f"{PREFIX}/+/cmd/#", qos=1)
+            async for message in client.messages:
+                _, board, _, name = message.topic.value.split("/")
+                raw = message.payload if isinstance(message.payload, bytes) else b""
+                parse_command(name, raw, at=0.0, auth=CommandsConfig(tokens={"arbiter": "t0ken-arbiter"}))  # valid
+                commands.append((board, name, json.loads(raw)))
+
+    async with running_web(mosquitto) as service, browser() as chromium:
+        collector = asyncio.create_task(collect())
+        try:
+            await wait_until(lambda: len(service.hub.hall.boards) == 2)
+            page = await chromium.new_page(viewport={"width": 1024, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            dialogs: list[str] = []
+            answer = {"accept": False}
+
+            async def on_dialog(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                await (dialog.accept() if answer["accept"] else dialog.dismiss())
+
+            page.on("dialog", on_dialog)
+            base = f"http://127.0.0.1:{service.http_port}"
+            await page.goto(f"{base}/arbiter/login")
+            await page.fill('input[name="username"]', USER)
+            await page.fill('input[name="password"]', PASSWORD)
+            await page.click('button[type="submit"]')
+            await page.wait_for_selector('.tboard[data-board="t2"][data-link="online"]', timeout=5000)
+            assert await page.locator(".link-state").count() == 0
+            # t2's board drops off USB (boardd says degraded), t1's players signal 1-0 with the kings.
+            feeds[0].now += 5
+            await publish(mosquitto, [
+                degraded_status(feeds[1]),
+                feeds[1]._json("event", False, 1, type="BOARD_DISCONNECTED", code=None, at=feeds[1].iso(feeds[1].now),
+                               at_s=feeds[1].now),
+                feeds[0]._json("event", False, 1, type="RESULT_SIGNAL", code=None, result="1-0",
+                               gesture="kings on the centre squares", at=feeds[0].iso(feeds[0].now),
+                               at_s=feeds[0].now)])
+            t1, t2 = page.locator('.tboard[data-board="t1"]'), page.locator('.tboard[data-board="t2"]')
+            await page.wait_for_selector('.tboard[data-board="t2"][data-link="degraded"]', timeout=3000)
+            assert await t2.locator(".link-state").inner_text() == "DEGRADED"
+            why = await t2.locator(".link-why").inner_text()
+            assert "board disconnected (dgt /dev/ttyACM0)" in why and "USB read failed" in why
+            assert "Board disconnected" in await t2.locator(".event-list").inner_text()
+            assert [await b.get_attribute("data-board") for b in await page.locator(".tboard").all()] == ["t2", "t1"]
+            assert "1 with link trouble" in await page.locator("#summary").inner_text()
+            signal = t1.locator('.event[data-type="RESULT_SIGNAL"]')
+            assert "Result signalled on the board: 1-0" in await signal.inner_text()
+            # Dismissing the confirmation sends nothing; confirming records the signalled result.
+            await signal.locator("button.accept-result").click()
+            await asyncio.sleep(0.5)
+            assert commands == [] and "1-0" in dialogs[-1] and expected[0].white in dialogs[-1]
+            answer["accept"] = True
+            await signal.locator("button.accept-result").click()
+            await wait_until(lambda: len(commands) == 1, 5)
+            assert commands[0][:2] == ("t1", "set-result")
+            assert {k: v for k, v in commands[0][2].items() if k != "id"} == {"result": "1-0", "token": "t0ken-arbiter"}
+            assert commands[0][2]["id"].startswith("web-")
+            # Board actions on t2: they stay open, and typed names stay, while moves redraw the tablet.
+            await t2.locator(".board-actions summary").click()
+            await t2.locator("input.new-white").fill("Carlsen, Magnus")
+            await publish(mosquitto, feeds[1].publications(upto=11)[11][:2])  # t2's next move redraws the tablet
+            moved = "() => document.querySelector('.tboard[data-board=\"t2\"] .tboard-head .ply').textContent"
+            await page.wait_for_function(moved + ".startsWith('6.')", timeout=3000)
+            assert await t2.locator(".board-actions").get_attribute("open") is not None
+            assert await t2.locator("input.new-white").input_value() == "Carlsen, Magnus"
+            small = await page.evaluate("""() => [...document.querySelectorAll('button, input, select, summary')]
+                .filter((e) => e.offsetParent !== null)
+                .map((e) => e.getBoundingClientRect())
+                .filter((r) => r.height < 44 || r.width < 44).length""")
+            assert small == 0
+            await publish_screens(page, "arbiter-board-actions")
+            await t2.locator("input.new-black").fill("Nepomniachtchi, Ian")
+            await t2.locator("input.new-round").fill("5")
+            await t2.locator("button.new-game").click()
+            await wait_until(lambda: len(commands) == 2, 5)
+            assert "Carlsen, Magnus – Nepomniachtchi, Ian, round 5" in dialogs[-1]
+            assert commands[1][:2] == ("t2", "new-game")
+            assert {k: v for k, v in commands[1][2].items() if k != "id"} == {
+                "white": "Carlsen, Magnus", "black": "Nepomniachtchi, Ian", "round": "5", "token": "t0ken-arbiter"}
+            await t2.locator("select.result-choice").select_option("1/2-1/2")
+            await t2.locator("button.set-result").click()
+            await wait_until(lambda: len(commands) == 3, 5)
+            assert commands[2][:2] == ("t2", "set-result") and commands[2][2]["result"] == "1/2-1/2"
+            await t2.locator("button.flip").click()
+            await wait_until(lambda: len(commands) == 4, 5)
+            assert commands[3][:2] == ("t2", "flip") and set(commands[3][2]) == {"id", "token"}
+            # The daemon's answer shows on the board.
+            await publish(mosquitto, [feeds[1].cmd_result(commands[3][2]["id"], ok=False, error="no board")])
+            await t2.locator(".outcome.bad").wait_for(timeout=3000)
+            assert "flip: refused by the board — no board" in await t2.locator(".outcome.bad").inner_text()
+            assert errors == []
+        finally:
+            collector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await collector
 
 
 async def publish_screens(page: Any, name: str) -> None:

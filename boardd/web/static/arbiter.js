@@ -1,5 +1,7 @@
-// Arbiter tablet: boards with open flags first (illegal-move > warning > info), each flag in
-// plain words with articles, side, ply, evidence and suggestion; ack / resolve / reinstate.
+// Arbiter tablet: boards with open flags first (illegal-move > warning > info), then boards with link
+// trouble (degraded/offline, with the reason); each flag in plain words with articles, side, ply, evidence
+// and suggestion (ack / resolve / reinstate); the board's recent events (a result signalled on the board
+// can be accepted: set-result); board actions (set result, new game, flip), each after a confirmation.
 "use strict";
 
 const CSRF = document.querySelector('meta[name="csrf-token"]').content;
@@ -10,6 +12,16 @@ const seenFlags = new Set();   // flag keys already announced
 const pending = new Map();     // command id -> {board, flag, name}
 const results = new Map();     // "board/flag" -> last command outcome text
 const early = new Map();       // command id -> cmd-result that arrived before the POST returned
+const drafts = new Map();      // "board/field" -> what the arbiter typed (survives re-rendering)
+const openActions = new Set(); // boards whose "Board actions" panel is open
+const RESULTS = ["1-0", "0-1", "1/2-1/2", "*"];
+const EVENT_WORDS = {
+  GAME_START: "Game started", GAME_END: "Game ended", TAKEBACK_DETECTED: "Takeback on the board",
+  REINSTATED: "Position reinstated", ARBITER_ACTION: "Arbiter action", BOARD_DISCONNECTED: "Board disconnected",
+  BOARD_RECONNECTED: "Board reconnected", CLOCK_DISCONNECTED: "Clock disconnected",
+  CLOCK_RECONNECTED: "Clock reconnected", RESULT_SIGNAL: "Result signalled on the board",
+  ORIENTATION_CHANGED: "Board orientation changed",
+};
 const container = document.getElementById("boards");
 const banner = document.getElementById("banner");
 const bannerText = document.getElementById("banner-text");
@@ -96,6 +108,112 @@ function settle(result) {
   renderAll();
 }
 
+// An input whose text survives re-rendering (every move redraws the tablet).
+function draftInput(boardId, field, cls, placeholder) {
+  const input = el("input", cls);
+  input.dataset.key = field;
+  if (placeholder) input.placeholder = placeholder;
+  input.maxLength = 200;
+  const key = boardId + "/" + field;
+  if (drafts.has(key)) input.value = drafts.get(key);
+  input.addEventListener("input", () => drafts.set(key, input.value));
+  return input;
+}
+
+function outcomeLine(key) {
+  const outcome = results.get(key);
+  return outcome ? el("p", "outcome " + (outcome.ok === true ? "ok" : outcome.ok === false ? "bad" : "wait"), outcome.text) : null;
+}
+
+function button(cls, text, onClick) {
+  const node = el("button", cls, text);
+  node.type = "button";
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+function boardName(v) { return v.board_no !== null ? `board ${v.board_no} (${v.board})` : `board ${v.board}`; }
+
+function eventText(event) {
+  const words = EVENT_WORDS[event.type] || event.type;
+  const extra = [];
+  if (event.result) extra.push(event.result);
+  if (event.gesture) extra.push(event.gesture);
+  if (event.code && event.type !== "RESULT_SIGNAL") extra.push(event.code);
+  if (event.to_ply !== undefined && event.to_ply !== null) extra.push(`to ply ${event.to_ply}`);
+  if (event.detail) extra.push(event.detail);
+  return words + (extra.length ? ": " + extra.join(" · ") : "");
+}
+
+function eventsList(v) {
+  const events = (v.events || []).slice(-6).reverse();
+  if (!events.length) return null;
+  const box = el("div", "events");
+  box.append(el("h4", null, "Recent events"));
+  const list = el("ol", "event-list");
+  const latestSignal = events.find((e) => e.type === "RESULT_SIGNAL");
+  for (const event of events) {
+    const item = el("li", "event type-" + String(event.type).toLowerCase().replace(/[^a-z0-9-]/g, "-"));
+    item.dataset.type = event.type;
+    item.append(el("span", "when", fmtTime(event.at, event.at_s)), el("span", "what", eventText(event)));
+    if (event === latestSignal && RESULTS.includes(event.result)) {
+      if (v.result === "*") {
+        item.append(button("accept-result", `Accept result ${event.result}`, () => {
+          if (confirm(`Record the result ${event.result} on ${boardName(v)} (${v.white} – ${v.black})?`)) {
+            sendCommand(v.board, "board", "set-result", {result: event.result});
+          }
+        }));
+      } else {
+        item.append(el("span", "recorded", `recorded: ${v.result}`));
+      }
+    }
+    list.append(item);
+  }
+  box.append(list);
+  return box;
+}
+
+function boardActions(v) {
+  const box = el("details", "board-actions");
+  box.open = openActions.has(v.board);
+  box.addEventListener("toggle", () => { if (box.open) openActions.add(v.board); else openActions.delete(v.board); });
+  box.append(el("summary", null, "Board actions"));
+  const row = (...children) => { const r = el("div", "actions"); r.append(...children); return r; };
+  const select = el("select", "result-choice");
+  select.dataset.key = "result";
+  select.setAttribute("aria-label", "result");
+  RESULTS.forEach((r) => { const o = el("option", null, r === "*" ? "* (game goes on)" : r); o.value = r; select.append(o); });
+  select.value = drafts.get(v.board + "/result") || (v.result !== "*" ? "*" : "1-0");
+  select.addEventListener("change", () => drafts.set(v.board + "/result", select.value));
+  const setResult = button("set-result", "Set result", () => {
+    const result = select.value;
+    if (confirm(`Set the result of ${boardName(v)} (${v.white} – ${v.black}) to ${result}?`)) {
+      sendCommand(v.board, "board", "set-result", {result});
+    }
+  });
+  const white = draftInput(v.board, "white", "new-white", "White");
+  const black = draftInput(v.board, "black", "new-black", "Black");
+  const round = draftInput(v.board, "round", "new-round", "Round");
+  [white, black, round].forEach((i) => i.setAttribute("aria-label", i.placeholder));
+  const newGame = button("new-game", "New game", () => {
+    const fields = {white: white.value.trim(), black: black.value.trim(), round: round.value.trim()};
+    const who = `${fields.white || "?"} – ${fields.black || "?"}${fields.round ? ", round " + fields.round : ""}`;
+    if (confirm(`Start a new game on ${boardName(v)}: ${who}? The current game (${v.white} – ${v.black}, ${v.result}) is closed.`)) {
+      const extra = {};
+      for (const [k, value] of Object.entries(fields)) if (value) extra[k] = value;
+      sendCommand(v.board, "board", "new-game", extra);
+      ["white", "black", "round"].forEach((k) => drafts.delete(v.board + "/" + k));
+    }
+  });
+  const flip = button("flip", "Flip board", () => {
+    if (confirm(`Turn ${boardName(v)} round (swap which side White sits on)?`)) sendCommand(v.board, "board", "flip", {});
+  });
+  box.append(row(el("span", "label", "Result"), select, setResult),
+             row(el("span", "label", "Next game"), white, black, round, newGame),
+             row(flip));
+  return box;
+}
+
 function flagCard(boardId, view, flag) {
   const card = el("article", `flag sev-${flag.severity || "unknown"} status-${flag.status}`);
   card.dataset.flag = flag.id;
@@ -128,21 +246,20 @@ function flagCard(boardId, view, flag) {
     .filter(Boolean).join(" · ");
   if (suggestion) card.append(el("p", "suggestion", "Suggested: " + suggestion));
   if (flag.ruling) card.append(el("p", "ruling", "Ruling: " + flag.ruling));
-  const outcome = results.get(boardId + "/" + flag.id);
-  if (outcome) card.append(el("p", "outcome " + (outcome.ok === true ? "ok" : outcome.ok === false ? "bad" : "wait"), outcome.text));
+  const outcome = outcomeLine(boardId + "/" + flag.id);
+  if (outcome) card.append(outcome);
   if (flag.status !== "resolved" && flag.code) {
     const actions = el("div", "actions");
     const ack = el("button", "ack", "Acknowledge");
     ack.type = "button";
     ack.disabled = flag.status !== "open";
     ack.addEventListener("click", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
-    const ruling = el("input", "ruling-text");
-    ruling.placeholder = "ruling (e.g. +2 min to Black)";
-    ruling.maxLength = 200;
+    const ruling = draftInput(boardId, flag.id + "/ruling", "ruling-text", "ruling (e.g. +2 min to Black)");
     const resolve = el("button", "resolve", "Resolve");
     resolve.type = "button";
     resolve.addEventListener("click", () => sendCommand(boardId, flag.id, "resolve", {irregularity: flag.id, ruling: ruling.value || null}));
     const plyInput = el("input", "ply");
+    plyInput.dataset.key = flag.id + "/ply";
     plyInput.type = "number";
     plyInput.min = "0";
     const suggested = s.reinstate_ply !== undefined && s.reinstate_ply !== null ? s.reinstate_ply : Math.max(0, (flag.ply || 1) - 1);
@@ -166,6 +283,14 @@ function flagCard(boardId, view, flag) {
   return card;
 }
 
+// online | degraded | offline | unknown (an older service sends only "online").
+function linkState(v) {
+  if (v.link) return v.link;
+  return v.online === false ? "offline" : v.online === true ? "online" : "unknown";
+}
+
+function trouble(v) { const l = linkState(v); return l === "offline" || l === "degraded" ? 1 : 0; }
+
 function boardCard(entry) {
   const v = entry.view;
   const open = v.flags.filter((f) => f.status !== "resolved");
@@ -180,9 +305,18 @@ function boardCard(entry) {
   if (v.illegal_moves && (v.illegal_moves.white || v.illegal_moves.black)) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
-  if (v.online === false) head.append(el("span", "offline", "OFFLINE"));
+  const link = linkState(v);
+  card.dataset.link = link;
+  if (link === "offline") head.append(el("span", "link-state offline", "OFFLINE"));
+  if (link === "degraded") head.append(el("span", "link-state degraded", "DEGRADED"));
   card.append(head);
-  if (open.length || v.flags.length) {
+  if ((link === "offline" || link === "degraded") && (v.link_why || []).length) {
+    const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
+    card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
+      (lost ? " — moves on this board are not being recorded." : "")));
+  }
+  const events = eventsList(v);
+  if (open.length || v.flags.length || events) {
     const body = el("div", "tboard-body");
     const svg = document.createElementNS(SVGNS, "svg");
     svg.classList.add("board", "small");
@@ -191,9 +325,13 @@ function boardCard(entry) {
     const ordered = [...v.flags].sort((a, b) =>
       (a.status === "resolved") - (b.status === "resolved") || (RANK[b.severity] || 0) - (RANK[a.severity] || 0) || (b.ply || 0) - (a.ply || 0));
     ordered.forEach((flag) => list.append(flagCard(v.board, v, flag)));
+    if (events) list.append(events);
     body.append(svg, list);
     card.append(body);
   }
+  const outcome = outcomeLine(v.board + "/board");
+  if (outcome) card.append(outcome);
+  card.append(boardActions(v));
   return card;
 }
 
@@ -207,19 +345,28 @@ function renderAll() {
   const ordered = [...boards.values()].filter((e) => shown(e.view)).sort((a, b) => {
     const ra = a.view.rank, rb = b.view.rank;
     const oa = a.view.flags.some((f) => f.status === "open"), ob = b.view.flags.some((f) => f.status === "open");
-    return (ob - oa) || (rb - ra) || ((a.view.board_no || 9999) - (b.view.board_no || 9999)) || (a.view.board < b.view.board ? -1 : 1);
+    return (ob - oa) || (rb - ra) || (trouble(b.view) - trouble(a.view)) || ((a.view.board_no || 9999) - (b.view.board_no || 9999)) || (a.view.board < b.view.board ? -1 : 1);
   });
-  // Keep what the arbiter is typing.
+  // Keep the arbiter's place: the focused input (its text is in drafts) and its cursor.
   const focused = document.activeElement;
-  const keep = focused && focused.closest && focused.closest(".flag") ?
-    {board: focused.closest(".tboard").dataset.board, flag: focused.closest(".flag").dataset.flag, cls: focused.className, value: focused.value} : null;
+  const keep = focused && focused.dataset && focused.dataset.key && focused.closest(".tboard") ?
+    {board: focused.closest(".tboard").dataset.board, key: focused.dataset.key, value: focused.value,
+     start: focused.selectionStart, end: focused.selectionEnd} : null;
   container.replaceChildren(...ordered.map(boardCard));
   if (keep) {
-    const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] .flag[data-flag="${CSS.escape(keep.flag)}"] .${CSS.escape(keep.cls.split(" ")[0])}`);
-    if (again) { again.value = keep.value; again.focus(); }
+    const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] [data-key="${CSS.escape(keep.key)}"]`);
+    if (again) {
+      again.value = keep.value;
+      again.focus();
+      if (keep.start !== null && keep.start !== undefined && again.setSelectionRange) {
+        try { again.setSelectionRange(keep.start, keep.end); } catch (e) { /* number inputs have no selection */ }
+      }
+    }
   }
   const openCount = ordered.reduce((n, e) => n + e.view.flags.filter((f) => f.status === "open").length, 0);
-  document.getElementById("summary").textContent = `${boards.size} boards · ${openCount} open flag${openCount === 1 ? "" : "s"}`;
+  const troubled = ordered.filter((e) => trouble(e.view)).length;
+  document.getElementById("summary").textContent = `${boards.size} boards · ${openCount} open flag${openCount === 1 ? "" : "s"}` +
+    (troubled ? ` · ${troubled} with link trouble` : "");
 }
 
 function announce(view) {

@@ -31,7 +31,7 @@ function render(entry) {
   const v = entry.view;
   const card = entry.card;
   card.querySelector(".board-no").textContent = (v.board_no !== null ? "Board " + v.board_no : v.board) +
-    (v.online === false ? " · no signal" : "");
+    (v.online === false ? " · no signal" : v.link === "degraded" ? " · connection trouble" : "");
   const result = card.querySelector(".result");
   result.textContent = v.result === "*" ? "" : v.result.replace("1/2", "½").replace("1/2", "½");
   card.classList.toggle("finished", v.result !== "*");

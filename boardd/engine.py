@@ -370,6 +370,8 @@ class Engine:
         self._white_left = self.rules.white_clock_side is ClockSide.LEFT
         self._shown: tuple[object, ...] | None = None
         self._prev_reading: ClockReading | None = None
+        self._held_reading: ClockReading | None = None  # a suspect reading waiting for confirmation
+        self._clock_glitches = 0
         self._pre_clock: ClockState | None = None
         self._lever: chess.Color | None = None
         self._running: chess.Color | None = None
@@ -1781,9 +1783,23 @@ class Engine:
         return chess.WHITE if side == self.rules.white_clock_side else chess.BLACK
 
     def _on_clock(self, outs: list[Output], reading: ClockReading, at: float) -> None:
-        self._pre_clock = self._clock
-        left, right = reading.left, reading.right
         prev = self._prev_reading
+        held = self._held_reading
+        left, right = reading.left, reading.right
+        if held is not None or not (left and right) or not (
+                prev is None or reading.running is None or prev.running is None or not prev.left or not prev.right
+                or (prev.left - left <= reading.at - prev.at + _CLOCK_DROP_SLACK
+                    and prev.right - right <= reading.at - prev.at + _CLOCK_DROP_SLACK)):
+            # inline above: the common plausible reading; the full test (0:00 / impossible drop) otherwise
+            if _suspect_reading(reading, prev):
+                if held is None:
+                    self._held_reading = reading  # wait for the next reading (or the flag bit) to confirm it
+                    return
+                self._held_reading = None  # two suspect readings in a row: the clock means it
+            elif held is not None:
+                self._held_reading = None
+                self._clock_glitch(outs, held, at)
+        self._pre_clock = self._clock
         self._prev_reading = reading
         if (prev is not None and left and right and reading.running is prev.running
                 and reading.lever_high is prev.lever_high and reading.left_flag is prev.left_flag
@@ -1851,6 +1867,22 @@ class Engine:
         self._flag[chess.BLACK] = flag_b
         if new_w or new_b:
             self._on_flag(outs, new_w, new_b, flag_w and flag_b, at)
+
+    def _clock_glitch(self, outs: list[Output], held: ClockReading, at: float) -> None:
+        """A clock reading that the next one did not confirm: ignored (not published, no flag), counted.
+
+        Reported as ``SENSOR_FLICKER`` (a reading reverted at once: info, ignore and log) at the 1st-3rd,
+        10th, 100th... glitch of the game; every one is logged.
+        """
+        self._clock_glitches += 1
+        n = self._clock_glitches
+        _LOGGER.info("clock glitch ignored (%d this game): %r", n, held)
+        if n > 3 and 10 ** (len(str(n)) - 1) != n:
+            return
+        shown = f"left {_clock_text(held.left)}, right {_clock_text(held.right)}"
+        self._raise(outs, "SENSOR_FLICKER", None, at, [Evidence(at=held.at, event=f"clock {shown}")],
+                    text=f"clock reading ignored ({shown}, no flag bit, not confirmed by the next reading): a glitch "
+                         f"of the clock link, not a flag fall ({n} such reading(s) this game)")
 
     def _on_transition(self, outs: list[Output], before: chess.Color, after: chess.Color, at: float) -> None:
         ev = Evidence(at=at, event=f"C {_side_letter(before)}")
@@ -2431,6 +2463,35 @@ class Engine:
         outs.append(GameEvent(at=at, type=kind, details={"detail": event.detail}))
         if event.link is Link.BOARD and event.up:
             self._resync = True  # the next board dump reconciles what was missed
+
+
+#: A running clock cannot lose more than the real time between two readings; this much slack is allowed (s).
+_CLOCK_DROP_SLACK = 1.5
+
+
+def _suspect_reading(reading: ClockReading, prev: ClockReading | None) -> bool:
+    """Does *reading* need the next reading to confirm it (picochess's "0:00:00 glitch" filter)?
+
+    Suspect (unless a flag bit is set): the running side shows 0:00, or, between two readings of a running
+    clock, a side lost more than the elapsed time plus :data:`_CLOCK_DROP_SLACK`.
+    """
+    if reading.left_flag or reading.right_flag:
+        return False  # the clock's own flag bit: no confirmation needed
+    running = reading.running
+    if running is not None and (reading.left if running is ClockSide.LEFT else reading.right) == 0:
+        return True
+    if prev is None or running is None or prev.running is None:
+        return False
+    limit = reading.at - prev.at + _CLOCK_DROP_SLACK
+    return ((prev.left is not None and reading.left is not None and prev.left - reading.left > limit)
+            or (prev.right is not None and reading.right is not None and prev.right - reading.right > limit))
+
+
+def _clock_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def _rotation(quarter_turns: int) -> tuple[int, ...]:

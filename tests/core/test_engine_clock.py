@@ -6,7 +6,7 @@ import chess
 
 from boardd.engine import Engine
 from boardd.events import ClockReading, ClockSide, GameInfo, SetClock, SquareChanged
-from boardd.outputs import Completion, IrregularityRaised, MoveMade, Output
+from boardd.outputs import ClockUpdate, Completion, IrregularityRaised, MoveMade, Output, Severity
 from boardd.settings import RulesConfig
 
 
@@ -126,3 +126,68 @@ def test_clock_setting_suspect_at_the_start() -> None:
     engine = Engine(RulesConfig(), GameInfo(time_control="900+10"))
     assert raised(engine.feed(ClockReading(at=0.0, left=897.0, right=900.0, running=ClockSide.LEFT,
                                            lever_high=ClockSide.LEFT))) == []
+
+
+# --- clock glitches (picochess's "0:00:00" sanity filter, anchors.md) ---------------------------------------------
+
+
+def _updates(outs: list[Output]) -> list[tuple[float | None, float | None]]:
+    return [(o.clock.white, o.clock.black) for o in outs if isinstance(o, ClockUpdate)]
+
+
+def test_a_single_zero_reading_without_the_flag_bit_is_a_glitch_not_a_flag_fall() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="4k3/8/8/8/8/8/3PK3/7r w - - 0 30"))
+    outs = engine.feed(_reading(0.0, 100.0, 100.0, chess.WHITE))
+    outs += engine.feed(_reading(1.0, 99.0, 100.0, chess.WHITE))
+    glitch = engine.feed(_reading(2.0, 0.0, 0.0, chess.WHITE))  # one 0:00/0:00 reading while White runs
+    assert glitch == []  # held: not published, no flag yet
+    outs = engine.feed(_reading(3.0, 97.0, 100.0, chess.WHITE))
+    assert raised(outs) == [("SENSOR_FLICKER", None)]
+    irr = next(o.irregularity for o in outs if isinstance(o, IrregularityRaised))
+    assert irr.severity is Severity.INFO and irr.evidence[0].at == 2.0 and "0:00:00" in irr.evidence[0].event
+    assert _updates(outs) == [(97.0, 100.0)]
+    state = engine.state
+    assert state.result == "*" and state.clock.white == 97.0 and not state.clock.flag_white
+    assert "FLAG_FALL" not in {i.code for i in engine.irregularities}
+
+
+def test_an_impossible_drop_of_the_running_time_is_a_glitch_unless_the_next_reading_confirms_it() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="4k3/8/8/8/8/8/3PK3/7r w - - 0 30"))
+    engine.feed(_reading(0.0, 100.0, 100.0, chess.WHITE))
+    assert engine.feed(_reading(1.0, 20.0, 100.0, chess.WHITE)) == []  # 80 s gone in 1 s: held
+    outs = engine.feed(_reading(2.0, 98.0, 100.0, chess.WHITE))
+    assert raised(outs) == [("SENSOR_FLICKER", None)] and _updates(outs) == [(98.0, 100.0)]
+    # the same drop seen twice in a row is what the clock shows (e.g. a time penalty set on the clock)
+    assert engine.feed(_reading(3.0, 30.0, 100.0, chess.WHITE)) == []
+    outs = engine.feed(_reading(4.0, 29.0, 100.0, chess.WHITE))
+    assert raised(outs) == [] and _updates(outs) == [(29.0, 100.0)]
+
+
+def test_two_consecutive_zero_readings_are_a_flag_fall() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="4k3/8/8/8/8/8/3PK3/7r w - - 0 30"))
+    engine.feed(_reading(0.0, 2.0, 100.0, chess.WHITE))
+    assert engine.feed(_reading(2.0, 0.0, 100.0, chess.WHITE)) == []
+    outs = engine.feed(_reading(3.0, 0.0, 100.0, chess.WHITE))
+    assert raised(outs) == [("FLAG_FALL", "0-1")]
+    assert engine.state.clock.white == 0.0 and engine.state.clock.flag_white
+
+
+def test_a_zero_with_the_flag_bit_needs_no_confirmation() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="4k3/8/8/8/8/8/3PK3/7r w - - 0 30"))
+    engine.feed(_reading(0.0, 100.0, 100.0, chess.WHITE))
+    # even after an implausible drop: the flag bit is the clock's own word
+    outs = engine.feed(ClockReading(at=1.0, left=0.0, right=100.0, running=ClockSide.LEFT,
+                                    lever_high=ClockSide.LEFT, left_flag=True))
+    assert raised(outs) == [("FLAG_FALL", "0-1")]
+
+
+def test_glitch_reports_are_thinned_out_but_every_glitch_is_ignored() -> None:
+    engine = Engine(RulesConfig(), GameInfo(start_fen="4k3/8/8/8/8/8/3PK3/7r w - - 0 30"))
+    engine.feed(_reading(0.0, 1000.0, 1000.0, chess.WHITE))
+    reported = 0
+    for i in range(12):
+        t = 1.0 + 2 * i
+        engine.feed(_reading(t, 0.0, 1000.0, chess.WHITE))
+        reported += len(raised(engine.feed(_reading(t + 1.0, 1000.0 - t - 1.0, 1000.0, chess.WHITE))))
+    assert reported == 4  # the 1st-3rd and the 10th
+    assert engine.state.result == "*" and not engine.state.clock.flag_white

@@ -16,6 +16,10 @@ Tags
     ``Variant "Chess960"``, ``SetUp "1"`` and ``FEN``. ``Round`` is ``"r.b"``
     (round 3, board 12 gives ``"3.12"``) as DGT LiveChess writes it, and lila
     reads the board number from either ``Round`` or ``Board``.
+    ``WhiteClock`` and ``BlackClock`` (``"01:23:54"``, DGT LiveChess's form: hours
+    padded, whole seconds rounded down) carry the state's current clock when it
+    is known: lila applies them to the last moves, so viewers get a live clock
+    for the player to move (lila#14843, mqtt-broadcast-systemd.md §4.2).
 
 Clocks
     Every move carries ``[%clk h:mm:ss]``: the mover's remaining time after the
@@ -71,7 +75,8 @@ import chess.pgn
 
 from boardd.outputs import GameState, MoveRecord
 
-__all__ = ["archive_pgn", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination", "pgn_time_control"]
+__all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination",
+           "pgn_time_control"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -145,6 +150,25 @@ def format_clock(seconds: float) -> str:
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}{fraction}"
+
+
+def clock_tag(seconds: float) -> str:
+    """Render a clock for the ``WhiteClock``/``BlackClock`` tags: ``hh:mm:ss``, rounded down.
+
+    The form of DGT LiveChess's tags (``[WhiteClock "00:33:51"]``); no tenths, as
+    no tag carries them. Negative or non-finite values are ``00:00:00``.
+
+    >>> clock_tag(5400)
+    '01:30:00'
+    >>> clock_tag(4.99)
+    '00:00:04'
+    """
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "00:00:00"
+    whole = math.floor(seconds + _EPSILON)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
 def pgn_round(round_: str, board_no: int | None) -> str:
@@ -353,6 +377,10 @@ def _build(state: GameState) -> tuple[chess.pgn.Game, list[str]]:
     termination = pgn_termination(state.termination)
     if termination is not None:
         headers["Termination"] = _tag(termination)
+    if state.clock.white is not None:
+        headers["WhiteClock"] = clock_tag(state.clock.white)
+    if state.clock.black is not None:
+        headers["BlackClock"] = clock_tag(state.clock.black)
 
     start = _start_board(state)
     if start is not None:

@@ -61,7 +61,7 @@ import chess.pgn
 from aiohttp import web
 
 from boardd.errors import ConfigError
-from boardd.record import format_clock
+from boardd.record import clock_tag, format_clock
 from boardd.sdnotify import Notifier
 
 __all__ = [
@@ -463,6 +463,13 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
         headers["TimeControl"] = str(info["time_control"])
     if info.get("id"):
         headers["GameId"] = str(info["id"])
+    clock = state.get("clock")
+    if isinstance(clock, dict):
+        # The state's current clock, as DGT LiveChess tags it: lila applies these to the last moves,
+        # so viewers see a live clock for the player to move (lila#14843).
+        for side, tag in (("white", "WhiteClock"), ("black", "BlackClock")):
+            if (seconds := _num(clock.get(side))) is not None:
+                headers[tag] = clock_tag(seconds)
     for key, value in hall_tags.items():
         headers.setdefault(key, value)
     for key, value in slot.tags.items():

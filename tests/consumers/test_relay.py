@@ -209,6 +209,25 @@ def test_hall_dedupes_and_ignores_stale_sessions(pgn_dir: Path) -> None:
     assert_same_games(once, [game], 3)
 
 
+def test_relay_pgn_carries_the_current_clock_tags(pgn_dir: Path) -> None:
+    """lila#14843: ``[WhiteClock]``/``[BlackClock]`` from the latest state, in DGT's ``hh:mm:ss`` form."""
+    (game,) = round_of(pgn_dir, boards=1)
+    feed = Feed(game, prefix=PREFIX)
+    hall = Hall(prefix=PREFIX)
+    for topic, payload, _, _ in [p for step in feed.publications(upto=5) for p in step]:
+        hall.handle(topic, payload)
+    (live,) = read_pgn_games(hall.game_pgn("t1") or "")
+    white_after, black_after = game.clocks[4], game.clocks[3]  # the last clock each side had after its move
+    expected = {"WhiteClock": white_after, "BlackClock": black_after}
+    for tag, seconds in expected.items():
+        hours, rest = divmod(int(seconds), 3600)
+        assert live.headers[tag] == f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}", (tag, seconds)
+    topic, payload, _, _ = feed.state(5, {"white": 3599.5, "black": 61.0}, "black")
+    hall.handle(topic, payload)
+    (later,) = read_pgn_games(hall.game_pgn("t1") or "")
+    assert (later.headers["WhiteClock"], later.headers["BlackClock"]) == ("00:59:59", "00:01:01")
+
+
 def test_a_new_game_on_a_board_archives_the_old_one(tmp_path: Path, pgn_dir: Path) -> None:
     games = load_games(pgn_dir / "tatamast22.pgn", 2)
     first = script(games[0], board="t1", board_no=1, round_no=3, seed=1)

@@ -11,9 +11,10 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.outputs import MoveRecord
+from boardd.outputs import ClockState, MoveRecord
 from boardd.record import (
     archive_pgn,
+    clock_tag,
     format_clock,
     game_pgn,
     pgn_game,
@@ -391,3 +392,21 @@ def test_pawn_not_replaced_without_uci() -> None:
     game = parse(game_pgn(make_state(records, start_fen=start.fen(), fen=start.fen())))
     assert "1. e7-e8 (illegal); 1... Kf6 (g7f6)." in game.comment
     assert "0000" not in game.comment
+
+
+def test_white_and_black_clock_tags_carry_the_current_clock() -> None:
+    """lila#14843: ``[WhiteClock]``/``[BlackClock]`` in DGT's form give viewers a live clock for the player to move."""
+    records, _ = records_from_moves(chess.Board(), [chess.Move.from_uci("e2e4")])
+    clock = ClockState(white=5423.9, black=4.99, running=chess.BLACK)
+    text = game_pgn(make_state(records, clock=clock))
+    game = parse(text)
+    assert game.headers["WhiteClock"] == "01:30:23"  # rounded down, hours padded as DGT LiveChess writes them
+    assert game.headers["BlackClock"] == "00:00:04"  # no tenths in a tag
+    names = re.findall(r'^\[(\w+) "', text, flags=re.M)
+    assert names.index("WhiteClock") > names.index("Result")  # after the Seven Tag Roster
+    half_known = parse(game_pgn(make_state(records, clock=ClockState(white=60.0, black=None, running=None))))
+    assert half_known.headers["WhiteClock"] == "00:01:00" and "BlackClock" not in half_known.headers
+    unknown = parse(game_pgn(make_state(records, clock=ClockState(white=None, black=None, running=None))))
+    assert "WhiteClock" not in unknown.headers and "BlackClock" not in unknown.headers
+    assert clock_tag(-3.0) == clock_tag(math.nan) == "00:00:00"
+    assert clock_tag(36000 + 59.9996) == "10:00:59"  # never rounded up to a minute the player did not have

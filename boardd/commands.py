@@ -42,7 +42,7 @@ from boardd.config import COMMAND_ROLES, CommandsConfig
 from boardd.errors import BoarddError, EventError
 from boardd.settings import EDITIONS
 
-__all__ = ["COMMAND_NAMES", "CommandError", "ParsedCommand", "parse_command"]
+__all__ = ["COMMAND_NAMES", "CommandError", "ParsedCommand", "default_new_game", "parse_command"]
 
 MAX_TEXT = 200
 MAX_PAYLOAD = 16 * 1024
@@ -241,6 +241,17 @@ _COMMANDS: dict[str, tuple[set[str], _Parser]] = {
 
 #: Every command name boardd answers.
 COMMAND_NAMES = tuple(_COMMANDS)
+
+
+def default_new_game(at: float, defaults: ev.GameInfo) -> ev.NewGame:
+    """The game a ``new-game`` command without fields starts: players ``?``, the rest from *defaults*.
+
+    The daemon's ``auto_new_game`` starts the next game with it (no id yet: the daemon assigns one).
+    """
+    allowed, _ = _COMMANDS["new-game"]
+    event = _new_game(_Fields({}, "new-game", "", allowed), at, defaults, True)
+    assert isinstance(event, ev.NewGame)
+    return event
 
 
 def command_id_of(payload: bytes) -> str:

@@ -177,13 +177,20 @@ class JournalConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoardConfig:
-    """One board handled by the daemon."""
+    """One board handled by the daemon.
+
+    ``auto_new_game`` (``[board.game] auto_new_game``, default false): when a game has ended and the
+    pieces are set up in the start position again, start the next game by itself (as a ``new-game``
+    command without fields would, keeping the round and board number). Off, the daemon publishes a
+    ``START_POSITION_SET_UP`` event and waits for the arbiter's ``new-game`` command.
+    """
 
     id: str
     driver: DriverConfig
     rules: RulesConfig
     game: GameInfo
     journal: JournalConfig
+    auto_new_game: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -426,9 +433,12 @@ def _time_control(t: _Table, name: str, default: str) -> str:
     return value
 
 
+_GAME_KEYS = ("event", "site", "date", "round", "board_no", "time_control", "white", "black", "start_fen", "chess960",
+              "auto_new_game")
+
+
 def _game(board: _Table, edition: int) -> GameInfo:
-    t = board.get_table("game", ("event", "site", "date", "round", "board_no", "time_control", "white", "black",
-                             "start_fen", "chess960"))
+    t = board.get_table("game", _GAME_KEYS)
     start_fen = t.get_str("start_fen")
     if start_fen is not None:
         import chess  # noqa: PLC0415
@@ -541,6 +551,7 @@ def _board(raw: object, index: int, path: str, base: Path, journal_defaults: tup
     driver = _driver(t)
     rules, edition = _rules(t)
     game = _game(t, edition)
+    auto_new_game = t.get_table("game", _GAME_KEYS).get_bool("auto_new_game", False)
     directory, archive_dir, retention, synchronous = journal_defaults
     if not directory.is_absolute():
         directory = (base / directory).resolve()
@@ -552,7 +563,8 @@ def _board(raw: object, index: int, path: str, base: Path, journal_defaults: tup
         archive = base / archive
     journal = JournalConfig(path=journal_path, archive_dir=archive, retention_days=retention,
                             synchronous=synchronous)
-    return BoardConfig(id=board_id, driver=driver, rules=rules, game=game, journal=journal)
+    return BoardConfig(id=board_id, driver=driver, rules=rules, game=game, journal=journal,
+                       auto_new_game=auto_new_game)
 
 
 def parse_config(data: Mapping[str, Any], *, path: str | Path = "<config>") -> Config:

@@ -70,7 +70,7 @@ from typing import Any
 
 from boardd import __version__
 from boardd import events as ev
-from boardd.commands import CommandError, ParsedCommand, parse_command
+from boardd.commands import CommandError, ParsedCommand, default_new_game, parse_command
 from boardd.config import BoardConfig, Config, load_config
 from boardd.contract import Publication, Publisher
 from boardd.engine import Engine
@@ -92,6 +92,8 @@ DRIVER_STALL_S = 30.0
 TIMER_IDLE_S = 5.0
 #: How long the state/pgn snapshot of a step waits for the broker to acknowledge the step's move.
 SNAPSHOT_AFTER_ACK_S = 0.02
+#: The standard start position's placement (what ``Engine.physical_fen`` shows when the pieces are set up).
+STANDARD_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 
 
 class TimeLine:
@@ -173,6 +175,11 @@ class BoardRuntime:
         #: A permanent driver failure (the daemon then stops cleanly and exits 1).
         self.fatal: BaseException | None = None
         self.on_fatal: Callable[[], None] = lambda: None
+        # The next game (auto_new_game): has the current game ended (None: not looked yet), and did the
+        # board show the start position at the last look (a new set-up is a change to it)?
+        self._ended: bool | None = None
+        self._at_start = False
+        self._start_placement = (board.game.start_fen or STANDARD_PLACEMENT).split(" ")[0]
 
     # -- start-up ---------------------------------------------------------------
 
@@ -300,6 +307,8 @@ class BoardRuntime:
         previous = (self.game_id, self.engine.state.result, self.engine.pgn()) if isinstance(event, ev.NewGame) \
             else None
         outputs = self.engine.feed(event)
+        if any(type(o) is GameEvent for o in outputs):  # game start/end, arbiter action...: has the game ended?
+            self._note_game_end()
         pubs, changed = self._render(outputs, event.at)
         pubs.extend(extra)
         event_id = await self._commit(event, pubs, closing=previous, snapshot_at=self._split(pubs, changed, event.at))
@@ -366,6 +375,8 @@ class BoardRuntime:
                 return
             outputs = self.engine.advance(now)
             self.stats["ticks"] += 1
+            if any(type(o) is GameEvent for o in outputs):
+                self._note_game_end()
             pubs, changed = self._render(outputs, now)
             await self._commit(Tick(at=now), pubs, snapshot_at=self._split(pubs, changed, now))
             await self._after_tick(outputs)
@@ -410,6 +421,61 @@ class BoardRuntime:
             # The answer shares the event's journal transaction (Engine.feed never raises on a validated command).
             result = self._pub().command_result(command_id=parsed.id, ok=True, at=at, **extra)
             await self._process_locked(event, extra=[result])
+
+    # -- the next game ---------------------------------------------------------------------
+
+    def _shows_start(self) -> bool:
+        """Does the physical board show the start position (official frame)?"""
+        return self.engine.physical_fen == self._start_placement
+
+    def _note_game_end(self) -> None:
+        """After a game event: whether the game has ended; where the pieces stood when it did."""
+        ended = self.engine.state.result != "*"
+        if ended and not self._ended:
+            self._at_start = self._shows_start()  # a forfeit on an untouched board is no new set-up
+        self._ended = ended
+
+    async def watch_next_game(self, at: float) -> None:
+        """After a board event of an ended game: the start position set up again starts the next game.
+
+        Only a change *to* the start position counts (pieces put back after the game), so a result
+        set on an untouched board starts nothing. With ``auto_new_game`` the next game starts as a
+        ``new-game`` command without fields would (players ``?``, the configured defaults, round and
+        board number kept); without it a ``START_POSITION_SET_UP`` event asks the arbiter for one.
+        """
+        async with self._lock:
+            if self._ended is None:
+                self._ended = self.engine.state.result != "*"
+                self._at_start = self._ended and self._shows_start()
+            if not self._ended:
+                return
+            at_start = self._shows_start()
+            if at_start == self._at_start:
+                return
+            self._at_start = at_start
+            if not at_start:
+                return
+            auto = self.board.auto_new_game
+            ended_id = self.game_id
+            details: dict[str, object] = {"game_id": ended_id, "result": self.engine.state.result,
+                                          "new_game": "started" if auto else "awaiting new-game command"}
+            if not auto:
+                _LOGGER.info("board %s: game %s has ended and the start position is set up: waiting for a "
+                             "new-game command (auto_new_game is off)", self.board.id, ended_id or "-")
+                await self._commit(None, self._render([GameEvent(at=at, type="START_POSITION_SET_UP",
+                                                                 details=details)], at)[0])
+                return
+            s = self.engine.state
+            defaults = dataclasses.replace(self.board.game, round=s.round, board_no=s.board_no)
+            event = default_new_game(at, defaults)
+            event = dataclasses.replace(event, game=self.new_game_info(event.game, at))
+            details["next_game_id"] = event.game.id
+            _LOGGER.info("board %s: game %s has ended and the start position is set up: starting game %s "
+                         "(auto_new_game)", self.board.id, ended_id or "-", event.game.id)
+            await self._commit(None, self._render([GameEvent(at=at, type="START_POSITION_SET_UP",
+                                                             details=details)], at)[0])
+            await self._process_locked(event)
+        await self._set_physical_clock(event)
 
     def _check_against_state(self, parsed: ParsedCommand) -> None:
         event = parsed.event
@@ -486,6 +552,8 @@ class BoardRuntime:
                 event = self._on_time_line(raw)
                 try:
                     await self.process(event)
+                    if self._ended is not False:
+                        await self.watch_next_game(event.at)
                 except Exception:
                     _LOGGER.exception("board %s: pipeline failed on %r", self.board.id, event)
         except DriverError as exc:

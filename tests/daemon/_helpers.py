@@ -40,7 +40,7 @@ def scaled_timing(tempo: float) -> str:
 
 
 def write_config(tmp_path: Path, port: int, *, board: str = "t1", extra: str = "", tokens: str = "",
-                 tempo: float = 1.0) -> Path:
+                 tempo: float = 1.0, game: str = "") -> Path:
     path = tmp_path / "boardd.toml"
     path.write_text(f"""
 [mqtt]
@@ -63,6 +63,7 @@ board_no = 1
 time_control = "300+0"
 white = "Alice"
 black = "Bob"
+{game}
 {scaled_timing(tempo)}
 {extra}
 """)

@@ -187,3 +187,11 @@ def test_environment_warnings(tmp_path: Path) -> None:
 def test_external_driver_needs_a_factory(tmp_path: Path) -> None:
     expect_error(tmp_path, MINIMAL.replace('kind = "sim"', 'kind = "external"'), "board.t1.driver.factory",
                  "package.module:callable")
+
+
+def test_auto_new_game_is_off_unless_asked(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, MINIMAL)).boards[0].auto_new_game is False
+    on = load_config(write(tmp_path, MINIMAL + '[board.game]\nauto_new_game = true\nevent = "Club"\n'))
+    assert on.boards[0].auto_new_game is True and on.boards[0].game.event == "Club"
+    with pytest.raises(ConfigError, match=r"auto_new_game.*true or false"):
+        load_config(write(tmp_path, MINIMAL + '[board.game]\nauto_new_game = "yes"\n'))

@@ -318,6 +318,32 @@ _MIN_GAP = 0.001
 _REST_S = 1.0
 
 
+#: DGT piece codes of the standard starting position, field a8=0 .. h1=63 (White at the board's a1).
+_START_CODES: tuple[int, ...] = tuple(
+    code_from_content(chess.BaseBoard().piece_at(field_to_square(field))) for field in range(64))
+#: The same on a board turned round (White at the board's h8).
+_TURNED_START_CODES: tuple[int, ...] = _START_CODES[::-1]
+
+
+def _first_board(messages: Sequence[object]) -> list[int]:
+    """The board a raw capture's field updates start from where no dump comes before them.
+
+    A recording begun while the board dump was in flight (or after it) has none: like the engine,
+    the time line then takes the starting position, turned round when the first updates (up to
+    four) only fit a turned board: a lifted square whose piece is the one put down.
+    """
+    first: list[FieldUpdate] = []
+    for m in messages:
+        if isinstance(m, BoardDump) or len(first) == 4:
+            break
+        if isinstance(m, FieldUpdate) and 0 <= m.field < 64:
+            first.append(m)
+    lifted = [m.field for m in first if m.code == 0]
+    placed = {m.code for m in first if m.code != 0}
+    fits = {start: sum(start[f] in placed for f in lifted) for start in (_START_CODES, _TURNED_START_CODES)}
+    return list(_TURNED_START_CODES if fits[_TURNED_START_CODES] > fits[_START_CODES] else _START_CODES)
+
+
 def _within_move(lifted_before: bool, lift: bool) -> float:
     """Seconds between two field updates of one move: :data:`_APART_S` for two lifts or two
     placements (not taken for two hands), else one scan (:data:`_SCAN_S`)."""
@@ -351,8 +377,8 @@ def _clockless_gaps(messages: Sequence[object]) -> dict[int, float]:
         if isinstance(m, BoardDump) or (isinstance(m, FieldUpdate) and 0 <= m.field < 64):
             updates.append(m)
             where.append(j)
-    board: list[int] = [0] * 64
-    rest_count = 0
+    board = _first_board(messages)
+    rest_count = sum(1 for c in board if c)
     placed: set[int] = set()  # fields put down since the last rest
 
     def goes_on(k: int) -> bool:
@@ -445,7 +471,7 @@ def _early_replies(messages: Sequence[object], anchors: list[int], kinds: dict[i
     after that in the press's interval (the opponent's pieces, or a victim lifted) are the
     opponent's early start.
     """
-    board: list[int] = [0] * 64
+    board = _first_board(messages)
     colour: dict[int, bool | None] = {}
     piece: dict[int, int] = {}  # the piece code put down or lifted
     for j, message in enumerate(messages):

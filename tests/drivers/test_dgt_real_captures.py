@@ -28,7 +28,7 @@ from boardd.engine import Engine
 from boardd.events import BoardEvent, ClockReading, ClockSide, GameInfo, SquareChanged
 from boardd.outputs import IrregularityRaised
 from drivers.capture import events_from_capture
-from drivers.dgt.codec import TRACE, BoardDump, ClockTimes, DgtDecoder, FieldUpdate, encode_message
+from drivers.dgt.codec import TRACE, BoardDump, ClockTimes, DgtDecoder, FieldUpdate, SerialNr, encode_message
 from drivers.dgt.mapping import DgtCaptureCodec, DgtMapper, code_from_content, square_to_field
 from tests.conftest import PGN_DIR
 from tests.core.scenario import Arb, parse, start_clock
@@ -146,6 +146,68 @@ def test_replay_publishes_exactly_the_game(case_form: tuple[str, str], captures:
     for ply, (shown, expected) in enumerate(zip(clocks, capture.clocks, strict=True)):
         # the clock shows whole seconds (rounded up); the increment may show one reading after the press
         assert shown is not None and expected - capture.options.increment_s - 1 <= shown <= expected + 1, ply
+
+
+@pytest.mark.parametrize("into", [1, 3, 40, 66], ids=["after-id", "after-header", "mid-codes", "last-code"])
+def test_raw_capture_starting_inside_the_board_dump_replays_the_game(
+        into: int, captures: dict[str, Capture], tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The sniffer started while the 67-byte BOARD_DUMP was in flight: the decoder drops the rest of
+    it and resyncs on the next message; with no dump, the time line follows the board from the
+    starting position (as the engine does), and the game replays exactly."""
+    capture = captures["tata88"]
+    data = capture.raw()
+    start = data.index(bytes.fromhex("86 00 43"))
+    decoder = DgtDecoder()
+    messages = decoder.feed(data[start + into:])
+    assert not any(isinstance(m, BoardDump) for m in messages)
+    assert decoder.stats["discarded_bytes"] == 67 - into
+    assert isinstance(messages[0], SerialNr)  # the reply after the dump: resynced at once
+    path = tmp_path / "mid-dump.bin"
+    path.write_bytes(data[start + into:])
+    with caplog.at_level(logging.WARNING):
+        publications = run_replay(path, capsysbinary)
+    state = last_payload(publications, "/state")
+    assert isinstance(state, dict)
+    assert state["moves"] == capture.moves
+    assert [code for code, severity in raised(publications) if severity != "info"] == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("drivers")]
+
+
+def test_raw_capture_of_a_turned_board_starting_inside_the_board_dump_times_as_recorded(
+        captures: dict[str, Capture], tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """A turned board and no dump: the time line takes the starting position turned round (its first
+    updates fit only that), and the raw replay finds nothing that the recorded times do not."""
+    capture = captures["tata30-rotated"]
+    data = capture.raw()
+    raw = tmp_path / "turned-mid-dump.bin"
+    raw.write_bytes(data[data.index(bytes.fromhex("86 00 43")) + 20:])
+    timed = tmp_path / "turned-no-dump.jsonl"
+    timed.write_text("".join(json.dumps({"t": round(t, 6), direction: data.hex(" ")}) + "\n"
+                             for t, direction, data in capture.records
+                             if not (direction == "rx" and data[0] == 0x86)), encoding="utf-8")
+    by_times = run_replay(timed, capsysbinary)
+    by_raw = run_replay(raw, capsysbinary)
+    for publications in (by_times, by_raw):
+        state = last_payload(publications, "/state")
+        assert isinstance(state, dict) and state["moves"] == capture.moves
+    # (with recorded times the engine warns when a turned board's first move comes without a dump)
+    assert sorted(c for c, s in raised(by_raw) if s != "info") == sorted(c for c, s in raised(by_times)
+                                                                          if s != "info")
+
+
+def test_raw_capture_without_a_clock_starting_inside_the_board_dump_replays_the_game(
+        pgn_dir: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """The same without clock messages: the clockless gaps follow the board from the starting position."""
+    capture = generate(load_game(pgn_dir / "tatamast22.pgn", 88), Options(seed=88))
+    data = b"".join(data for _, direction, data in capture.records if direction == "rx" and data[0] != 0x8D)
+    path = tmp_path / "noclock-mid-dump.bin"
+    path.write_bytes(data[data.index(bytes.fromhex("86 00 43")) + 20:])
+    publications = run_replay(path, capsysbinary)
+    state = last_payload(publications, "/state")
+    assert isinstance(state, dict)
+    assert state["moves"] == capture.moves
+    assert [code for code, severity in raised(publications) if severity != "info"] == []
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".bin"])

@@ -237,8 +237,9 @@ def run(args: argparse.Namespace) -> int:
     if not found:
         print("no serial devices found", file=sys.stderr)
         return 0
+    print(f"{'DEVICE':<20} {'USB ID':<10} {'GUESS':<9} DESCRIPTION")
     for c in found:
-        line = f"{c.device:<20} {c.usb_id:<10} {c.guess or '-':<9} {c.description}"
+        line = f"{c.device:<20} {c.usb_id or '-':<10} {c.guess or '-':<9} {c.description}"
         if c.guess_text:
             line += f"  [{c.guess_text}]"
         print(line)
@@ -248,4 +249,7 @@ def run(args: argparse.Namespace) -> int:
             answer = (f"DGT board, version {c.probe.version or '?'}, serial {c.probe.serial or '?'}"
                       if c.probe else "no DGT answer")
             print(f"    probe: {answer}")
+    if not any(c.guess or c.probe for c in found):
+        hint = "" if args.probe else ", or try --probe"
+        print(f"no board found: no device above is a known board adapter (connect a board, check its cable{hint})")
     return 0

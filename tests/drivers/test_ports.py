@@ -87,10 +87,30 @@ def test_run_probes_extra_ports(emulator_process: str, tmp_path: Path, monkeypat
     ports.configure_parser(parser)
     missing = str(tmp_path / "ttyGONE")
     assert ports.run(parser.parse_args(["--probe", "--timeout", "5", emulator_process, missing])) == 0
-    out = capsys.readouterr().out.splitlines()
+    header, *out = capsys.readouterr().out.splitlines()
+    assert header.split() == ["DEVICE", "USB", "ID", "GUESS", "DESCRIPTION"]
     assert out[0].startswith(emulator_process)
     assert out[1].strip() == "probe: DGT board, version 3.10, serial 3.10A12345"
     assert out[2].startswith(missing) and out[3].strip() == "probe: no DGT answer"
+    assert len(out) == 4  # a board answered: no "no board found" line
+
+
+def test_run_table_has_a_header_and_says_when_no_board_is_found(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A Pi's built-in UART alone (``/dev/ttyS0``, no USB id) is not a board: the table says so."""
+    monkeypatch.setattr(list_ports, "comports", lambda: [fake_port("/dev/ttyS0")])
+    monkeypatch.setattr(ports, "hid_candidates", list)
+    parser = argparse.ArgumentParser()
+    ports.configure_parser(parser)
+    assert ports.run(parser.parse_args([])) == 0
+    header, row, verdict = capsys.readouterr().out.splitlines()
+    assert header.split() == ["DEVICE", "USB", "ID", "GUESS", "DESCRIPTION"]
+    assert row.split() == ["/dev/ttyS0", "-", "-", "n/a"]
+    assert row.index("-") == header.index("USB ID") and row.rindex("-") == header.index("GUESS")  # aligned
+    assert verdict.startswith("no board found") and "--probe" in verdict
+    monkeypatch.setattr(list_ports, "comports", lambda: [fake_port("/dev/ttyUSB0", 0x0403, 0x6001)])
+    assert ports.run(parser.parse_args([])) == 0
+    assert "no board found" not in capsys.readouterr().out  # an FTDI adapter: DGT's chip
 
 
 async def test_probe_of_an_older_board_without_long_serial_does_not_wait_out_the_timeout() -> None:
@@ -147,6 +167,6 @@ async def test_chessnut_boards_on_usb_are_listed_with_their_driver_port(monkeypa
         parser = argparse.ArgumentParser()
         ports.configure_parser(parser)
         assert ports.run(parser.parse_args(["--probe", "--timeout", "0.1"])) == 0
-        [line] = capsys.readouterr().out.splitlines()  # listed, and not probed with DGT requests
+        _header, line = capsys.readouterr().out.splitlines()  # listed, and not probed with DGT requests
         assert line.split()[:3] == ["usb:CN0042", "2d80:8001", "chessnut"] and "not a serial port" in line
         assert emu.received == []

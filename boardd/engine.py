@@ -376,6 +376,10 @@ class Engine:
         self._lever: chess.Color | None = None
         self._running: chess.Color | None = None
         self._clock_seen = False
+        #: the clock link is down: moves complete as without a clock, the clock is unknown (no press codes)
+        self._clock_down = False
+        self._clock_resync = False  # the first reading after the link came back sets the lever (no press)
+        self._clockless: set[int] = set()  # plies made (or left uncompleted) while the clock link was down
         self._clock_started = False
         self._paused = False
         self._press: _Press | None = None
@@ -1322,6 +1326,10 @@ class Engine:
         """No clock: the engine keeps time itself with the ClockModel (moves complete by the next move)."""
         return self._model is not None and (not self.rules.clock_expected or not self._clock_seen)
 
+    def _press_expected(self, ply: int) -> bool:
+        """Is a press expected to complete the move of *ply*? (A clock is there and was there when it was made.)"""
+        return self.rules.clock_expected and self._clock_seen and not self._clock_down and ply not in self._clockless
+
     def _model_flag_due(self) -> float | None:
         model = self._model
         if model is None or not self._model_started or self._model_flag_done or not self._keeps_time():
@@ -1359,7 +1367,7 @@ class Engine:
         mover = not side
         ply = self._uncompleted.get(mover)
         press_pending = self._press is not None and self._press.lever_before == mover
-        if ply is not None and self.rules.clock_expected and self._clock_seen and ply == len(self._records) \
+        if ply is not None and self._press_expected(ply) and ply == len(self._records) \
                 and not press_pending:
             self._raise(outs, "CLOCK_NOT_PRESSED", mover, at, self._seg_evidence[-1:],
                         text="the mover has not pressed and the opponent is already moving (arbiter only, 12.6)")
@@ -1540,7 +1548,7 @@ class Engine:
         prev_ply = self._uncompleted.pop(side, None)
         if prev_ply is not None and prev_ply <= len(self._records):
             self._complete(outs, prev_ply, at, Completion.NEXT_MOVE)
-            if self.rules.clock_expected and self._clock_seen and not recovered:
+            if self._press_expected(prev_ply) and not recovered:
                 self._raise(outs, "MOVE_COMPLETED_WITHOUT_PRESS", side, at, [],
                             text=f"{self._records[prev_ply - 1].san} completed by the player's next move (6.2.1.2)")
         board.push(move)
@@ -1553,6 +1561,8 @@ class Engine:
         self._records.append(rec)
         self._rebuild_index()
         self._keys.append(self._index.key)
+        if self._clock_down:
+            self._clockless.add(rec.ply)
         outs.append(MoveMade(move=rec))
         if self._parked and pre_board.is_capture(move):
             self._raise(outs, "CAPTURED_PIECE_PARKED", side, at, self._seg_evidence[-6:],
@@ -1801,6 +1811,8 @@ class Engine:
                 self._clock_glitch(outs, held, at)
         self._pre_clock = self._clock
         self._prev_reading = reading
+        if self._clock_down:
+            self._clock_down = False  # readings again: the clock is back (whether or not its link event came)
         if (prev is not None and left and right and reading.running is prev.running
                 and reading.lever_high is prev.lever_high and reading.left_flag is prev.left_flag
                 and reading.right_flag is prev.right_flag and reading.model == prev.model
@@ -1831,11 +1843,13 @@ class Engine:
             self._clock = ClockState(white=white, black=black, running=running, flag_white=flag_w,
                                      flag_black=flag_b, model=reading.model)
             outs.append(ClockUpdate(at=at, clock=self._clock))
-        if (self._clock_seen and running == self._running and lever == self._lever and not self._paused
+        if (self._clock_seen and not self._clock_resync and running == self._running and lever == self._lever
+                and not self._paused
                 and flag_w == self._flag[chess.WHITE] and flag_b == self._flag[chess.BLACK]):
             return  # nothing but the times changed (the common case: ~1 reading per second)
-        first = not self._clock_seen
+        first = not self._clock_seen or self._clock_resync
         self._clock_seen = True
+        self._clock_resync = False
         if running is not None and not self._clock_started:
             # the clock is set before it is started: judge the setting when it starts (6.6)
             self._check_clock_setting(outs, white, black, at)
@@ -2463,6 +2477,31 @@ class Engine:
         outs.append(GameEvent(at=at, type=kind, details={"detail": event.detail}))
         if event.link is Link.BOARD and event.up:
             self._resync = True  # the next board dump reconciles what was missed
+        if event.link is Link.CLOCK and not event.up and not self._clock_down:
+            self._clock_lost(outs, at)
+        elif event.link is Link.CLOCK and event.up:
+            self._clock_down = False
+
+    def _clock_lost(self, outs: list[Output], at: float) -> None:
+        """The clock link went down: play on as without a clock until its readings come back.
+
+        Moves are completed by the player's next move (6.2.1.2) and no press-related code is raised for
+        moves made, or left uncompleted, while it is down; the clock is published as unknown (no times, not
+        running), so no move carries a frozen ``[%clk]``. The first reading after the outage takes the lever
+        as it finds it (presses during the outage were not seen).
+        """
+        self._clock_down = True
+        if not self._clock_seen:
+            return  # no clock yet (the engine keeps time if it can): nothing to forget
+        self._clock_resync = True
+        self._clockless.update(self._uncompleted.values())
+        self._held_reading = None
+        self._prev_reading = None
+        self._shown = None
+        self._paused = False
+        self._clock = ClockState()
+        outs.append(ClockUpdate(at=at, clock=self._clock))
+        outs.append(StateChanged(at=at))
 
 
 #: A running clock cannot lose more than the real time between two readings; this much slack is allowed (s).

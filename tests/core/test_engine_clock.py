@@ -5,9 +5,10 @@ from __future__ import annotations
 import chess
 
 from boardd.engine import Engine
-from boardd.events import ClockReading, ClockSide, GameInfo, SetClock, SquareChanged
-from boardd.outputs import ClockUpdate, Completion, IrregularityRaised, MoveMade, Output, Severity
+from boardd.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, SetClock, SquareChanged
+from boardd.outputs import ClockState, ClockUpdate, Completion, IrregularityRaised, MoveMade, Output, Severity
 from boardd.settings import RulesConfig
+from tests.core.scenario import ClockSim, move_events, start_clock
 
 
 def raised(outs: list[Output]) -> list[tuple[str, str | None]]:
@@ -191,3 +192,79 @@ def test_glitch_reports_are_thinned_out_but_every_glitch_is_ignored() -> None:
         reported += len(raised(engine.feed(_reading(t + 1.0, 1000.0 - t - 1.0, 1000.0, chess.WHITE))))
     assert reported == 4  # the 1st-3rd and the 10th
     assert engine.state.result == "*" and not engine.state.clock.flag_white
+
+
+# --- clock link down mid-game --------------------------------------------------------------------------------------
+
+_OPENING = ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "c3", "Nf6", "d4", "exd4", "cxd4", "Bb4+", "Bd2", "Bxd2+",
+            "Nbxd2", "d5"]
+
+
+def _play(engine: Engine, board: chess.Board, sans: list[str], t: float, clock: ClockSim | None) -> tuple[
+        list[Output], float]:
+    outs: list[Output] = []
+    for san in sans:
+        move = board.parse_san(san)
+        for ev in move_events(board, move, t, clock):
+            outs += engine.feed(ev)
+        outs += engine.advance(t + 0.9)
+        board.push(move)
+        t += 1.0
+    return outs, t
+
+
+def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    board = chess.Board()
+    outs = engine.feed(first)
+    more, t = _play(engine, board, _OPENING[:4], 1.0, clock)
+    outs += more
+    assert all(m.completion is Completion.PRESS for m in engine.state.moves)
+    down = engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False, detail="unplugged"))
+    assert [o.clock for o in down if isinstance(o, ClockUpdate)] == [ClockState()]  # unknown, not running
+    assert engine.state.clock.running is None and engine.state.clock.white is None
+    more, t = _play(engine, board, _OPENING[4:], t, None)
+    outs += more + down
+    outs += engine.advance(t + 5.0)
+    assert [c for c, _ in raised(outs)] == []  # no CLOCK_NOT_PRESSED, no MOVE_COMPLETED_WITHOUT_PRESS
+    moves = engine.state.moves
+    assert [m.san for m in moves] == _OPENING
+    # made while the clock was away: completed by the player's next move, no frozen clock times
+    assert all(m.completion is Completion.NEXT_MOVE for m in moves[4:-2])
+    assert all(m.clock_white is None and m.clock_black is None for m in moves[4:])
+    assert "[%clk" not in engine.pgn().split("3. Bc4")[1]
+    assert engine.state.clock.running is None
+
+    # the clock comes back (White to move; the lever where the players left it): its readings count again
+    clock.running = clock.lever = chess.WHITE
+    back = engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=True))
+    back += engine.feed(clock.reading(t + 0.5))
+    assert engine.state.clock.running == chess.WHITE and engine.state.clock.white == clock.white
+    more, t = _play(engine, board, ["O-O", "dxc4"], t + 1.0, clock)
+    back += more + engine.advance(t + 2.0)
+    assert raised(back) == []
+    assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("O-O", Completion.PRESS),
+                                                                         ("dxc4", Completion.PRESS)]
+    assert engine.state.moves[-1].clock_black is not None
+
+
+def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None:
+    """A press made while the clock was not connected was not seen: no press is invented at the reconnection."""
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    board = chess.Board()
+    engine.feed(first)
+    _, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False))
+    _, t = _play(engine, board, _OPENING[2:3], t, None)  # Nf3 while away: Black to move
+    clock.running = clock.lever = chess.BLACK  # White pressed while the clock was not connected
+    outs = engine.feed(clock.reading(t + 5.0))  # no link event: the reading itself says the clock is back
+    outs += engine.advance(t + 6.0)
+    assert raised(outs) == []
+    assert engine.state.clock.running == chess.BLACK
+    assert engine.state.moves[-1].completed_at is None  # not "completed by a press" at the reconnection
+    outs, t = _play(engine, board, _OPENING[3:4], t + 7.0, clock)  # Black replies and presses
+    outs += engine.advance(t + 1.0)
+    assert raised(outs) == []
+    assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("Nf3", None), ("Nc6", Completion.PRESS)]

@@ -24,6 +24,13 @@ is required only when tokens are configured)::
     flip         {"id", "white_at_a1"?}       (without it: turn the board round)
 
 Fields missing from ``new-game`` come from the board's configured game defaults.
+
+The answer on ``{root}/cmd-result`` of a ``new-game`` (with a timed control) or ``set-clock`` sent
+to a board with a clock comes once the physical clock has answered: ``clock_set`` is true only
+when the clock acknowledged the setting; ``clock_answer`` is ``ack``, ``refused`` (an error ack:
+a DGT clock sets times only in mode 23), ``not confirmed`` (no answer within the daemon's wait,
+or a driver that cannot report one) or ``failed`` (not sent); ``clock_error`` explains the last
+three. The game record takes the arbiter's setting in every case.
 """
 
 from __future__ import annotations

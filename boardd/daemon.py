@@ -92,6 +92,8 @@ DRIVER_STALL_S = 30.0
 TIMER_IDLE_S = 5.0
 #: How long the state/pgn snapshot of a step waits for the broker to acknowledge the step's move.
 SNAPSHOT_AFTER_ACK_S = 0.02
+#: How long a command's result waits for the physical clock's answer (the DGT driver gives up after 3 x 2 s).
+CLOCK_ANSWER_S = 8.0
 #: The standard start position's placement (what ``Engine.physical_fen`` shows when the pieces are set up).
 STANDARD_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 
@@ -412,15 +414,21 @@ class BoardRuntime:
                 event = dataclasses.replace(event, game=self.new_game_info(event.game, at))
             self.stats["commands"] += 1
             _LOGGER.info("board %s: command %s (%s) from %s", self.board.id, name, parsed.id, parsed.role or "-")
-            clock_set = await self._set_physical_clock(event)
             extra: dict[str, Any] = {"command": name}
             if isinstance(event, ev.NewGame):
                 extra["game_id"] = event.game.id
-            if clock_set is not None:
-                extra["clock_set"] = clock_set
-            # The answer shares the event's journal transaction (Engine.feed never raises on a validated command).
-            result = self._pub().command_result(command_id=parsed.id, ok=True, at=at, **extra)
-            await self._process_locked(event, extra=[result])
+            clock = self._clock_command(event)
+            if clock is None:
+                # The answer shares the event's journal transaction (Engine.feed never raises on a validated command).
+                result = self._pub().command_result(command_id=parsed.id, ok=True, at=at, **extra)
+                await self._process_locked(event, extra=[result])
+                return
+            await self._process_locked(event)
+        # The physical clock: the engine has the event first; the answer reports the clock's own answer.
+        extra.update(await self._set_physical_clock(clock))
+        async with self._lock:
+            await self._commit(None, [self._pub().command_result(command_id=parsed.id, ok=True,
+                                                                 at=self.timeline.now(), **extra)])
 
     # -- the next game ---------------------------------------------------------------------
 
@@ -475,7 +483,12 @@ class BoardRuntime:
             await self._commit(None, self._render([GameEvent(at=at, type="START_POSITION_SET_UP",
                                                              details=details)], at)[0])
             await self._process_locked(event)
-        await self._set_physical_clock(event)
+            clock = self._clock_command(event)
+            if clock is not None:  # queued, not awaited: the board's events must keep flowing
+                try:
+                    await self.driver.send(clock)
+                except DriverError as exc:
+                    _LOGGER.warning("board %s: could not set the physical clock: %s", self.board.id, exc)
 
     def _check_against_state(self, parsed: ParsedCommand) -> None:
         event = parsed.event
@@ -487,8 +500,8 @@ class BoardRuntime:
             raise CommandError(f"cannot reinstate ply {event.ply}: the record has {self.engine.state.ply} plies",
                                command_id=parsed.id, name=parsed.name)
 
-    async def _set_physical_clock(self, event: ev.Event) -> bool | None:
-        """Set the physical clock for new-game/set-clock when a driver is connected (None: not applicable)."""
+    def _clock_command(self, event: ev.Event) -> Any:
+        """The driver's ``SetClock`` for a new-game/set-clock when a driver is connected (None: not applicable)."""
         if self.driver is None or not isinstance(event, ev.NewGame | ev.SetClock):
             return None
         if isinstance(event, ev.NewGame):
@@ -502,11 +515,36 @@ class BoardRuntime:
             from drivers.base import SetClock  # noqa: PLC0415
 
             left, right = (white, black) if self.board.rules.white_clock_side is ev.ClockSide.LEFT else (black, white)
-            await self.driver.send(SetClock(left_s=int(left), right_s=int(right), running=None))
-        except (DriverError, ValueError, ImportError) as exc:
-            _LOGGER.warning("board %s: could not set the physical clock: %s", self.board.id, exc)
-            return False
-        return True
+            return SetClock(left_s=int(left), right_s=int(right), running=None)
+        except (ValueError, ImportError) as exc:
+            _LOGGER.warning("board %s: cannot set the physical clock to %s/%s: %s", self.board.id, white, black, exc)
+            return None
+
+    async def _set_physical_clock(self, command: Any) -> dict[str, object]:
+        """Set the physical clock and wait for its answer: the ``clock_*`` fields of the command's result.
+
+        ``clock_set`` is true only when the clock acknowledged the setting; ``clock_answer`` says what
+        happened: ``ack``, ``refused`` (the clock answered with an error, e.g. a DGT clock not in
+        mode 23), ``not confirmed`` (no answer within :data:`CLOCK_ANSWER_S`, or a driver that cannot
+        report one) or ``failed`` (not sent: link down, no clock). Waits outside the pipeline's lock.
+        """
+        confirm = getattr(self.driver, "send_confirmed", None)
+        error: str
+        try:
+            async with asyncio.timeout(CLOCK_ANSWER_S):
+                if confirm is None:
+                    await self.driver.send(command)
+                    answer, error = "not confirmed", "the driver does not report the clock's answer"
+                elif await confirm(command):
+                    return {"clock_set": True, "clock_answer": "ack"}
+                else:
+                    answer, error = "refused", "the clock refused the setting (a DGT clock must be in mode 23)"
+        except TimeoutError:
+            answer, error = "not confirmed", "the clock did not acknowledge the setting"
+        except DriverError as exc:
+            answer, error = "failed", f"could not set the physical clock: {exc}"
+        _LOGGER.warning("board %s: physical clock %s: %s", self.board.id, answer, error)
+        return {"clock_set": False, "clock_answer": answer, "clock_error": error}
 
     # -- MQTT callbacks -------------------------------------------------------------------
 

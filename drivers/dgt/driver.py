@@ -28,7 +28,9 @@ idle driver costs no CPU):
   acknowledged the previous one (matched by its command code), a command not
   acknowledged within ``clock_ack_timeout_s`` is resent, and given up (counted,
   logged) after ``clock_tries`` sends, as protocols.md §1.8 and picochess do.
-  The queue survives a reconnection.
+  The queue survives a reconnection. An error ack (``ack0`` 0x40: e.g. SetNRun while
+  the clock is not in mode 23) ends the command as refused (counted, logged);
+  :meth:`DgtDriver.send_confirmed` waits for that answer (ack, refusal, or giving up).
 
 When the link fails (read error, EOF, pty closed, watchdog), the driver emits
 ``LinkChanged(BOARD, up=False)`` (and forgets the clock state), then reopens
@@ -180,6 +182,8 @@ class DgtDriver(LinkDriver[SerialLink]):
         self._mapper = DgtMapper()
         self._buttons: asyncio.Queue[ClockButton] = asyncio.Queue(maxsize=64)
         self._clock_queue: deque[HostCommand] = deque()
+        #: The caller waiting for the clock's answer to a queued command (by identity): True ack, False refused.
+        self._clock_waiters: dict[int, asyncio.Future[bool]] = {}
         self._clock_pending: HostCommand | None = None
         self._clock_tries = 0
         self._clock_timer: asyncio.TimerHandle | None = None
@@ -233,7 +237,43 @@ class DgtDriver(LinkDriver[SerialLink]):
             case _:
                 raise UnsupportedCommandError(command, driver="dgt")
 
+    async def send_confirmed(self, command: DriverCommand) -> bool:
+        """Send a clock command and wait for the clock's answer to it.
+
+        Returns:
+            True when the clock acknowledged it, False when it refused it (an error ack: a SetNRun
+            while the clock is not in mode 23, protocols.md §1.8).
+
+        Raises:
+            TimeoutError: no ack after ``clock_tries`` sends (the command was given up).
+            DeviceDisconnectedError: the board is not connected.
+            UnsupportedCommandError: not a clock command (board commands have no ack).
+        """
+        if not isinstance(command, SetClock | ClockDisplay):
+            raise UnsupportedCommandError(command, driver="dgt")
+        before = len(self._clock_queue)
+        await self.send(command)
+        if len(self._clock_queue) <= before:  # pragma: no cover - send queues exactly one clock command
+            raise DeviceDisconnectedError(f"dgt {self.options.port}: clock command not queued")
+        queued = self._clock_queue[-1]
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._clock_waiters[id(queued)] = waiter
+        try:
+            return await waiter
+        finally:
+            self._clock_waiters.pop(id(queued), None)
+
     # --- clock commands: one at a time, each waits for its ack (protocols.md §1.8) ------
+
+    def _clock_done(self, command: HostCommand, answer: bool | BaseException) -> None:
+        """Hand the clock's answer to *command* to whoever waits for it."""
+        waiter = self._clock_waiters.pop(id(command), None)
+        if waiter is None or waiter.done():
+            return
+        if isinstance(answer, BaseException):
+            waiter.set_exception(answer)
+        else:
+            waiter.set_result(answer)
 
     def _queue_clock(self, command: HostCommand) -> None:
         if self._link is None or not self._connected:
@@ -269,6 +309,8 @@ class DgtDriver(LinkDriver[SerialLink]):
             self.stats["clock_commands_dropped"] += 1
             _LOGGER.warning("DGT clock did not acknowledge %r after %d tries: dropped", dropped,
                             self.options.clock_tries)
+            self._clock_done(dropped, TimeoutError(f"the clock did not acknowledge after "
+                                                   f"{self.options.clock_tries} sends"))
         else:
             self.stats["clock_command_retries"] += 1
         self._clock_next()
@@ -277,8 +319,13 @@ class DgtDriver(LinkDriver[SerialLink]):
         pending = self._clock_pending
         if pending is None or ack.is_auto or ack.command != _ACK_CODES.get(type(pending)):
             return
-        self._clock_queue.popleft()
+        done = self._clock_queue.popleft()
         self._clock_tries = 0
+        if ack.is_error:  # the clock answered: it will not do it (resending would not help)
+            self.stats["clock_commands_refused"] += 1
+            _LOGGER.warning("DGT clock refused %r (error ack %02x %02x %02x %02x)", done, ack.ack0, ack.ack1,
+                            ack.ack2, ack.ack3)
+        self._clock_done(done, not ack.is_error)
         self._clock_next()
 
     def _clock_changed(self, up: bool) -> None:
@@ -318,6 +365,10 @@ class DgtDriver(LinkDriver[SerialLink]):
 
     async def _shutdown(self) -> None:
         self._clock_link_lost()
+        for waiter in self._clock_waiters.values():
+            if not waiter.done():
+                waiter.set_exception(DeviceDisconnectedError(f"dgt {self.options.port}: driver stopped"))
+        self._clock_waiters.clear()
         await super()._shutdown()
 
     def _link_lost(self) -> None:

@@ -25,7 +25,9 @@ clock as protocols.md §1 and the real captures describe them:
   running, D1 lever high on the right, D3/D4 the side to move (left/right),
   D5 no clock. A :meth:`press` is only visible through that byte. SetNRun
   (binary minutes/seconds) sets the times and the running side; acks are sent
-  (only in UPDATE/UPDATE_NICE) after ``ack_delay``.
+  (only in UPDATE/UPDATE_NICE) after ``ack_delay``. As on the real clock (§1.8),
+  SetNRun is processed only in mode 23 (:attr:`DgtEmulator.clock_mode`): in any
+  other mode the clock keeps its times and answers with an error ack (``ack0`` 0x40).
 * **Hot-plug**: :meth:`unplug` closes the pty and removes the link (the host's
   reads fail); the physical board keeps changing under the script; :meth:`replug`
   opens a new pty under the same path, and the board starts again in IDLE.
@@ -162,6 +164,8 @@ class DgtEmulator(PtyPort):
         self.received_at: list[float] = []
         #: How many of the next clock commands the clock misses (no effect, no ack).
         self.drop_acks = 0
+        #: The clock's timing mode (its mode selector); SetNRun works only in mode 23 (protocols.md §1.8).
+        self.clock_mode = 23
         # Clock state: remaining seconds at ``_clock_ref``.
         self._left = 0.0
         self._right = 0.0
@@ -304,8 +308,11 @@ class DgtEmulator(PtyPort):
             self.drop_acks -= 1
             self.stats["missed_clock_commands"] += 1
             return
-        ack2 = 0
+        ack0, ack2 = 0x10, 0
         match command:
+            case ClockSetNRun() if self.clock_mode != 23:  # refused: the times stay as they are
+                self.stats["refused_clock_commands"] += 1
+                ack0, sub = 0x40, 0x0A
             case ClockSetNRun(left_s=left, right_s=right, mode=mode):
                 self._settle_clock()
                 self._left, self._right = float(left), float(right)
@@ -331,7 +338,7 @@ class DgtEmulator(PtyPort):
             case _:
                 sub = 0x01
         if self.mode in _ACK_MODES:
-            self._ack_later(ClockAck(ack0=0x10, ack1=sub, ack2=ack2, ack3=0))
+            self._ack_later(ClockAck(ack0=ack0, ack1=sub, ack2=ack2, ack3=0))
 
     def _ack_later(self, ack: ClockAck) -> None:
         assert self._loop is not None

@@ -135,6 +135,11 @@ class WorldBoard:
     async def send(self, command: Any) -> None:
         self.sent.append(command)
 
+    async def send_confirmed(self, command: Any) -> bool:
+        """The world's clock acknowledges every setting (as a DGT clock in mode 23 does)."""
+        self.sent.append(command)
+        return True
+
     def _load(self) -> int:
         try:
             return int(json.loads(self.state_file.read_text())["next"])

@@ -275,12 +275,13 @@ async def test_ports_probe_reports_what_answers_on_socket_and_rfc2217_urls(
         assert await asyncio.to_thread(ports.run, args) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"{telnet.url:<20} {'':<10} {'-':<9} ",
+        f"{'DEVICE':<20} {'USB ID':<10} {'GUESS':<9} DESCRIPTION",
+        f"{telnet.url:<20} {'-':<10} {'-':<9} ",
         "    probe: DGT board, version 3.10, serial 3.10A12345",
-        f"{raw.url:<20} {'':<10} {'-':<9} ",
+        f"{raw.url:<20} {'-':<10} {'-':<9} ",
         "    probe: DGT board, version 3.10, serial 3.10A12345",
-        f"{dead:<20} {'':<10} {'-':<9} ",
+        f"{dead:<20} {'-':<10} {'-':<9} ",
         "    probe: no DGT answer",
-        f"{'rfc2217://127.0.0.1':<20} {'':<10} {'-':<9} ",
+        f"{'rfc2217://127.0.0.1':<20} {'-':<10} {'-':<9} ",
         "    probe: no DGT answer",
     ]

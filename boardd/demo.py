@@ -17,7 +17,11 @@ parameters (``T_settle``, ``T_latency``, ...) by the same factor, as if the play
 handled the pieces that much faster: scaling only the delays would make normal
 handling look like sensor noise to the recogniser. Think times are short
 (``--think`` median, default 1 s of game time), so a 40-ply game takes about a
-minute at the default tempo.
+minute at the default tempo. Such quick players would *gain* time under an
+increment (+30 s a move for 1 s of thought: clocks climbing from 1:30:00 look
+like a bug), so the demo's clock runs :data:`DEMO_TIME_CONTROL`, 90 minutes
+without increment, unless ``--time-control`` asks for another; when that one's
+increment exceeds the think time, the demo says why the clocks grow.
 
 Arbiter commands that the simulation contains (a reinstatement after an injected
 illegal move) are sent over MQTT to ``cmd/`` as the arbiter's tablet would. When a
@@ -69,6 +73,8 @@ BOARD_ID = "demo"
 DEFAULT_GAME = ("kasparov-deep-blue-1997.pgn", 6)
 #: Length of random games (about a minute at the default tempo).
 RANDOM_PLIES = 40
+#: The demo's clock (see the module docstring): no increment, so that quick simulated players lose time.
+DEMO_TIME_CONTROL = "5400"
 _TIMING_FIELDS = ("t_flicker", "t_settle", "t_scan", "t_simul", "t_latency", "t_knock", "t_adjust", "t_bounce")
 
 
@@ -179,6 +185,7 @@ class Screen:
         self.result_event = asyncio.Event()
         self.errors = 0
         self.game_id: str | None = None
+        self._status: str | None = None
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -215,7 +222,10 @@ class Screen:
                 self._event(payload)
             case "status":
                 link = "connected" if payload["board_link"].get("connected") else "not connected"
-                self.line(f"   · status {payload['state']}: board {link}")
+                text = f"   · status {payload['state']}: board {link}"
+                if text != self._status:  # boardd republishes the same status (e.g. on every connect)
+                    self._status = text
+                    self.line(text)
             case "cmd-result":
                 self.results[payload["id"]] = payload
                 self.result_event.set()
@@ -344,12 +354,40 @@ def _load_game(args: argparse.Namespace, index: int) -> tuple[chess.pgn.Game | N
 
 
 def _simulate(args: argparse.Namespace, index: int) -> Any:
-    from drivers.sim import Injection, simulate_game  # noqa: PLC0415
+    from drivers.sim import Injection, SimulationError, simulate_game  # noqa: PLC0415
 
     game, seed = _load_game(args, index)
     injections = [Injection.parse(text) for text in args.inject] if index == 0 else []
-    return game, simulate_game(game, seed=seed, profile=args.profile, injections=injections,
-                               think_median=args.think, time_control=args.time_control)
+    try:
+        return game, simulate_game(game, seed=seed, profile=args.profile, injections=injections,
+                                   think_median=args.think, time_control=args.time_control or DEMO_TIME_CONTROL)
+    except SimulationError as exc:  # e.g. rook-first at a ply that is not a castling
+        raise BoarddError(f"cannot simulate this game: {exc}") from None
+
+
+def _clock_note(time_control: str, think: float) -> str | None:
+    """Why the clocks will climb, when the increment exceeds the simulated players' think time."""
+    from boardd.clock import TimeControl  # noqa: PLC0415
+
+    try:
+        bonus = TimeControl.parse(time_control).bonus_s
+    except (BoarddError, ValueError):
+        return None
+    if bonus <= think:
+        return None
+    return (f"note: the simulated players think about {think:g} s a move and gain {bonus:g} s a move, "
+            "so their clocks grow (use a larger --think or a time control without increment)")
+
+
+def _injection(text: str) -> str:
+    """argparse type of --inject: ``KIND@PLY`` with a known kind, else a usage error listing the kinds."""
+    from drivers.sim import Injection  # noqa: PLC0415
+
+    try:
+        Injection.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _command_payload(command: ev.ArbiterCommand, cid: str) -> tuple[str, dict[str, object]] | None:
@@ -428,6 +466,8 @@ async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int
                                                         if info.start_fen else {})})
                         screen.game_id = str((answer or {}).get("game_id")) if answer else None
                     _banner(screen, info, game)
+                    if index == 0 and (note := _clock_note(info.time_control, args.think)):
+                        screen.line(note)
                     board_driver.play(sim.events)
                     if not await _follow(args, arbiter, board_driver, pending, game):
                         status = 1
@@ -529,11 +569,17 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         help="speed factor for handling and the recogniser's timing (default 2)")
     parser.add_argument("--think", type=float, default=1.0, metavar="SECONDS",
                         help="median think time per move, in game seconds (default 1)")
-    parser.add_argument("--profile", default="casual", help="handling profile: clean, casual, clumsy")
-    parser.add_argument("--inject", action="append", default=[], metavar="KIND@PLY",
-                        help="inject an irregularity in the first game (repeatable), e.g. castling-rook-first@9")
+    from drivers.sim import PROFILES, InjectionKind  # noqa: PLC0415
+
+    parser.add_argument("--profile", default="casual", choices=PROFILES,
+                        help="how the simulated players handle the pieces (default casual)")
+    parser.add_argument("--inject", action="append", default=[], metavar="KIND@PLY", type=_injection,
+                        help="inject an irregularity in the first game (repeatable), e.g. illegal-move@5, or "
+                             "rook-first@17 (White castles at ply 17 of the default game); kinds: "
+                             + ", ".join(k.value for k in InjectionKind))
     parser.add_argument("--time-control", dest="time_control", metavar="TC",
-                        help="PGN TimeControl of the simulated clock")
+                        help=f"PGN TimeControl of the simulated clock (default {DEMO_TIME_CONTROL}: 90 min without "
+                             "increment, as the simulated players think only --think seconds a move)")
     parser.add_argument("--games", type=int, default=1, metavar="N", help="play N games one after the other")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds per game")
 

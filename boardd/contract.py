@@ -460,6 +460,24 @@ class Publisher:
         body["clock_link"] = {**self._clock_link, "connected": False}
         return self._publication("status", body, at=self._last_at if at is None else at)
 
+    def clock_model(self, model: str | None, *, at: float) -> Publication | None:
+        """The ``status`` telling the clock's model once the device has identified it, else None.
+
+        A clock plugged in after start-up is identified only after its link came up (the DGT
+        clock answers a version request), so the link's ``status`` went out with the model
+        unknown: the daemon passes the driver's model here and this ``status`` completes it
+        (``link_change.detail`` "clock identified: <model>"). None when *model* is None or
+        already the one published.
+        """
+        if model is None or model == self._clock_link["model"]:
+            return None
+        self._clock_link = {**self._clock_link, "model": model, "connected": True}
+        self._clock_expected = True
+        body = self._status_body("online" if self._board_link["connected"] else "degraded")
+        body["link_change"] = {"link": "clock", "up": True, "detail": f"clock identified: {model}",
+                               "at": self._ts(at), "at_s": _seconds(at)}
+        return self._publication("status", body, at=at)
+
     def command_result(self, *, command_id: str, ok: bool, error: str | None = None, at: float,
                        **extra: object) -> Publication:
         """The ``cmd-result`` answer to a command (``id``, ``ok``, ``error`` when not ok, extra fields)."""

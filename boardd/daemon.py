@@ -182,6 +182,7 @@ class BoardRuntime:
         self._ended: bool | None = None
         self._at_start = False
         self._start_placement = (board.game.start_fen or STANDARD_PLACEMENT).split(" ")[0]
+        self._clock_model: str | None = None  # the driver's clock model last handed to the publisher
 
     # -- start-up ---------------------------------------------------------------
 
@@ -631,8 +632,21 @@ class BoardRuntime:
                     await self._deadline_changed.wait()
             if self.engine.next_deadline() is not None:
                 await self.advance()
+            await self.refresh_clock_model()
             if self.driver_active():
                 self._progress(f"board:{self.board.id}")
+
+    async def refresh_clock_model(self) -> None:
+        """Publish the clock's model once the driver has identified it (a clock plugged in after start-up)."""
+        model = getattr(getattr(self.driver, "info", None), "clock_model", None)
+        if not isinstance(model, str) or model == self._clock_model or self.publisher is None:
+            return
+        self._clock_model = model
+        async with self._lock:
+            publication = self._pub().clock_model(model, at=self.timeline.now())
+            if publication is not None:
+                _LOGGER.info("board %s: clock identified: %s", self.board.id, model)
+                await self._commit(None, [publication])
 
     def driver_task_alive(self) -> bool:
         """True while the board reader task runs (set by :func:`serve`)."""

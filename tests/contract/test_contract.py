@@ -271,6 +271,25 @@ def test_board_without_clock_is_online() -> None:
     assert json.loads(publication.payload_bytes())["state"] == "online"
 
 
+def test_clock_plugged_in_later_gets_its_model() -> None:
+    publisher = Publisher(board="t12")
+    publisher.status(state="online", board_link={"driver": "dgt", "connected": True},
+                     clock_link={"model": None, "connected": False}, at=0.0)
+    [up] = publisher.render([LinkUpdate(at=1.0, link="clock", up=True)], make_state(), at=1.0)
+    assert json.loads(up.payload_bytes())["clock_link"] == {"model": None, "connected": True}
+    identified = publisher.clock_model("dgt3000", at=1.2)  # the clock answered the version request
+    assert identified is not None and identified.retain
+    payload = json.loads(identified.payload_bytes())
+    assert validate_payload("status", payload) == []
+    assert payload["state"] == "online" and payload["clock_link"] == {"model": "dgt3000", "connected": True}
+    assert payload["link_change"]["detail"] == "clock identified: dgt3000"
+    assert publisher.clock_model("dgt3000", at=2.0) is None and publisher.clock_model(None, at=2.0) is None
+    # the model stays known through an unplug (connected false) and is in the will
+    [down] = publisher.render([LinkUpdate(at=3.0, link="clock", up=False)], make_state(), at=3.0)
+    assert json.loads(down.payload_bytes())["clock_link"] == {"model": "dgt3000", "connected": False}
+    assert json.loads(publisher.will().payload_bytes())["clock_link"]["model"] == "dgt3000"
+
+
 def test_will_is_offline() -> None:
     publisher = Publisher(board="t12", session=3)
     publisher.status(state="online", board_link={"driver": "dgt", "connected": True},

@@ -76,3 +76,26 @@ async def test_emulator_processes_setnrun_only_in_mode_23(mode: int) -> None:
             acked = await asyncio.wait_for(driver.send_confirmed(SetClock(left_s=10, right_s=20)), 5)
             assert acked is (mode == 23)
             assert emu.time_of(ClockSide.RIGHT) == (20 if mode == 23 else 300)
+
+
+async def test_clock_plugged_in_after_start_fills_the_status_model(tmp_path: Path, mosquitto: Broker) -> None:
+    async with DgtEmulator(scan_interval=0.05, seed=3, clock=False) as emu:
+        def make(_kind: str, _options: Any, *, time_source: Any) -> DgtDriver:
+            options = DgtOptions(port=emu.path, settle_dump_s=0.0, periodic_dump_s=0.0)
+            return DgtDriver(options, time_source=time_source, rng=random.Random(1))
+
+        stop = asyncio.Event()
+        cfg = load_config(write_config(tmp_path, mosquitto.port))
+        async with consumer(mosquitto.port) as c:
+            task = asyncio.create_task(serve(cfg, stop=stop, driver_factory=make))
+            try:
+                await c.wait_for(lambda: (c.retained.get("status") or {}).get("board_link", {}).get("connected"),
+                                 10, "board connected")
+                assert c.retained["status"]["clock_link"]["model"] is None
+                emu.clock_connected = True  # the clock is plugged into the board's jack
+                await c.wait_for(lambda: c.retained["status"]["clock_link"] == {"model": "dgt3000",
+                                                                                "connected": True},
+                                 10, "the clock's model in the status")
+            finally:
+                stop.set()
+                assert await asyncio.wait_for(task, 20) == 0

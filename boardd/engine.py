@@ -366,7 +366,7 @@ class Engine:
         self._castle_king: tuple[float, chess.Move] | None = None
         self._castle_released: tuple[float, chess.Move, str] | None = None
         self._illegal_state: tuple[float, chess.Move] | None = None
-        # clock
+        # clock (the side may be corrected at the game's first clock start, see _check_clock_side)
         self._white_left = self.rules.white_clock_side is ClockSide.LEFT
         self._shown: tuple[object, ...] | None = None
         self._prev_reading: ClockReading | None = None
@@ -1825,6 +1825,8 @@ class Engine:
             self._clock = update.clock
             outs.append(update)
             return
+        if not self._clock_started and reading.running is not None and len(self._records) < 2:
+            self._check_clock_side(outs, reading, at)
         if self._white_left:
             white, black = reading.left, reading.right
             fw, fb = reading.left_flag, reading.right_flag
@@ -1881,6 +1883,36 @@ class Engine:
         self._flag[chess.BLACK] = flag_b
         if new_w or new_b:
             self._on_flag(outs, new_w, new_b, flag_w and flag_b, at)
+
+    def _check_clock_side(self, outs: list[Output], reading: ClockReading, at: float) -> None:
+        """The game's first clock start tells on which side White's time is (before ply 2).
+
+        White's clock is started first (6.6: by the arbiter, or by the first press of a clock left stopped,
+        which starts Black's clock after White's move). If the side that starts running is the other
+        colour's by the configured ``white_clock_side``, the clock stands the other way round: the sides
+        are swapped (``GameEvent CLOCK_SIDE_CHANGED``), as the board's orientation is. Later the
+        configuration is kept: a wrong side then shows in the findings.
+        """
+        if self._mode is not _Mode.NORMAL:
+            return
+        moving = self._cand is not None and not self._cand.replace  # White's first move about to be made
+        expected = self._board.turn if not moving else not self._board.turn
+        running_white = (reading.running is ClockSide.LEFT) == self._white_left
+        if running_white == (expected == chess.WHITE):
+            return
+        self._white_left = not self._white_left
+        # what was remembered in the old frame (lever, run state, flags) belongs to the other colour
+        if self._lever is not None:
+            self._lever = not self._lever
+        if self._running is not None:
+            self._running = not self._running
+        self._flag = {chess.WHITE: self._flag[chess.BLACK], chess.BLACK: self._flag[chess.WHITE]}
+        self._shown = None
+        side = ClockSide.LEFT if self._white_left else ClockSide.RIGHT
+        outs.append(GameEvent(at=at, type="CLOCK_SIDE_CHANGED", code=None,
+                              details={"white_clock_side": side.value,
+                                       "configured": self.rules.white_clock_side.value,
+                                       "ply": len(self._records)}))
 
     def _clock_glitch(self, outs: list[Output], held: ClockReading, at: float) -> None:
         """A clock reading that the next one did not confirm: ignored (not published, no flag), counted.

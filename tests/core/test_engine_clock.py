@@ -6,7 +6,16 @@ import chess
 
 from boardd.engine import Engine
 from boardd.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, SetClock, SquareChanged
-from boardd.outputs import ClockState, ClockUpdate, Completion, IrregularityRaised, MoveMade, Output, Severity
+from boardd.outputs import (
+    ClockState,
+    ClockUpdate,
+    Completion,
+    GameEvent,
+    IrregularityRaised,
+    MoveMade,
+    Output,
+    Severity,
+)
 from boardd.settings import RulesConfig
 from tests.core.scenario import ClockSim, move_events, start_clock
 
@@ -268,3 +277,57 @@ def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None
     outs += engine.advance(t + 1.0)
     assert raised(outs) == []
     assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("Nf3", None), ("Nc6", Completion.PRESS)]
+
+
+# --- clock on the other side than configured ------------------------------------------------------------------------
+
+
+def _clean_game(engine: Engine, clock: ClockSim, sans: list[str]) -> list[Output]:
+    outs = engine.feed(clock.reading(0.0))
+    more, t = _play(engine, chess.Board(), sans, 1.0, clock)
+    return outs + more + engine.advance(t + 5.0)
+
+
+def _side_events(outs: list[Output]) -> list[GameEvent]:
+    return [o for o in outs if isinstance(o, GameEvent) and o.type == "CLOCK_SIDE_CHANGED"]
+
+
+def test_clock_on_the_wrong_side_is_found_at_the_first_start_and_swapped() -> None:
+    engine = Engine(RulesConfig(white_clock_side=ClockSide.LEFT), GameInfo(time_control="300+3"))
+    # White's time is on the right; the arbiter starts White's clock
+    clock = ClockSim(white=300.0, black=300.0, running=chess.WHITE, lever=chess.WHITE, white_side=ClockSide.RIGHT)
+    outs = _clean_game(engine, clock, _OPENING[:12])
+    assert raised(outs) == []  # a clean game: no CLOCK_PRESS_NO_MOVE, no late presses
+    assert [e.details for e in _side_events(outs)] == [{"white_clock_side": "right", "configured": "left", "ply": 0}]
+    moves = engine.state.moves
+    assert all(m.completion is Completion.PRESS for m in moves)
+    # White's times are White's: White's clock ran first, so after each White move White has used more
+    assert moves[0].clock_white is not None and moves[0].clock_black == 300.0
+    assert engine.state.clock.white == clock.white and engine.state.clock.black == clock.black
+
+
+def test_clock_left_stopped_on_the_wrong_side_is_swapped_at_whites_first_press() -> None:
+    engine = Engine(RulesConfig(white_clock_side=ClockSide.LEFT), GameInfo(time_control="300+3"))
+    clock = ClockSim(white=300.0, black=300.0, running=None, lever=chess.WHITE, white_side=ClockSide.RIGHT)
+    outs = _clean_game(engine, clock, _OPENING[:12])
+    assert raised(outs) == []
+    assert [e.details["ply"] for e in _side_events(outs)] == [1]
+    assert engine.state.moves[0].completion is Completion.PRESS and engine.state.moves[0].completed_at == 1.8
+
+
+def test_clock_on_the_configured_side_is_not_swapped() -> None:
+    engine = Engine(RulesConfig(white_clock_side=ClockSide.RIGHT), GameInfo(time_control="300+3"))
+    clock = ClockSim(white=300.0, black=300.0, running=chess.WHITE, lever=chess.WHITE, white_side=ClockSide.RIGHT)
+    outs = _clean_game(engine, clock, _OPENING[:4])
+    assert raised(outs) == [] and _side_events(outs) == []
+
+
+def test_clock_side_is_not_changed_after_the_second_ply() -> None:
+    engine = Engine(RulesConfig(white_clock_side=ClockSide.LEFT), GameInfo(time_control="300+3"))
+    board = chess.Board()
+    outs, t = _play(engine, board, _OPENING[:2], 1.0, None)  # no clock yet
+    clock = ClockSim(white=290.0, black=290.0, running=chess.WHITE, lever=chess.WHITE, white_side=ClockSide.RIGHT,
+                     last=t)
+    outs += engine.feed(clock.reading(t))
+    assert _side_events(outs) == []
+    assert engine.state.clock.running == chess.BLACK  # the configuration stands: the findings will show it

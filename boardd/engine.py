@@ -55,7 +55,8 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   ``SETUP_INCORRECT`` (7.2.2). ``SetOrientation`` forces the frame.
 * **Board dumps** are applied as changes at one instant. A dump that is no move in
   progress is reconciled: up to three plies of missed updates are recovered by forward
-  search, otherwise ``POSITION_DIVERGENCE``.
+  search, otherwise ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
+  dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
 * **Result gestures** (both kings on d4/e4/d5/e5, DGT result pieces) are ``GameEvent
   RESULT_SIGNAL`` with the proposed result and never a move (lila#11783).
 * Findings are :class:`boardd.outputs.Irregularity` objects with codes verbatim from
@@ -317,6 +318,7 @@ class Engine:
         self._impossible_since: tuple[float, str] | None = None
         self._impossible_raised = False
         self._divergence_key: tuple[int, ...] | None = None
+        self._adopted_open: int | None = None  # ply of a position adopted with the side to move unknown
         self._rot = 0  # quarter turns from the board's own frame to the official frame
         self._orientation_known = False
         self._seen_board = False
@@ -1081,6 +1083,11 @@ class Engine:
                 self._seg_evidence = []
                 self._two_hands.clear()
             return
+        if self._adopted_open is not None:
+            if self._adopted_open == len(self._records):
+                self._adopted_turn()
+            else:
+                self._adopted_open = None
         turn = self._board.turn
         mover = not turn
         post_open = self._post_made_open()
@@ -2425,7 +2432,81 @@ class Engine:
                                       remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)
             self._update(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED, ruling=ruling))
             return
+        was_open = irr.status is not Status.RESOLVED
         self._update(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self._records) \
+                and self._mode is _Mode.NORMAL and self._phys.key() != self._index.key:
+            if event.accept:
+                self._on_reinstate(outs, len(self._records), at)  # the suggestion: put the position back
+            else:
+                self._adopt_divergence(outs, irr, at)
+
+    def _adopt_divergence(self, outs: list[Output], irr: Irregularity, at: float) -> None:
+        """A POSITION_DIVERGENCE dismissed (no reinstatement): the game goes on from the board.
+
+        The board still differs from the official position, so the physical position is adopted as a record
+        entry with ``legal=False`` (like an illegal move that stood, G6): the moves played from it are
+        recorded again instead of the record staying stuck. The side to move is the side whose clock runs;
+        without a running clock it is unknown: the side to move stays as it was, and the first move of the
+        other side turns it round (:meth:`_adopted_turn`). (An accepted divergence is a reinstatement.)
+        """
+        if self._setting_up or self._markers or self._impossible_since is not None:
+            return
+        clock_live = self._clock_seen and not self._clock_down and not self._paused and self._running is not None
+        turn = self._running if clock_live and self._running is not None else self._board.turn
+        board = chess.Board(None, chess960=self._board.chess960)
+        for sq, content in enumerate(self._phys.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        board.turn = turn
+        board.castling_rights = self._board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        board.ep_square = None
+        board.fullmove_number = self._board.fullmove_number + (1 if turn == chess.WHITE and
+                                                               self._board.turn == chess.BLACK else 0)
+        desc = describe_change(self._board, self._phys.squares)
+        rec = MoveRecord(ply=len(self._records) + 1, uci="0000", san=f"position adopted ({irr.id}): {desc}",
+                         side=not turn, fen_after=board.fen(), made_at=at, completed_at=at, completion=None,
+                         clock_white=self._clock.white, clock_black=self._clock.black, legal=False)
+        self._records.append(rec)
+        self._board = board
+        self._rebuild_index()
+        self._keys.append(self._index.key)
+        self._uncompleted.clear()
+        self._adopted_open = None if clock_live else rec.ply
+        self._divergence_key = None
+        self._cand = None
+        self._mask.clear()
+        self._last_diff = Diff(DiffClass.NONE)
+        self._seg_lifts = []
+        self._seg_places = []
+        self._seg_evidence = []
+        self._seg_start = at
+        self._opp_started = False
+        self._oot_raised = False
+        outs.append(MoveMade(move=rec))
+        outs.append(MoveCompleted(move=rec))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"adopted": irr.id, "ply": rec.ply}))
+        outs.append(StateChanged(at=at))
+
+    def _adopted_turn(self) -> None:
+        """After a position adopted without knowing the side to move: the first move tells it."""
+        ordinary = (DiffClass.NONE, DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND)
+        if self._index.classify(self._phys).kind in ordinary:
+            return
+        flipped = self._board.copy(stack=False)
+        flipped.turn = not flipped.turn
+        index = PositionIndex(flipped)
+        if index.classify(self._phys).kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
+            return
+        self._adopted_open = None
+        rec = self._records[-1]
+        self._records[-1] = dataclasses.replace(rec, side=not rec.side, fen_after=flipped.fen())
+        self._board = flipped
+        self._index = index
+        self._keys[-1] = index.key
+        self._mask.clear()
+        self._oot_raised = False
 
     def _on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self._records)))

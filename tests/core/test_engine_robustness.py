@@ -14,6 +14,7 @@ from boardd.events import (
     Link,
     LinkChanged,
     Marker,
+    Resolve,
     SetOrientation,
     SquareChanged,
 )
@@ -200,6 +201,51 @@ def test_missed_updates_more_than_three_plies_is_a_divergence() -> None:
     engine, outs = _jump("e4 e5 Nf3 Nc6 Bb5")
     assert engine.state.ply == 0
     assert "POSITION_DIVERGENCE" in codes(outs)
+
+
+def _divergence_id(engine: Engine) -> str:
+    return next(i.id for i in engine.irregularities if i.code == "POSITION_DIVERGENCE")
+
+
+def _moves(engine: Engine, board: chess.Board, sans: str, t: float) -> list[Output]:
+    outs: list[Output] = []
+    for san in sans.split():
+        move = board.parse_san(san)
+        outs += feed_all(engine, [SquareChanged(at=t, square=move.from_square, content=None),
+                                  SquareChanged(at=t + 0.2, square=move.to_square, content=board.piece_at(
+                                      move.from_square))])
+        outs += engine.advance(t + 1.0)
+        board.push(move)
+        t += 1.0
+    return outs
+
+
+def test_dismissed_divergence_adopts_the_board_and_the_record_goes_on() -> None:
+    """After a long outage the record was stuck at the divergence; dismissing it plays on from the board."""
+    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5")
+    board = chess.Board()
+    for san in ["e4", "e5", "Nf3", "Nc6", "Bb5"]:
+        board.push_san(san)
+    outs = engine.feed(Resolve(at=8.0, irregularity_id=_divergence_id(engine), accept=False,
+                               ruling="play on from the board"))
+    assert [(m.legal, m.uci) for m in engine.state.moves] == [(False, "0000")]
+    assert engine.state.moves[0].san.startswith("position adopted")
+    assert events(outs, "ARBITER_ACTION")
+    # Black was to move (5 plies missed): the side to move was unknown, Black's first move tells it
+    outs = _moves(engine, board, "a6 Ba4 Nf6", 10.0)
+    assert [m.san for m in engine.state.moves[1:]] == ["a6", "Ba4", "Nf6"]
+    assert not codes(outs)
+    assert engine.state.fen.split()[0] == board.board_fen()
+
+
+def test_accepted_divergence_waits_for_the_official_position() -> None:
+    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5")
+    outs = engine.feed(Resolve(at=8.0, irregularity_id=_divergence_id(engine), accept=True))
+    assert engine.state.ply == 0 and not events(outs, "REINSTATED")
+    outs = engine.feed(snapshot(chess.Board(), 9.0))  # the arbiter has the start position put back
+    assert events(outs, "REINSTATED")
+    outs = _moves(engine, chess.Board(), "d4 d5", 10.0)
+    assert [m.san for m in engine.state.moves] == ["d4", "d5"] and not codes(outs)
 
 
 # --- result gesture (lila#11783) -----------------------------------------------------------

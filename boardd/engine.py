@@ -58,7 +58,14 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   search, otherwise ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
   dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
 * **Result gestures** (both kings on d4/e4/d5/e5, DGT result pieces) are ``GameEvent
-  RESULT_SIGNAL`` with the proposed result and never a move (lila#11783).
+  RESULT_SIGNAL`` with the proposed result and never a move (lila#11783): the made-not-completed
+  king move(s) onto the centre that form it are retracted, and nothing is inferred while a king
+  stays there.
+* **Clock readings** are filtered: the running side at 0:00 without the flag bit, or a side losing
+  more than the elapsed time (+1.5 s), waits for the next reading; unconfirmed, it is ignored
+  (``SENSOR_FLICKER``). While the clock link is down the game goes on as without a clock (clock
+  unknown, no press codes). The game's first clock start corrects a clock standing the other way
+  round (``GameEvent CLOCK_SIDE_CHANGED``, before ply 2).
 * Findings are :class:`boardd.outputs.Irregularity` objects with codes verbatim from
   rules-spec §5; severity, confidence and articles come from :mod:`boardd.laws` for the
   game's edition, penalties from ``laws.suggest_penalty`` (the illegal count goes up once

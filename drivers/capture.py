@@ -9,6 +9,14 @@ Formats
     {"t": 0.634, "rx": "93 00 05 03 0a"}                            bytes received
     {"t": 12.5, "link": "down"}                                     the device went away / came back
 
+A ``link`` line is about the link the family's driver opens itself, its *transport link*
+(:func:`transport_link`): the board's for the boards, the clock's for the DGT 3000 on I²C
+(its only device). Links the family's messages tell about (a DGT clock on the board's jack,
+``LinkChanged(CLOCK)`` from its status byte) are not recorded: the replay derives them again,
+and a codec with ``link_changed(up, at)`` gives the events its driver adds when its link
+changes (the DGT board: the clock on its jack goes down with it) and resets what the driver
+resets per connection (a decoder's partial message, the last snapshot).
+
 ``t`` is seconds since the start of the recording (non-decreasing; a step
 backwards is clamped and counted). Hex may contain spaces. Lines that cannot
 be read are skipped, counted and logged with their line number.
@@ -53,6 +61,7 @@ __all__ = [
     "events_from_capture",
     "read_capture",
     "register_codec",
+    "transport_link",
 ]
 
 _LOGGER = logging.getLogger(__name__)
@@ -75,7 +84,13 @@ class CaptureRecord:
 
 
 class CaptureCodec(Protocol):
-    """What a board family provides to replay its captures."""
+    """What a board family provides to replay its captures.
+
+    Optional: ``timeline(messages) -> list[float]`` (raw captures' times, see :func:`_raw_times`) and
+    ``link_changed(up, at) -> list[BoardEvent]``, called after each change of the transport link: the
+    events the driver adds to it, and on ``up=False`` the reset of what the driver resets when its link
+    is lost (a decoder's partial message, the last snapshot) so that the next connection replays as new.
+    """
 
     def decode(self, data: bytes) -> Sequence[object]:
         """Decode received bytes (buffering partial messages) into the family's messages."""
@@ -95,11 +110,18 @@ class CaptureCodec(Protocol):
 
 
 _CODECS: dict[str, Callable[[], CaptureCodec]] = {}
+_LINKS: dict[str, Link] = {}
 
 
-def register_codec(family: str, factory: Callable[[], CaptureCodec]) -> None:
-    """Register the capture codec of a device family (``"millennium"``, ...)."""
+def register_codec(family: str, factory: Callable[[], CaptureCodec], *, link: Link = Link.BOARD) -> None:
+    """Register the capture codec of a device family (``"millennium"``, ...); *link* is its transport link."""
     _CODECS[family] = factory
+    _LINKS[family] = link
+
+
+def transport_link(family: str) -> Link:
+    """The link a family's driver opens itself: what a capture's ``link`` lines are about."""
+    return _LINKS.get(family, Link.BOARD)
 
 
 def _dgt_codec() -> CaptureCodec:
@@ -120,7 +142,7 @@ def _lazy_codec(module: str, name: str) -> Callable[[], CaptureCodec]:
 register_codec("millennium", _lazy_codec("drivers.millennium.capture", "MillenniumCaptureCodec"))
 register_codec("certabo", _lazy_codec("drivers.certabo.capture", "CertaboCaptureCodec"))
 register_codec("chessnut", _lazy_codec("drivers.chessnut.capture", "ChessnutCaptureCodec"))
-register_codec("dgt3000-i2c", _lazy_codec("drivers.dgt3000_i2c.capture", "Dgt3000CaptureCodec"))
+register_codec("dgt3000-i2c", _lazy_codec("drivers.dgt3000_i2c.capture", "Dgt3000CaptureCodec"), link=Link.CLOCK)
 
 
 def _parse_line(line: str) -> CaptureRecord | None:
@@ -232,7 +254,15 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
         codec = factory()
     except ImportError as exc:
         raise CaptureError(f"the capture codec of driver {driver!r} cannot be loaded: {exc}") from exc
+    link = transport_link(driver)
+    link_changed: Callable[[bool, float], list[BoardEvent]] | None = getattr(codec, "link_changed", None)
     connected = False
+
+    def changed(up: bool, at: float) -> Iterator[BoardEvent]:
+        yield LinkChanged(at=at, link=link, up=up, detail="capture")
+        if link_changed is not None:
+            yield from link_changed(up, at)
+
     for record in read_capture(path, stats=stats):
         if record.direction == "tx":
             codec.sent(record.data)
@@ -241,14 +271,14 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
             up = record.direction == "link-up"
             if up != connected:
                 connected = up
-                yield LinkChanged(at=record.t, link=Link.BOARD, up=up, detail="capture")
+                yield from changed(up, record.t)
             continue
         messages = codec.decode(record.data)
         times = _raw_times(codec, messages, record.t) if record.direction == "raw" else [record.t] * len(messages)
         for message, at in zip(messages, times, strict=True):
             if not connected:
                 connected = True
-                yield LinkChanged(at=at, link=Link.BOARD, up=True, detail="capture")
+                yield from changed(True, at)
             yield from codec.events(message, at)
 
 

@@ -5,7 +5,10 @@ Certabo tap their serial link; Chessnut its USB HID or BLE link, a report per li
 I²C packets). The driver runs as it does
 in the daemon (start-up sequence, keep-alives, dumps,
 reconnection), with a tap on the transport writing every chunk received and sent
-as a JSON Lines capture, plus a line for every link change. Recording stops on
+as a JSON Lines capture, plus a line for every change of the link the driver opens
+itself (:func:`drivers.capture.transport_link`: the board's, or for the DGT 3000 on
+I²C the clock's; a DGT clock on the board's jack is told by the board's messages and
+replays from them). Recording stops on
 SIGINT/SIGTERM or after ``--duration`` seconds. The capture replays with
 ``boardd replay --driver <family> FILE``.
 """
@@ -25,9 +28,9 @@ from pathlib import Path
 from typing import IO
 
 from boardd.errors import BoarddError
-from boardd.events import Link, LinkChanged
+from boardd.events import LinkChanged
 from drivers.base import BoardDriver, DriverKind, family_module, options_from_mapping
-from drivers.capture import CaptureWriter
+from drivers.capture import CaptureWriter, transport_link
 
 __all__ = ["configure_parser", "record", "run"]
 
@@ -66,13 +69,14 @@ async def record(port: str, stream: IO[str], *, driver: str = "dgt", duration: f
     board = _recording_driver(driver, port, writer)
     stop = stop or asyncio.Event()
     counts = {"events": 0}
+    link = transport_link(driver)
 
     async def consume() -> None:
         async for event in board.events():
             counts["events"] += 1
-            if isinstance(event, LinkChanged) and event.link is Link.BOARD:
+            if isinstance(event, LinkChanged) and event.link is link:
                 writer.link(event.up)
-                _LOGGER.info("board link %s: %s", "up" if event.up else "down", event.detail)
+                _LOGGER.info("%s link %s: %s", link.value, "up" if event.up else "down", event.detail)
             else:
                 _LOGGER.debug("%r", event)
             writer.flush()

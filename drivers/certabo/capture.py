@@ -30,3 +30,9 @@ class CertaboCaptureCodec(SnapshotCaptureCodec):
         if not isinstance(message, (ChipFrame, OccupancyFrame)):
             return []
         return self.snapshot(self.mapper.squares(message), at)
+
+    def _reset(self) -> None:
+        """As the driver when its link is lost: also the decoder's partial frame and the smoothing window."""
+        super()._reset()
+        self.decoder.reset()
+        self.mapper.reset()

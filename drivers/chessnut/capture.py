@@ -24,6 +24,10 @@ class ChessnutCaptureCodec(SnapshotCaptureCodec):
         """Decode received bytes (USB reports keep their padding: it is skipped as garbage)."""
         return self.decoder.feed(data)
 
+    def _reset(self) -> None:
+        super()._reset()
+        self.decoder.reset()
+
     def events(self, message: object, at: float) -> list[BoardEvent]:
         """A snapshot for a changed frame."""
         return self.snapshot(message.squares() if isinstance(message, BoardFrame) else None, at)

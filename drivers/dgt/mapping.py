@@ -664,6 +664,15 @@ class DgtCaptureCodec:
             return []
         return [e for e in self.mapper.map(message, at) if not isinstance(e, ClockButton)]
 
+    def link_changed(self, up: bool, at: float) -> list[BoardEvent]:
+        """The board link was lost: as the driver, forget a partial message and report the clock on the
+        board's jack gone too (``LinkChanged(CLOCK, up=False)``; up again at its next reading)."""
+        if up:
+            return []
+        self.decoder.reset()
+        self._host.reset()
+        return self.mapper.reset_link(at)
+
     def sent(self, data: bytes) -> None:
         """Host bytes: a SetNRun explains the next increase of a clock time."""
         if any(isinstance(c, ClockSetNRun) for c in self._host.feed(data)):

@@ -58,6 +58,13 @@ class Dgt3000CaptureCodec:
                 self.mapper.note_running(side)
         return [e for e in self.mapper.map(message, at) if not isinstance(e, ClockButton)]
 
+    def link_changed(self, up: bool, at: float) -> list[BoardEvent]:
+        """The clock was lost: as the driver, forget its state (and a partial packet)."""
+        if not up:
+            self.decoder.reset()
+            self.mapper.reset()
+        return []
+
     def sent(self, data: bytes) -> None:
         """A Set-and-run the host sent sets the running side; other host packets change nothing."""
         if not data:

@@ -38,6 +38,17 @@ class SnapshotCaptureCodec:
     def sent(self, data: bytes) -> None:
         """Host bytes change nothing in the replay."""
 
+    def link_changed(self, up: bool, at: float) -> list[BoardEvent]:
+        """The link was lost: as the driver, forget a partial message and the last snapshot (the first
+        one of the next connection is reported even when nothing changed)."""
+        if not up:
+            self._reset()
+        return []
+
+    def _reset(self) -> None:
+        """Forget the last snapshot (subclasses: their decoder's partial message too)."""
+        self._last = None
+
 
 class MillenniumCaptureCodec(SnapshotCaptureCodec):
     """Millennium captures: status messages become snapshots (one per 41 ms scan in raw captures)."""
@@ -51,6 +62,10 @@ class MillenniumCaptureCodec(SnapshotCaptureCodec):
     def decode(self, data: bytes) -> Sequence[object]:
         """Decode received bytes."""
         return self.decoder.feed(data)
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.decoder.reset()
 
     def events(self, message: object, at: float) -> list[BoardEvent]:
         """A snapshot for a changed status."""

@@ -11,26 +11,40 @@ import logging
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import chess
 import chess.pgn
 import pytest
 
+import drivers.record
 from boardd.engine import Engine
 from boardd.errors import BoarddError
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame, SquareChanged
+from boardd.events import (
+    BoardEvent,
+    BoardSnapshot,
+    ClockReading,
+    ClockSide,
+    GameInfo,
+    Link,
+    LinkChanged,
+    NewGame,
+    SquareChanged,
+)
+from drivers.base import BoardDriver
 from drivers.capture import CaptureError, CaptureWriter, events_from_capture, read_capture
 from drivers.dgt import DgtOptions
 from drivers.dgt.codec import ClockTimes, Command, FieldUpdate, encode_message
 from drivers.dgt.emulator import DgtEmulator, Mode
 from drivers.dgt.mapping import code_from_content, square_to_field
+from drivers.millennium.codec import frame as millennium_frame
 from drivers.record import configure_parser as configure_record
 from drivers.record import record
 from drivers.record import run as run_record
 from tests.drivers.test_dgt_codec import START_DUMP, h
 from tests.drivers.test_dgt_driver import eventually
+from tests.drivers.test_millennium_codec import START as MILLENNIUM_START
 
 #: A game start as the real capture 1.inbytes has it: dump, clock stopped, White starts, 1.e4, press.
 RAW_GAME = (
@@ -254,3 +268,71 @@ async def test_record_refuses_a_family_without_a_tap(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr("drivers.dgt.mapping.Options", DgtOptions, raising=False)
     with pytest.raises(BoarddError, match="not supported"):
         await record("/dev/null", io.StringIO(), driver="millennium", duration=0.1)
+
+
+def tee_recorded_events(monkeypatch: pytest.MonkeyPatch) -> list[BoardEvent]:
+    """The events ``record()``'s driver emits live, in order (its ``events()`` teed into the list)."""
+    live: list[BoardEvent] = []
+    recording_driver = drivers.record._recording_driver
+
+    def teeing(kind: str, port: str, writer: CaptureWriter) -> BoardDriver:
+        driver = recording_driver(kind, port, writer)
+        events = driver.events
+
+        async def tee() -> AsyncIterator[BoardEvent]:
+            async for event in events():
+                live.append(event)
+                yield event
+
+        driver.events = tee  # type: ignore[method-assign]
+        return driver
+
+    monkeypatch.setattr(drivers.record, "_recording_driver", teeing)
+    return live
+
+
+def links(events: list[BoardEvent]) -> list[tuple[Link, bool]]:
+    return [(e.link, e.up) for e in events if isinstance(e, LinkChanged)]
+
+
+async def test_recorded_board_link_loss_replays_the_clock_link_it_takes_down(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock hangs on the board's jack: when the board link drops, the driver reports the clock
+    down too, and up again at its first reading after the reconnection. The replay must say the same."""
+    live = tee_recorded_events(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    async with DgtEmulator(scan_interval=0.02) as emu:
+        emu.set_clock(60, 60)
+        stop = asyncio.Event()
+        with out.open("w") as stream:
+            task = asyncio.create_task(record(emu.path, stream, stop=stop))
+            await eventually(lambda: (Link.CLOCK, True) in links(live))
+            emu.start(ClockSide.LEFT)
+            await emu.wait_scan(3)
+            emu.unplug()
+            await eventually(lambda: (Link.CLOCK, False) in links(live))
+            emu.replug()
+            await eventually(lambda: links(live).count((Link.CLOCK, True)) == 2)
+            stop.set()
+            await task
+    assert links(live) == [(Link.BOARD, True), (Link.CLOCK, True), (Link.BOARD, False), (Link.CLOCK, False),
+                           (Link.BOARD, True), (Link.CLOCK, True)]
+    assert links(list(events_from_capture(out, "dgt"))) == links(live)
+
+
+def test_a_link_line_resets_what_the_driver_resets_per_connection(tmp_path: Path) -> None:
+    """After a recorded reconnection the replay starts afresh, as the driver's new connection does:
+    a partial message cut by the link loss is dropped (not glued to the next bytes), and a board
+    reporting the same position again is reported again (the engine reconciles with it)."""
+    report = millennium_frame("s" + MILLENNIUM_START)
+    lines = [{"t": 0.0, "capture": "millennium", "v": 1}, {"t": 0.5, "rx": report.hex(" ")},
+             {"t": 1.0, "rx": report[:5].hex(" ")}, {"t": 1.5, "link": "down"}, {"t": 2.5, "link": "up"},
+             {"t": 3.0, "rx": report.hex(" ")}]
+    path = tmp_path / "reconnect.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    events = list(events_from_capture(path, "millennium"))
+    assert [(type(e).__name__, e.at) for e in events if isinstance(e, (BoardSnapshot, LinkChanged))] == [
+        ("LinkChanged", 0.5), ("BoardSnapshot", 0.5), ("LinkChanged", 1.5), ("LinkChanged", 2.5),
+        ("BoardSnapshot", 3.0)]
+    first, last = [e for e in events if isinstance(e, BoardSnapshot)]
+    assert last.squares == first.squares == BoardSnapshot.from_board(chess.BaseBoard(), at=0).squares

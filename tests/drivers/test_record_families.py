@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 import usb.core
 
+import drivers.record
 from boardd.engine import Engine
-from boardd.events import ClockReading, ClockSide, GameInfo, LinkChanged, NewGame
+from boardd.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame
 from boardd.settings import RulesConfig
 from drivers.base import BoardDriver, DriverKind, SetClock, family_module
 from drivers.capture import CaptureError, CaptureWriter, events_from_capture, read_capture
@@ -35,8 +36,10 @@ from drivers.dgt3000_i2c.emulator import Dgt3000Emulator
 from drivers.millennium import MillenniumOptions
 from drivers.millennium.emulator import MillenniumEmulator
 from drivers.millennium.pty_emulator import PtyBoardEmulator
-from drivers.record import _recording_driver
+from drivers.record import _recording_driver, record
+from tests.drivers.test_capture import links, tee_recorded_events
 from tests.drivers.test_dgt3000_e2e import next_of
+from tests.drivers.test_dgt_driver import eventually
 from tests.drivers.test_millennium_e2e import SCAN, game_of, game_time, run_through_engine
 
 SCRIPT = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5c6 d7c6"
@@ -159,3 +162,29 @@ def test_a_codec_module_that_cannot_be_imported_is_a_capture_error(tmp_path: Pat
     monkeypatch.setitem(sys.modules, "drivers.chessnut.capture", None)  # as if the module failed to import
     with pytest.raises(CaptureError, match="chessnut"):
         list(events_from_capture(path, "chessnut"))
+
+
+async def test_dgt3000_recording_keeps_the_clock_link_and_replays_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DGT 3000 on I²C is a clock only: its link is the clock's. ``record()`` writes its changes
+    (the clock pulled off the bus and put back) and the replay reports them as the clock's, as live."""
+    emu = Dgt3000Emulator(time_source=game_time, time_interval=1.0)
+    monkeypatch.setattr("drivers.dgt3000_i2c.driver.PiI2CBus", lambda bus: emu)
+    monkeypatch.setattr(drivers.record, "options_from_mapping", lambda kind, mapping: Dgt3000Options(
+        port=mapping["port"], watchdog_s=0.3, reconnect_initial_s=0.05, reconnect_max_s=0.1))
+    live = tee_recorded_events(monkeypatch)
+    path = tmp_path / "dgt3000.jsonl"
+    stop = asyncio.Event()
+    with path.open("w", encoding="utf-8") as stream:
+        task = asyncio.create_task(record("/dev/i2c-1", stream, driver="dgt3000-i2c", stop=stop))
+        await eventually(lambda: (Link.CLOCK, True) in links(live))
+        emu.unplug()
+        await eventually(lambda: (Link.CLOCK, False) in links(live))
+        emu.replug()
+        await eventually(lambda: links(live).count((Link.CLOCK, True)) == 2)
+        stop.set()
+        await task
+    assert links(live) == [(Link.CLOCK, True), (Link.CLOCK, False), (Link.CLOCK, True)]
+    assert [r.direction for r in read_capture(path) if r.direction.startswith("link")] == [
+        "link-up", "link-down", "link-up"]
+    assert links(list(events_from_capture(path, "dgt3000-i2c"))) == links(live)

@@ -57,6 +57,13 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   progress is reconciled: up to three plies of missed updates are recovered by forward
   search, otherwise ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
   dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
+* **Board link outage.** While the board link is down (``LinkChanged`` until the next board event) the
+  clock's presses are recorded (time, presser from the lever, the clock then) but never judged: no press
+  code accuses a player of what the board could not see. A press completes the presser's made move still
+  waiting for it; the others wait for the board's dump, whose recovered moves they complete in order (their
+  ``[%clk]`` is the clock at the press; a recovered move without a press gets no clock). If the dump is a
+  ``POSITION_DIVERGENCE``, presses stay unjudged until the arbiter resolves it. ``GameEvent
+  PRESSES_NOT_JUDGED`` reports them (``presses``, ``matched``, ``reason``).
 * **Result gestures** (both kings on d4/e4/d5/e5, DGT result pieces) are ``GameEvent
   RESULT_SIGNAL`` with the proposed result and never a move (lila#11783): the made-not-completed
   king move(s) onto the centre that form it are retracted, and nothing is inferred while a king
@@ -252,11 +259,22 @@ class _Press:
     #: completed at the first transition (fast path): the record before completion and the previous press time
     fast_record: MoveRecord | None = None
     fast_prev_press_at: float | None = None
+    #: made while the board link was down: recorded for the reconciliation, never judged
+    blind: bool = False
 
     def due(self, timing_latency: float, timing_bounce: float) -> float:
         if self.fast_record is not None:
             return self.last_at + timing_bounce  # only the bounce is still open
         return max(self.first_at + timing_latency, self.last_at + timing_bounce)
+
+
+@dataclass(frozen=True, slots=True)
+class _BlindPress:
+    """A press seen while the board link was down: who pressed, when, and what the clock showed then."""
+
+    side: chess.Color
+    at: float
+    clock: ClockState
 
 
 @dataclass(slots=True)
@@ -320,6 +338,13 @@ class Engine:
         self._markers: dict[int, Marker] = {}
         self._raw_touched: set[int] = set()
         self._resync = False
+        #: the board link is down (from its LinkChanged until the next board event): presses are not judged
+        self._board_down = False
+        self._blind_presses: list[_BlindPress] = []
+        self._blind_count = 0  # presses seen during the outage (reported when the board is back)
+        self._blind_matched = 0  # of which completed a recovered move
+        #: the POSITION_DIVERGENCE of the dump after an outage: presses are not judged until it is resolved
+        self._outage_divergence: str | None = None
         self._setting_up = False
         self._pending_fix: tuple[int, tuple[int, ...], chess.Move, chess.Board, str] | None = None
         self._impossible_since: tuple[float, str] | None = None
@@ -590,6 +615,8 @@ class Engine:
                 self._field_updates = True
                 if self._defer(event, at):
                     return
+                if self._board_down:
+                    self._board_back(outs, at)  # field updates again without a dump: nothing to reconcile with
                 self._on_board(outs, [(event.square, event.content)], at, snapshot=False)
             case BoardSnapshot():
                 if self._defer(event, at):
@@ -687,6 +714,11 @@ class Engine:
 
     def _on_snapshot(self, outs: list[Output], snap: BoardSnapshot, at: float) -> None:
         first = not self._seen_board
+        blind = self._board_down
+        if blind:
+            self._resync = True  # the board is back (link event or not): its dump reconciles the outage
+            if self._press is not None and self._press.blind:
+                self._judge_press(outs, at)  # made during the outage: recorded for the reconciliation below
         if first and not self._orientation_known and len(self._records) == 0:
             self._detect_orientation_snapshot(outs, snap.squares, at)
         changes = [(sq, c) for sq, c in enumerate(snap.squares) if self._raw[sq] != c]
@@ -705,6 +737,37 @@ class Engine:
             self._on_board(outs, changes, at, snapshot=reconcile)
         self._resync = False
         self._seen_board = True
+        if blind:
+            cand = self._cand
+            seen = next((p for p in self._blind_presses if p.side == self._board.turn), None)
+            if cand is not None and not cand.replace and seen is not None:
+                # one ply missed: the dump shows it as a move in progress; the press seen during the outage
+                # completed it
+                self._cand = None
+                self._blind_presses.remove(seen)
+                self._blind_matched += 1
+                self._make(outs, cand.move, min(cand.at, seen.at), completed=True, completion=Completion.PRESS,
+                           press_at=seen.at, recovered=True, clock=seen.clock)
+            self._board_back(outs, at)
+
+    def _board_back(self, outs: list[Output], at: float) -> None:
+        """The board reports again after an outage: the presses seen meanwhile are settled.
+
+        The reconciling dump (:meth:`_forward_jump`) has given the matching ones to the recovered moves; the
+        rest are dropped. None was judged: what the board could not see accuses no one. One ``GameEvent
+        PRESSES_NOT_JUDGED`` says how many there were and how many completed a recovered move.
+        """
+        self._board_down = False
+        presses = self._blind_count
+        if presses:
+            outs.append(GameEvent(at=at, type="PRESSES_NOT_JUDGED", code=None,
+                                  details={"presses": presses, "matched": self._blind_matched,
+                                           "reason": "board link down"}))
+            _LOGGER.info("board back: %d press(es) during the outage not judged, %d matched to recovered moves",
+                         presses, self._blind_matched)
+        self._blind_presses = []
+        self._blind_count = 0
+        self._blind_matched = 0
 
     def _scan_jump(self, squares: tuple[Content, ...]) -> bool:
         """Does a few-square scan of a snapshot-only board show two or three plies played at once?
@@ -1451,9 +1514,28 @@ class Engine:
             return False
         _LOGGER.info("missed updates recovered: %s", " ".join(m.uci() for m in path))
         presses = self._gap_presses()
+        blind = self._blind_presses
+        previous = -1e18
         for i, move in enumerate(path):
             last = i == len(path) - 1
             side = self._board.turn
+            if self._board_down:
+                # a board outage: the presses seen meanwhile complete the recovered moves, in order (a press
+                # that fits no recovered move, a double press or one without moving, is left out)
+                seen = next((p for p in blind if p.side == side and p.at > previous), None)
+                if seen is not None:
+                    blind.remove(seen)
+                    previous = seen.at
+                    self._blind_matched += 1
+                    self._make(outs, move, min(at, seen.at), completed=True, completion=Completion.PRESS,
+                               press_at=seen.at, recovered=True, clock=seen.clock)
+                    continue
+                # not pressed during the outage (or the press cannot be told): no [%clk] from a later clock
+                rec = self._make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE,
+                                 recovered=True, clock=ClockState())
+                if not last or any(p.side == side for p in blind):
+                    self._clockless.add(rec.ply)  # whether it was pressed cannot be told: no press codes for it
+                continue
             press = presses[side].pop(0) if presses[side] else None
             if press is not None:
                 # the press seen while the frame was lost completed this move: made by then at the latest
@@ -1507,11 +1589,15 @@ class Engine:
             self._setting_up = True  # pieces still being set up before the game: nothing to report yet
             return
         self._divergence_key = key
-        self._raise(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at, event="board dump")],
-                    text="the board differs from the official position and no sequence of up to "
-                         f"{_JUMP_DEPTH} legal moves explains it: "
-                         f"{describe_change(self._board, self._phys.squares)}; reinstate the last official position",
-                    reinstate_ply=len(self._records))
+        irr = self._raise(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at, event="board dump")],
+                          text="the board differs from the official position and no sequence of up to "
+                               f"{_JUMP_DEPTH} legal moves explains it: "
+                               f"{describe_change(self._board, self._phys.squares)}; reinstate the last official "
+                               "position" + ("; clock presses are not judged until this is resolved"
+                                             if self._board_down else ""),
+                          reinstate_ply=len(self._records))
+        if self._board_down:
+            self._outage_divergence = irr.id
 
     # ------------------------------------------------------------------ made moves
 
@@ -1552,7 +1638,8 @@ class Engine:
 
     def _make(self, outs: list[Output], move: chess.Move, at: float, *, completed: bool,
               completion: Completion | None = None, press_at: float | None = None,
-              replaced: MoveRecord | None = None, recovered: bool = False) -> MoveRecord:
+              replaced: MoveRecord | None = None, recovered: bool = False,
+              clock: ClockState | None = None) -> MoveRecord:
         board = self._board
         side = board.turn
         san = board.san(move)
@@ -1570,8 +1657,9 @@ class Engine:
             self._model.press(side, at)
             self._model_clock(at, board.turn)
         emt = max(0.0, at - self._seg_start)
+        shown = self._clock if clock is None else clock
         rec = MoveRecord(ply=len(self._records) + 1, uci=move.uci(), san=san, side=side, fen_after=_fen(board),
-                         made_at=at, clock_white=self._clock.white, clock_black=self._clock.black, emt=emt)
+                         made_at=at, clock_white=shown.white, clock_black=shown.black, emt=emt)
         self._records.append(rec)
         self._rebuild_index()
         self._keys.append(self._index.key)
@@ -1665,7 +1753,7 @@ class Engine:
             pass
         elif completed:
             self._complete(outs, rec.ply, press_at if press_at is not None else at,
-                           completion or Completion.PRESS)
+                           completion or Completion.PRESS, clock=clock)
         else:
             self._uncompleted[side] = rec.ply
             if not self.rules.clock_expected or recovered:
@@ -1673,12 +1761,15 @@ class Engine:
         outs.append(StateChanged(at=at))
         return rec
 
-    def _complete(self, outs: list[Output], ply: int, at: float, how: Completion) -> None:
+    def _complete(self, outs: list[Output], ply: int, at: float, how: Completion,
+                  clock: ClockState | None = None) -> None:
+        """Complete *ply*; its clock times are *clock* (default: the clock now)."""
         rec = self._records[ply - 1]
         if rec.completed_at is not None:
             return
-        rec = dataclasses.replace(rec, completed_at=at, completion=how, clock_white=self._clock.white,
-                                  clock_black=self._clock.black)
+        shown = self._clock if clock is None else clock
+        rec = dataclasses.replace(rec, completed_at=at, completion=how, clock_white=shown.white,
+                                  clock_black=shown.black)
         self._records[ply - 1] = rec
         if self._uncompleted.get(rec.side) == ply:
             del self._uncompleted[rec.side]
@@ -1954,9 +2045,9 @@ class Engine:
             press.evidence.append(ev)
             return
         press = _Press(first_at=at, last_at=at, lever_before=before, lever_after=after, transitions=1,
-                       evidence=[ev], pre_clock=self._pre_clock)
+                       evidence=[ev], pre_clock=self._pre_clock, blind=self._presses_blind())
         self._press = press
-        if self._clean_press(before):
+        if not press.blind and self._clean_press(before):
             self._complete_fast(outs, press)
 
     def _clean_press(self, side: chess.Color) -> bool:
@@ -2032,7 +2123,9 @@ class Engine:
         if press.fast_record is not None:
             self._close_fast(outs, press, due)
             return
-        if press.lever_before is not None and press.lever_after is not None and \
+        if press.blind:
+            self._blind_press(outs, press)
+        elif press.lever_before is not None and press.lever_after is not None and \
                 press.lever_before != press.lever_after:
             side = press.lever_before
             done = self._law_moves(side)
@@ -2045,6 +2138,47 @@ class Engine:
             if self._defer(event, event.at):
                 continue
             self._dispatch(outs, event, event.at)
+
+    def _presses_blind(self) -> bool:
+        """Are presses recorded but not judged (board link down, or its divergence not yet resolved)?"""
+        if self._board_down:
+            return True
+        if self._outage_divergence is None:
+            return False
+        irr = self._irr.get(self._outage_divergence)
+        if irr is None or irr.status is Status.RESOLVED:
+            self._outage_divergence = None
+            return False
+        return True
+
+    def _blind_press(self, outs: list[Output], press: _Press) -> None:
+        """A press made while the board link was down: recorded with the clock it showed, not judged.
+
+        The presser's own made move still waiting for its press (the last move of the record) is completed
+        by it, as it would be with the board. Any later press waits for the board's return: the reconciling
+        dump gives it to the recovered move it completed, in order (:meth:`_forward_jump`).
+        """
+        side = press.lever_before
+        if side is None or press.lever_after is None or side == press.lever_after:
+            return  # the lever ended where it was: no press
+        self._last_press_at = press.first_at
+        if not self._board_down:
+            # the record still lacks what the outage hid (an open divergence), or the board came back while
+            # the press was pending: there is no position to judge it against
+            reason = f"POSITION_DIVERGENCE {self._outage_divergence} open" if self._presses_blind() \
+                else "board link down"
+            outs.append(GameEvent(at=press.first_at, type="PRESSES_NOT_JUDGED", code=None,
+                                  details={"presses": 1, "matched": 0, "reason": reason}))
+            return
+        self._blind_count += 1
+        ply = self._uncompleted.get(side)
+        if ply is not None and ply == len(self._records) and side != self._board.turn \
+                and self._mode is _Mode.NORMAL and not any(p.side == side for p in self._blind_presses):
+            self._blind_matched += 1
+            self._complete(outs, ply, press.first_at, Completion.PRESS)
+            outs.append(StateChanged(at=press.first_at))
+            return
+        self._blind_presses.append(_BlindPress(side=side, at=press.first_at, clock=self._clock))
 
     def _check_clock_setting(self, outs: list[Output], white: float | None, black: float | None, at: float) -> None:
         """CLOCK_SETTING_SUSPECT: at the start, the clock does not show the configured time (6.10.2)."""
@@ -2597,6 +2731,8 @@ class Engine:
         outs.append(GameEvent(at=at, type=kind, details={"detail": event.detail}))
         if event.link is Link.BOARD and event.up:
             self._resync = True  # the next board dump reconciles what was missed
+        elif event.link is Link.BOARD:
+            self._board_down = True  # presses are recorded, not judged, until the board reports again
         if event.link is Link.CLOCK and not event.up and not self._clock_down:
             self._clock_lost(outs, at)
         elif event.link is Link.CLOCK and event.up:

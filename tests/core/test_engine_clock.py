@@ -5,7 +5,17 @@ from __future__ import annotations
 import chess
 
 from boardd.engine import Engine
-from boardd.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, SetClock, SquareChanged
+from boardd.events import (
+    BoardSnapshot,
+    ClockReading,
+    ClockSide,
+    GameInfo,
+    Link,
+    LinkChanged,
+    Resolve,
+    SetClock,
+    SquareChanged,
+)
 from boardd.outputs import (
     ClockState,
     ClockUpdate,
@@ -277,6 +287,157 @@ def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None
     outs += engine.advance(t + 1.0)
     assert raised(outs) == []
     assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("Nf3", None), ("Nc6", Completion.PRESS)]
+
+
+# --- board link down mid-game, the clock still reporting ---------------------------------------------------------
+
+#: press-related codes: none may be raised for what happened while the board could not be seen
+_PRESS_CODES = {"CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND", "CLOCK_PRESS_OTHER_HAND_SUSPECTED",
+                "TWO_HANDS_AT_PRESS", "DISPLACED_NOT_RESTORED_AT_PRESS", "POSITION_MISMATCH_AT_PRESS",
+                "CLOCK_NOT_PRESSED", "MOVE_COMPLETED_WITHOUT_PRESS", "ILLEGAL_MOVE", "CLOCK_LATE_PRESS"}
+
+
+def _dump(board: chess.Board, at: float) -> BoardSnapshot:
+    return BoardSnapshot(at=at, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES))
+
+
+def _blind(engine: Engine, board: chess.Board, sans: list[str], t: float, clock: ClockSim) -> tuple[
+        list[Output], float, list[ClockReading]]:
+    """Moves played and pressed while the board link is down: only the clock's readings reach the engine."""
+    outs: list[Output] = []
+    presses: list[ClockReading] = []
+    for san in sans:
+        move = board.parse_san(san)
+        for ev in move_events(board, move, t, clock):
+            if isinstance(ev, ClockReading):
+                presses.append(ev)
+                outs += engine.feed(ev)
+        outs += engine.advance(t + 0.9)
+        board.push(move)
+        t += 1.0
+    return outs, t, presses
+
+
+def _above_info(outs: list[Output]) -> list[str]:
+    return [o.irregularity.code for o in outs
+            if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
+
+
+def _outage_game(sans_blind: list[str]) -> tuple[Engine, ClockSim, chess.Board, list[Output], float,
+                                                  list[ClockReading]]:
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    board = chess.Board()
+    outs = engine.feed(first)
+    more, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    outs += more
+    outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False, detail="unplugged"))
+    more, t, presses = _blind(engine, board, sans_blind, t, clock)
+    outs += more
+    outs += engine.feed(clock.reading(t + 1.0))  # the clock goes on reporting
+    outs += engine.feed(LinkChanged(at=t + 1.5, link=Link.BOARD, up=True))
+    outs += engine.feed(_dump(board, t + 1.6))
+    outs += engine.advance(t + 2.5)
+    return engine, clock, board, outs, t + 2.5, presses
+
+
+def test_board_outage_plies_pressed_meanwhile_are_recovered_with_their_clocks() -> None:
+    """Board unplugged, clock running: two plies played and pressed, then the board comes back."""
+    engine, clock, board, outs, t, presses = _outage_game(["Nf3", "Nc6"])
+    assert _above_info(outs) == []  # no CLOCK_PRESS_NO_MOVE while the board was away, nothing at the dump
+    moves = engine.state.moves
+    assert [m.san for m in moves] == ["e4", "e5", "Nf3", "Nc6"]
+    # the presses seen during the outage completed the recovered moves, in order, with the clock they showed
+    nf3, nc6 = moves[2], moves[3]
+    assert (nf3.completion, nf3.completed_at) == (Completion.PRESS, presses[0].at)
+    assert (nc6.completion, nc6.completed_at) == (Completion.PRESS, presses[1].at)
+    assert nf3.clock_white == presses[0].left and nc6.clock_black == presses[1].right
+    assert nf3.clock_white != engine.state.clock.white  # the clock at the press, not at the reconnection
+    pgn = engine.pgn()
+    assert "2. Nf3 { [%clk 0:04:5" in pgn and "2... Nc6 { [%clk 0:04:5" in pgn
+    notes = [o for o in outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
+    assert [(n.details["presses"], n.details["matched"]) for n in notes] == [(2, 2)]
+    # play goes on with the board: presses are judged again
+    more, t = _play(engine, board, _OPENING[4:6], t, clock)
+    more += engine.advance(t + 1.0)
+    assert raised(more) == []
+    assert [(m.san, m.completion) for m in engine.state.moves[4:]] == [("Bc4", Completion.PRESS),
+                                                                        ("Bc5", Completion.PRESS)]
+    # and a press without a move is an irregularity again once the board is back
+    more = engine.feed(clock.press(chess.WHITE, t + 2.0)) + engine.advance(t + 3.0)
+    assert [c for c, _ in raised(more)] == ["CLOCK_PRESS_NO_MOVE"]
+
+
+def test_board_outage_press_without_a_recoverable_move_accuses_no_one() -> None:
+    """Five plies during the outage: beyond the search, POSITION_DIVERGENCE for the arbiter, no press findings."""
+    engine, clock, board, outs, t, presses = _outage_game(_OPENING[2:7])
+    assert len(presses) == 5
+    codes = [c for c, _ in raised(outs)]
+    assert not _PRESS_CODES & set(codes), codes
+    assert _above_info(outs) == ["POSITION_DIVERGENCE"]  # no TWO_HANDS_SUSPECTED / OUT_OF_TURN_CHANGE from a dump
+    assert [m.san for m in engine.state.moves] == ["e4", "e5"]
+    notes = [o for o in outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
+    assert [(n.details["presses"], n.details["matched"]) for n in notes] == [(5, 0)]
+    # play goes on from the board before the arbiter rules: the record lacks the hidden moves, so the
+    # presses still cannot be judged against it (no CLOCK_PRESS_NO_MOVE for Black's reply)
+    more, t = _play(engine, board, _OPENING[7:9], t, clock)
+    more += engine.advance(t + 1.0)
+    assert not _PRESS_CODES & {c for c, _ in raised(more)}, raised(more)
+    assert len([o for o in more if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]) == 2
+    # the arbiter lets the game go on from the board: presses are judged again
+    div = next(i for i in engine.irregularities if i.code == "POSITION_DIVERGENCE")
+    engine.feed(Resolve(at=t, irregularity_id=div.id, ruling="play on from the board", accept=False))
+    more, t = _play(engine, board, _OPENING[9:11], t + 1.0, clock)
+    more += engine.advance(t + 1.0)
+    assert raised(more) == []
+    assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("exd4", Completion.PRESS),
+                                                                         ("cxd4", Completion.PRESS)]
+
+
+def test_board_outage_press_with_the_board_unchanged_is_not_a_press_without_a_move() -> None:
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    board = chess.Board()
+    engine.feed(first)
+    _, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    outs = engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False))
+    outs += engine.feed(clock.press(chess.WHITE, t + 1.0))  # unseen: did White move? the board cannot tell
+    outs += engine.advance(t + 2.0)
+    outs += engine.feed(LinkChanged(at=t + 3.0, link=Link.BOARD, up=True))
+    outs += engine.feed(_dump(board, t + 3.1))
+    outs += engine.advance(t + 4.0)
+    assert raised(outs) == []
+    assert [m.san for m in engine.state.moves] == ["e4", "e5"]
+    notes = [o for o in outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
+    assert [(n.details["presses"], n.details["matched"]) for n in notes] == [(1, 0)]
+
+
+def test_board_outage_first_press_completes_the_move_made_before_it() -> None:
+    """Nf3 made with the board, the board unplugged before the press: the press completes Nf3."""
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    board = chess.Board()
+    outs = engine.feed(first)
+    more, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    outs += more
+    nf3 = board.parse_san("Nf3")
+    for ev in move_events(board, nf3, t, None):
+        outs += engine.feed(ev)
+    outs += engine.advance(t + 0.7)  # made (settled), not pressed yet
+    board.push(nf3)
+    outs += engine.feed(LinkChanged(at=t + 0.7, link=Link.BOARD, up=False))
+    press = clock.press(chess.WHITE, t + 0.8)
+    outs += engine.feed(press) + engine.advance(t + 0.9)
+    more, t, presses = _blind(engine, board, ["Nc6"], t + 1.0, clock)
+    outs += more
+    outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=True)) + engine.feed(_dump(board, t + 0.1))
+    outs += engine.advance(t + 1.0)
+    assert _above_info(outs) == []
+    moves = engine.state.moves
+    assert [(m.san, m.completion, m.completed_at) for m in moves[2:]] == [
+        ("Nf3", Completion.PRESS, press.at), ("Nc6", Completion.PRESS, presses[0].at)]
+    notes = [o for o in outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
+    assert [(n.details["presses"], n.details["matched"]) for n in notes] == [(2, 2)]
 
 
 # --- clock on the other side than configured ------------------------------------------------------------------------

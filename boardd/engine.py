@@ -493,7 +493,8 @@ class Engine:
         due = [d for d in (self._cand.deadline if self._cand else None,
                            self._press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self._press else None, self._model_flag_due(), self._impossible_due(),
-                           self._restore_check if self._mode is _Mode.AWAIT_RESTORE else None)
+                           self._restore_check if self._mode is _Mode.AWAIT_RESTORE else None,
+                           self._held_due())
                if d is not None]
         return min(due) if due else None
 
@@ -556,7 +557,7 @@ class Engine:
 
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         if (self._press is None and self._cand is None and not self._model_started and self._impossible_since is None
-                and self._restore_check is None):
+                and self._restore_check is None and self._held_reading is None):
             return
         t = self.rules.timing
         for _ in range(10000):
@@ -573,12 +574,22 @@ class Engine:
                 options.append((bad_due, 3))
             if self._restore_check is not None and self._mode is _Mode.AWAIT_RESTORE:
                 options.append((self._restore_check, 4))
+            held_due = self._held_due()
+            if held_due is not None:
+                options.append((held_due, 5))
             if not options:
                 return
             due, kind = min(options)
             if due > now or (due == now and not inclusive):
                 return
-            if kind == 0:
+            if kind == 5:
+                # nothing contradicted the suspect reading in time: the clock meant it (a clock that stops
+                # sending after it, e.g. at a flag fall without the flag bit, must not leave it pending)
+                held = self._held_reading
+                assert held is not None
+                self._held_reading = None
+                self._on_clock(outs, held, held.at, confirmed=True)
+            elif kind == 0:
                 self._judge_press(outs, due)
             elif kind == 1:
                 self._settle(outs, due)
@@ -1897,16 +1908,17 @@ class Engine:
             return None
         return chess.WHITE if side == self.rules.white_clock_side else chess.BLACK
 
-    def _on_clock(self, outs: list[Output], reading: ClockReading, at: float) -> None:
+    def _held_due(self) -> float | None:
+        held = self._held_reading
+        return None if held is None else held.at + _CLOCK_HOLD_S
+
+    def _on_clock(self, outs: list[Output], reading: ClockReading, at: float, *, confirmed: bool = False) -> None:
         prev = self._prev_reading
         held = self._held_reading
         left, right = reading.left, reading.right
-        if held is not None or not (left and right) or not (
-                prev is None or reading.running is None or prev.running is None or not prev.left or not prev.right
-                or (prev.left - left <= reading.at - prev.at + _CLOCK_DROP_SLACK
-                    and prev.right - right <= reading.at - prev.at + _CLOCK_DROP_SLACK)):
-            # inline above: the common plausible reading; the full test (0:00 / impossible drop) otherwise
-            if _suspect_reading(reading, prev):
+        if not confirmed and (held is not None or not (left and right)):
+            # a side at 0:00 (or unknown), or a suspect reading pending: the full test
+            if _suspect_reading(reading):
                 if held is None:
                     self._held_reading = reading  # wait for the next reading (or the flag bit) to confirm it
                     return
@@ -1998,7 +2010,7 @@ class Engine:
         are swapped (``GameEvent CLOCK_SIDE_CHANGED``), as the board's orientation is. Later the
         configuration is kept: a wrong side then shows in the findings.
         """
-        if self._mode is not _Mode.NORMAL:
+        if self._mode is not _Mode.NORMAL or not self._fresh_setting(reading):
             return
         moving = self._cand is not None and not self._cand.replace  # White's first move about to be made
         expected = self._board.turn if not moving else not self._board.turn
@@ -2179,6 +2191,20 @@ class Engine:
             outs.append(StateChanged(at=press.first_at))
             return
         self._blind_presses.append(_BlindPress(side=side, at=press.first_at, clock=self._clock))
+
+    def _fresh_setting(self, reading: ClockReading) -> bool:
+        """Whether *reading* shows a clock set for this game's start (both sides at the control's first period).
+
+        Only such a clock tells on which side White sits: a clock still showing the previous game's times
+        (no new setting after ``new-game``) runs for whoever pressed last in that game. Without a known time
+        control, or from a set-up position, any reading counts.
+        """
+        tc = self._tc
+        if tc is None or self.game.start_fen is not None or reading.left is None or reading.right is None:
+            return True
+        base = float(tc.periods[0].seconds)
+        low, high = sorted((reading.left, reading.right))
+        return abs(high - base) <= 2 and base - 120 <= low <= base + 2
 
     def _check_clock_setting(self, outs: list[Output], white: float | None, black: float | None, at: float) -> None:
         """CLOCK_SETTING_SUSPECT: at the start, the clock does not show the configured time (6.10.2)."""
@@ -2760,26 +2786,22 @@ class Engine:
         outs.append(StateChanged(at=at))
 
 
-#: A running clock cannot lose more than the real time between two readings; this much slack is allowed (s).
-_CLOCK_DROP_SLACK = 1.5
+#: A suspect reading that no other reading follows within this time is taken as meant (s): a running DGT clock
+#: sends a reading at least every second, so a glitch is contradicted well before; silence after it is not.
+_CLOCK_HOLD_S = 2.0
 
 
-def _suspect_reading(reading: ClockReading, prev: ClockReading | None) -> bool:
+def _suspect_reading(reading: ClockReading) -> bool:
     """Does *reading* need the next reading to confirm it (picochess's "0:00:00 glitch" filter)?
 
-    Suspect (unless a flag bit is set): the running side shows 0:00, or, between two readings of a running
-    clock, a side lost more than the elapsed time plus :data:`_CLOCK_DROP_SLACK`.
+    Suspect (unless a flag bit is set): the running side shows 0:00. A big drop of a running time is not
+    suspect by itself: it is what the clock shows after an arbiter's correction, and in a replay of a raw
+    capture the time between readings is inferred, not measured.
     """
     if reading.left_flag or reading.right_flag:
         return False  # the clock's own flag bit: no confirmation needed
     running = reading.running
-    if running is not None and (reading.left if running is ClockSide.LEFT else reading.right) == 0:
-        return True
-    if prev is None or running is None or prev.running is None:
-        return False
-    limit = reading.at - prev.at + _CLOCK_DROP_SLACK
-    return ((prev.left is not None and reading.left is not None and prev.left - reading.left > limit)
-            or (prev.right is not None and reading.right is not None and prev.right - reading.right > limit))
+    return running is not None and (reading.left if running is ClockSide.LEFT else reading.right) == 0
 
 
 def _clock_text(seconds: float | None) -> str:

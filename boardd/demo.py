@@ -135,6 +135,15 @@ class DemoBoard:
         """Accept driver commands (a clock set by new-game/set-clock) like a DGT board would."""
         self.sent.append(command)
 
+    async def send_confirmed(self, command: object) -> bool:
+        """Accept a command and confirm it, as a DGT clock acknowledges a setting.
+
+        The simulated clock of the next queued game starts from its own time control, which the
+        demo also gives the ``new-game`` command, so the setting is what the clock then shows.
+        """
+        self.sent.append(command)
+        return True
+
     def play(self, events: list[ev.Event]) -> asyncio.Event:
         """Queue one simulated game; the returned event is set once all of its events were delivered."""
         done = asyncio.Event()

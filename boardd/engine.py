@@ -2013,6 +2013,13 @@ class Engine:
         if self._mode is not _Mode.NORMAL or not self._fresh_setting(reading):
             return
         moving = self._cand is not None and not self._cand.replace  # White's first move about to be made
+        if moving:
+            # White's clock started as the move is made (by the arbiter) fits the configuration as well as
+            # Black's started by White's press: only a press (the lever moved since the last reading) tells
+            before = None if self._lever is None else (
+                ClockSide.LEFT if (self._lever == chess.WHITE) == self._white_left else ClockSide.RIGHT)
+            if before is None or reading.lever_high is None or reading.lever_high is before:
+                return
         expected = self._board.turn if not moving else not self._board.turn
         running_white = (reading.running is ClockSide.LEFT) == self._white_left
         if running_white == (expected == chess.WHITE):

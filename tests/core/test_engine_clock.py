@@ -512,3 +512,17 @@ def test_a_clock_still_showing_the_previous_games_times_tells_nothing_about_the_
     assert _side_events(outs) == []
     assert [code for code, _ in raised(outs)] == ["CLOCK_SETTING_SUSPECT"]
     assert engine.state.clock.running == chess.BLACK  # the configuration stands
+
+
+def test_whites_clock_started_as_the_first_move_is_made_is_not_a_wrong_side() -> None:
+    # the arbiter starts White's clock (no lever change) while White's first move is being made: that fits
+    # the configuration (seen on the DGT emulator: the sides were swapped and every press misjudged)
+    engine = Engine(RulesConfig(white_clock_side=ClockSide.LEFT), GameInfo(time_control="5400"))
+    outs = engine.feed(ClockReading(at=0.0, left=5400.0, right=5400.0, running=None, lever_high=ClockSide.LEFT))
+    board = chess.Board()
+    for ev in move_events(board, board.parse_san("d4"), 1.0, None):
+        outs += engine.feed(ev)
+    outs += engine.feed(ClockReading(at=1.05, left=5400.0, right=5400.0, running=ClockSide.LEFT,
+                                     lever_high=ClockSide.LEFT))
+    assert _side_events(outs) == []
+    assert engine.state.clock.running == chess.WHITE

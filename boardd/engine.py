@@ -1745,17 +1745,10 @@ class Engine:
         # the opponent now has the move (1.3): a new segment
         self._two_hands.pop(not side, None)
         self._prev_lifts = pre_lifts
-        self._mask.clear()
         self._opp_early_raised = False
         self._castle_king = None
         self._castle_released = None
-        self._last_diff = Diff(DiffClass.NONE)
-        self._seg_start = at
-        self._seg_evidence = []
-        self._seg_lifts = []
-        self._seg_places = []
-        self._opp_started = False
-        self._oot_raised = False
+        self._new_segment(at)
         self._promo_seen = False
         self._pressed_no_move = None if self._pressed_no_move == side else self._pressed_no_move
         self._close_claim_windows(outs, side, at)
@@ -1907,6 +1900,17 @@ class Engine:
         if side is None:
             return None
         return chess.WHITE if side == self.rules.white_clock_side else chess.BLACK
+
+    def _new_segment(self, at: float) -> None:
+        """Start the opponent's segment at *at*: no lifts, placements or evidence yet, nothing masked."""
+        self._mask.clear()
+        self._last_diff = Diff(DiffClass.NONE)
+        self._seg_lifts = []
+        self._seg_places = []
+        self._seg_evidence = []
+        self._seg_start = at
+        self._opp_started = False
+        self._oot_raised = False
 
     def _held_due(self) -> float | None:
         held = self._held_reading
@@ -2552,17 +2556,10 @@ class Engine:
         outs.append(MoveMade(move=rec))
         outs.append(MoveCompleted(move=rec))
         self._prev_lifts = self._seg_lifts
-        self._mask.clear()
         self._opp_early_raised = False
         self._castle_king = None
         self._castle_released = None
-        self._last_diff = Diff(DiffClass.NONE)
-        self._seg_lifts = []
-        self._seg_places = []
-        self._seg_evidence = []
-        self._seg_start = at
-        self._opp_started = False
-        self._oot_raised = False
+        self._new_segment(at)
         self._promo_seen = False
         self._illegal_state = None
         self._illegal_settled = None
@@ -2650,14 +2647,7 @@ class Engine:
         self._adopted_open = None if clock_live else rec.ply
         self._divergence_key = None
         self._cand = None
-        self._mask.clear()
-        self._last_diff = Diff(DiffClass.NONE)
-        self._seg_lifts = []
-        self._seg_places = []
-        self._seg_evidence = []
-        self._seg_start = at
-        self._opp_started = False
-        self._oot_raised = False
+        self._new_segment(at)
         outs.append(MoveMade(move=rec))
         outs.append(MoveCompleted(move=rec))
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"adopted": irr.id, "ply": rec.ply}))

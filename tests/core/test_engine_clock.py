@@ -241,13 +241,18 @@ def _play(engine: Engine, board: chess.Board, sans: list[str], t: float, clock: 
     return outs, t
 
 
-def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
+def _clocked_opening(plies: int) -> tuple[Engine, ClockSim, chess.Board, list[Output], float]:
+    """A 300+3 game, White's clock started at 0, the first *plies* of the opening played and pressed."""
     engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
     clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
     board = chess.Board()
     outs = engine.feed(first)
-    more, t = _play(engine, board, _OPENING[:4], 1.0, clock)
-    outs += more
+    more, t = _play(engine, board, _OPENING[:plies], 1.0, clock)
+    return engine, clock, board, outs + more, t
+
+
+def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
+    engine, clock, board, outs, t = _clocked_opening(4)
     assert all(m.completion is Completion.PRESS for m in engine.state.moves)
     down = engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False, detail="unplugged"))
     assert [o.clock for o in down if isinstance(o, ClockUpdate)] == [ClockState()]  # unknown, not running
@@ -279,11 +284,7 @@ def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
 
 def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None:
     """A press made while the clock was not connected was not seen: no press is invented at the reconnection."""
-    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
-    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
-    board = chess.Board()
-    engine.feed(first)
-    _, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    engine, clock, board, _, t = _clocked_opening(2)
     engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False))
     _, t = _play(engine, board, _OPENING[2:3], t, None)  # Nf3 while away: Black to move
     clock.running = clock.lever = chess.BLACK  # White pressed while the clock was not connected
@@ -334,12 +335,7 @@ def _above_info(outs: list[Output]) -> list[str]:
 
 def _outage_game(sans_blind: list[str]) -> tuple[Engine, ClockSim, chess.Board, list[Output], float,
                                                   list[ClockReading]]:
-    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
-    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
-    board = chess.Board()
-    outs = engine.feed(first)
-    more, t = _play(engine, board, _OPENING[:2], 1.0, clock)
-    outs += more
+    engine, clock, board, outs, t = _clocked_opening(2)
     outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False, detail="unplugged"))
     more, t, presses = _blind(engine, board, sans_blind, t, clock)
     outs += more
@@ -404,11 +400,7 @@ def test_board_outage_press_without_a_recoverable_move_accuses_no_one() -> None:
 
 
 def test_board_outage_press_with_the_board_unchanged_is_not_a_press_without_a_move() -> None:
-    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
-    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
-    board = chess.Board()
-    engine.feed(first)
-    _, t = _play(engine, board, _OPENING[:2], 1.0, clock)
+    engine, clock, board, _, t = _clocked_opening(2)
     outs = engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False))
     outs += engine.feed(clock.press(chess.WHITE, t + 1.0))  # unseen: did White move? the board cannot tell
     outs += engine.advance(t + 2.0)
@@ -423,12 +415,7 @@ def test_board_outage_press_with_the_board_unchanged_is_not_a_press_without_a_mo
 
 def test_board_outage_first_press_completes_the_move_made_before_it() -> None:
     """Nf3 made with the board, the board unplugged before the press: the press completes Nf3."""
-    engine = Engine(RulesConfig(), GameInfo(time_control="300+3"))
-    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
-    board = chess.Board()
-    outs = engine.feed(first)
-    more, t = _play(engine, board, _OPENING[:2], 1.0, clock)
-    outs += more
+    engine, clock, board, outs, t = _clocked_opening(2)
     nf3 = board.parse_san("Nf3")
     for ev in move_events(board, nf3, t, None):
         outs += engine.feed(ev)

@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck pytest bench clean
+.PHONY: setup demo test lint typecheck pytest bench corpus-check clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PY) >/dev/null || { echo "python3 is needed (apt-get install python3 python3-venv)"; exit 1; }
@@ -20,7 +20,8 @@ demo: setup
 	$(BIN)/boardd demo $(ARGS)
 
 lint: setup
-	$(BIN)/ruff check boardd drivers tests bench
+	$(BIN)/ruff check boardd drivers tests bench scripts
+	$(BIN)/lint-imports
 
 typecheck: setup
 	$(BIN)/mypy
@@ -33,6 +34,10 @@ test: lint typecheck pytest
 
 bench: setup
 	$(BIN)/python -m bench
+
+# `boardd replay` over the recorded corpus: byte-identical to tests/replay_corpus.sha256 (about 3 min).
+corpus-check: setup
+	$(BIN)/python scripts/replay_corpus.py check
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -210,7 +210,7 @@ class DaemonProcess:
 def outbox_rows(journal: Path) -> list[tuple[int, int, str, float, int]]:
     """``(session, seq, topic, wall, acked)`` of every outbox row of a (stopped) daemon's journal.
 
-    Read-only and outside :mod:`boardd.journal` on purpose: the benchmark only looks.
+    Read-only and outside :mod:`boardd.daemon.journal` on purpose: the benchmark only looks.
     """
     conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
     try:

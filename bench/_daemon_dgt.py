@@ -20,7 +20,7 @@ import chess.pgn
 
 from bench._daemon_common import DaemonProcess, ProcSample, broker, cpu_seconds, mqtt_section, outbox_rows, proc_sample
 from bench._daemon_mqtt import Received, iso_seconds, mosquitto_baseline, recorder
-from boardd.events import ClockSide
+from boardd.core.events import ClockSide
 from drivers.dgt.codec import ClockTimes, MessageId, decode_message
 from drivers.dgt.emulator import DgtEmulator
 

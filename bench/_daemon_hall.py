@@ -31,7 +31,7 @@ from bench._daemon_common import (
     proc_sample,
 )
 from bench._daemon_mqtt import Received, iso_seconds, recorder
-from boardd.settings import Timing
+from boardd.core.settings import Timing
 
 __all__ = ["HallResult", "hall"]
 

@@ -5,12 +5,12 @@ Run: ``python -m bench.bench_daemon journal [--commits N] [--dir PATH]``
 
 What it measures:
 
-* **Commit latency** of :meth:`boardd.journal.Journal.record` (one board event plus two outbox
+* **Commit latency** of :meth:`boardd.daemon.journal.Journal.record` (one board event plus two outbox
   rows in one transaction, the daemon's unit of work) for ``synchronous=FULL`` and ``NORMAL``
   in WAL mode: p50, p99 and max over N commits, and commits per second. Point ``--dir`` at the
   storage you care about (an SD card on a Pi): fsync cost is a property of the medium.
 * **Event-loop stall**: the longest gap between two ticks of a 1 ms heartbeat task while the
-  same commits run through :class:`boardd.journal.AsyncJournal` (one worker thread), compared
+  same commits run through :class:`boardd.daemon.journal.AsyncJournal` (one worker thread), compared
   with calling the journal directly on the loop. This is why the daemon does not write on the loop.
 """
 
@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from boardd import events as ev
-from boardd.journal import AsyncJournal, Journal
+from boardd.core import events as ev
+from boardd.daemon.journal import AsyncJournal, Journal
 
 
 class _Pub:

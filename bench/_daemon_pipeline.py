@@ -1,7 +1,7 @@
 """In-process cost of the daemon's pipeline steps: ``python -m bench.bench_daemon pipeline --journal FILE``.
 
 Replays the events of a journal (by default the e2e game of Part 1, played first on the DGT
-emulator: see ``bench.bench_daemon``) through the same steps :meth:`boardd.daemon.BoardRuntime.process`
+emulator: see ``bench.bench_daemon``) through the same steps :meth:`boardd.daemon.service.BoardRuntime.process`
 runs, one at a time, each timed with ``perf_counter``:
 
 ``feed``       ``Engine.feed(event)`` (or ``advance`` for a journaled timer tick);
@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from boardd.config import load_config
-from boardd.contract import Publisher
-from boardd.engine import Engine
-from boardd.journal import Journal, Tick
-from boardd.outputs import MoveCompleted
+from boardd.core.contract import Publisher
+from boardd.core.engine import Engine
+from boardd.core.outputs import MoveCompleted
+from boardd.daemon.config import load_config
+from boardd.daemon.journal import Journal, Tick
 
 __all__ = ["PipelineCosts", "pipeline_costs", "run_pipeline"]
 

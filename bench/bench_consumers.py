@@ -38,7 +38,7 @@ from typing import Any
 import aiohttp
 import aiomqtt
 
-from boardd.web.auth import hash_password
+from boardd.consumers.web.auth import hash_password
 from tests.consumers.feed import Feed, load_games, read_pgn_games, script
 from tests.mosquitto import Broker, free_port
 
@@ -208,9 +208,9 @@ class Bench:
         config = workdir / "web.toml"
         config.write_text(f'[web.users]\nbench = "{hash_password("bench-password", n=2**12)}"\n')
         common = ["--port", str(broker.port), "--prefix", PREFIX]
-        relay = spawn("boardd.relay", *common, "--out-dir", str(workdir / "out"), "--http-port", str(relay_port),
-                      "--round", "1")
-        web = spawn("boardd.web.app", "-c", str(config), *common, "--http-port", str(web_port))
+        relay = spawn("boardd.consumers.relay", *common, "--out-dir", str(workdir / "out"),
+                      "--http-port", str(relay_port), "--round", "1")
+        web = spawn("boardd.consumers.web.app", "-c", str(config), *common, "--http-port", str(web_port))
         context = multiprocessing.get_context("spawn")
         try:
             await wait_http(f"http://127.0.0.1:{relay_port}/healthz")

@@ -4,7 +4,7 @@ Run: ``python -m bench.bench_core [--games N] [--profile casual]``
 
 What it measures (issue 2):
 
-* **Throughput** of :class:`boardd.engine.Engine` on one core, replaying every game of
+* **Throughput** of :class:`boardd.core.engine.Engine` on one core, replaying every game of
   ``../shared/data/pgn/`` as simulated under the ``casual`` handling profile (slides with
   transit squares, adjustments, flicker, captures in either order, new-before-old reports).
   Events are generated first and are not part of the timing.
@@ -35,8 +35,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from boardd.engine import Engine
-from boardd.events import BoardSnapshot, ClockReading, Event, LinkChanged, SquareChanged
+from boardd.core.engine import Engine
+from boardd.core.events import BoardSnapshot, ClockReading, Event, LinkChanged, SquareChanged
 from drivers.sim import random_game, simulate_game
 
 PGN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pgn"

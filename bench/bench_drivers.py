@@ -24,7 +24,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from boardd.events import BoardSnapshot, ClockReading, SquareChanged
+from boardd.core.events import BoardSnapshot, ClockReading, SquareChanged
 from drivers.dgt import DgtDriver, DgtOptions
 from drivers.dgt.codec import BoardDump, ClockTimes, DgtDecoder, FieldUpdate, encode_message
 from drivers.dgt.emulator import DgtEmulator

@@ -18,7 +18,7 @@ from typing import Any
 import chess
 import chess.pgn
 
-from boardd.events import BoardSnapshot, ClockSide, Content
+from boardd.core.events import BoardSnapshot, ClockSide, Content
 from drivers.certabo import CertaboDriver, CertaboOptions
 from drivers.certabo.codec import Calibration, CertaboDecoder, CertaboMapper, encode_frame
 from drivers.certabo.emulator import CertaboEmulator

@@ -9,7 +9,7 @@ import io
 import sys
 import time
 
-from boardd import eventlog
+from boardd.core import eventlog
 from drivers.sim import PROFILES, random_game, simulate_game
 
 

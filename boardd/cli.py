@@ -19,15 +19,15 @@ from boardd import __version__
 
 #: sub-command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("boardd.daemon", "run the daemon: board -> engine -> MQTT"),
-    "demo": ("boardd.demo", "simulated board + daemon + broker, no hardware needed"),
-    "check-config": ("boardd.config", "validate a configuration file"),
-    "replay": ("boardd.replay", "replay an event log or a device capture; print what would be published"),
+    "run": ("boardd.daemon.service", "run the daemon: board -> engine -> MQTT"),
+    "demo": ("boardd.daemon.demo", "simulated board + daemon + broker, no hardware needed"),
+    "check-config": ("boardd.daemon.config", "validate a configuration file"),
+    "replay": ("boardd.daemon.replay", "replay an event log or a device capture; print what would be published"),
     "simulate": ("drivers.sim", "write the event log of a simulated game (PGN or random)"),
     "ports": ("drivers.ports", "list candidate board devices"),
     "record": ("drivers.record", "record raw device traffic to a capture file"),
-    "relay": ("boardd.relay", "live-transmission relay: MQTT -> PGN folders, HTTP, lichess push"),
-    "web": ("boardd.web.app", "broadcast screen and arbiter tablet"),
+    "relay": ("boardd.consumers.relay", "live-transmission relay: MQTT -> PGN folders, HTTP, lichess push"),
+    "web": ("boardd.consumers.web.app", "broadcast screen and arbiter tablet"),
 }
 
 TRACE = 5

@@ -15,7 +15,7 @@ time (DGT, Millennium, Certabo, Chessnut): open the link (``_open``), talk to it
 (``_serve``) until it fails, close it, announce ``LinkChanged(BOARD, up=False)``
 once, wait with jittered backoff (:class:`drivers.transport.Backoff`) and
 start again. A device that is missing is a link that is down, never an error;
-only :class:`boardd.errors.DriverError` from ``_open`` (a port that can never
+only :class:`boardd.core.errors.DriverError` from ``_open`` (a port that can never
 work) ends the loop, and every later wait on the events raises it. An
 unexpected exception in ``_serve`` is a bug: it is counted (``internal_errors``),
 logged with its traceback, and the link is reopened, so the driver carries on.
@@ -37,8 +37,8 @@ from collections.abc import AsyncIterator, Iterable
 from types import TracebackType
 from typing import Final, Generic, Protocol, Self, TypeVar, cast
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardEvent, Link, LinkChanged
+from boardd.core.errors import DeviceDisconnectedError, DriverError
+from boardd.core.events import BoardEvent, Link, LinkChanged
 from drivers.base import ReconnectPolicy, TimeSource
 from drivers.transport import Backoff
 

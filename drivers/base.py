@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A *driver* turns a device's bytes into :mod:`boardd.events` and turns a few
+A *driver* turns a device's bytes into :mod:`boardd.core.events` and turns a few
 :data:`DriverCommand` values into bytes. The daemon only ever sees this
 module's :class:`BoardDriver` Protocol; it never imports a family module
 directly but calls :func:`open_driver`, which imports the selected family
@@ -16,8 +16,8 @@ One module per family, ``drivers/<family>.py`` (or a package), in two halves:
    that buffers partial input, drops to the next start-of-message marker on
    garbage, counts the bytes it discarded and TRACE-logs them (level 5, hex,
    ``>>`` for received, ``<<`` for sent), and raises only its own
-   :class:`boardd.errors.ProtocolError` subclasses. An ``encode(command) -> bytes``
-   for host commands. A mapping layer from messages to :mod:`boardd.events`.
+   :class:`boardd.core.errors.ProtocolError` subclasses. An ``encode(command) -> bytes``
+   for host commands. A mapping layer from messages to :mod:`boardd.core.events`.
    No asyncio, no clock reads in the codec: the time of an event is passed in.
 2. **A thin asyncio adapter** at the bottom, built on
    :mod:`drivers.transport` (serial device paths, ``/dev/serial/by-id/...``,
@@ -30,34 +30,34 @@ The adapter class satisfies :class:`BoardDriver` structurally (no inheritance):
   link that is down, not an error (the daemon must start before the board is
   plugged in). ``__aexit__`` cancels and awaits every task and closes the port.
   Not re-entrant.
-* ``events()`` returns an async iterator of :data:`boardd.events.BoardEvent`
+* ``events()`` returns an async iterator of :data:`boardd.core.events.BoardEvent`
   for a **single consumer**. It ends when the context exits. Transient device
   trouble never raises out of it: the driver emits
   ``LinkChanged(link=Link.BOARD, up=False)``, reconnects with
   :class:`ReconnectPolicy`, then emits ``LinkChanged(..., up=True)`` followed by a
-  full :class:`boardd.events.BoardSnapshot` so the engine can reconcile moves
-  made while the link was down. It raises :class:`boardd.errors.DriverError`
+  full :class:`boardd.core.events.BoardSnapshot` so the engine can reconcile moves
+  made while the link was down. It raises :class:`boardd.core.errors.DriverError`
   only for permanent problems (a port string that can never work).
 * Every event is stamped on receipt with ``at = time_source()``; drivers take
   ``time_source: Callable[[], float] = time.monotonic`` as a keyword argument so
   tests and replays can inject time. Events are yielded in non-decreasing ``at``.
 * Squares are python-chess numbers (a1=0 .. h8=63) **in the board's own frame**:
   orientation is the engine's business. Contents are ``chess.Piece``, ``None``
-  (empty) or :class:`boardd.events.Marker` for readings that are not pieces.
+  (empty) or :class:`boardd.core.events.Marker` for readings that are not pieces.
   A driver never invents a move or a piece: an unreadable code becomes
   ``Marker.UNKNOWN`` (or is dropped and counted), never a guess.
 * Boards that only send snapshots (Millennium, Chessnut, Certabo) emit
-  :class:`boardd.events.BoardSnapshot` (drop identical consecutive ones);
+  :class:`boardd.core.events.BoardSnapshot` (drop identical consecutive ones);
   boards that send per-square changes (DGT) emit
-  :class:`boardd.events.SquareChanged` and a snapshot on connect, on request
+  :class:`boardd.core.events.SquareChanged` and a snapshot on connect, on request
   and for periodic reconciliation.
-* Clocks emit :class:`boardd.events.ClockReading` with *left/right* sides of the
+* Clocks emit :class:`boardd.core.events.ClockReading` with *left/right* sides of the
   physical clock (which player sits where is configuration) and
   ``lever_high``; a clock that is absent or unplugged is
   ``LinkChanged(link=Link.CLOCK, up=False)``.
 * ``send(command)`` accepts the :data:`DriverCommand` values. A command the device
   cannot perform raises :class:`UnsupportedCommandError`; a command while the
-  link is down raises :class:`boardd.errors.DeviceDisconnectedError`. boardd never
+  link is down raises :class:`boardd.core.errors.DeviceDisconnectedError`. boardd never
   beeps or writes text to a clock during play (rules-spec G2):
   :class:`ClockDisplay` exists for operator tools outside play only.
 * ``info`` returns a :class:`DeviceInfo` snapshot (what is known so far).
@@ -91,8 +91,8 @@ from dataclasses import dataclass
 from types import ModuleType, TracebackType
 from typing import Protocol, Self, TypeAlias, runtime_checkable
 
-from boardd.errors import ConfigError, DriverError
-from boardd.events import BoardEvent, ClockSide
+from boardd.core.errors import ConfigError, DriverError
+from boardd.core.events import BoardEvent, ClockSide
 
 __all__ = [
     "BoardDriver",
@@ -136,7 +136,7 @@ class UnsupportedCommandError(DriverError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestDump:
-    """Ask for a full board reading; the driver answers with a :class:`boardd.events.BoardSnapshot`."""
+    """Ask for a full board reading; the driver answers with a :class:`boardd.core.events.BoardSnapshot`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

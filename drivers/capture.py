@@ -1,4 +1,4 @@
-"""Device captures: raw traffic recorded from a board, replayed as :mod:`boardd.events`.
+"""Device captures: raw traffic recorded from a board, replayed as :mod:`boardd.core.events`.
 
 Formats
 -------
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
-from boardd.errors import BoarddError
-from boardd.events import BoardEvent, Link, LinkChanged
+from boardd.core.errors import BoarddError
+from boardd.core.events import BoardEvent, Link, LinkChanged
 from drivers.base import TimeSource
 
 __all__ = [

@@ -33,7 +33,7 @@ from typing import Any
 
 from serial.tools import list_ports
 
-from boardd.errors import DriverError
+from boardd.core.errors import DriverError
 from drivers.dgt.codec import Command, DgtDecoder, LongSerialNr, SerialNr, Version, encode
 from drivers.transport import SerialLink
 

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from boardd.errors import BoarddError
-from boardd.events import LinkChanged
+from boardd.core.errors import BoarddError
+from boardd.core.events import LinkChanged
 from drivers.base import BoardDriver, DriverKind, family_module, options_from_mapping
 from drivers.capture import CaptureWriter, transport_link
 

@@ -21,7 +21,7 @@ the event loop (``loop.create_connection``), which by itself waits as long as
 the kernel retries its SYNs (about two minutes for a host that drops them):
 :meth:`SerialLink.open` gives it *open_timeout* (:data:`OPEN_TIMEOUT_S`) and
 reports a connection not made by then as the transient
-:class:`boardd.errors.DeviceDisconnectedError`, so the usual backoff applies.
+:class:`boardd.core.errors.DeviceDisconnectedError`, so the usual backoff applies.
 ``rfc2217://`` is bounded by pyserial itself (5 s to connect, then its
 ``timeout`` option, 3 s by default, per negotiation step).
 
@@ -31,11 +31,11 @@ scheme does not know.
 
 A link that goes away (read error, EOF, the pty's other end closed, USB
 unplugged) makes :meth:`SerialLink.read` raise
-:class:`boardd.errors.DeviceDisconnectedError`; opening a device that is not
+:class:`boardd.core.errors.DeviceDisconnectedError`; opening a device that is not
 there raises the same error. Both are transient: drivers retry with
 :class:`Backoff` (jittered, capped exponential delays, drivers.base.ReconnectPolicy)
 until the device returns. A port string that can never work (unknown URL
-scheme) raises :class:`boardd.errors.DriverError`.
+scheme) raises :class:`boardd.core.errors.DriverError`.
 
 Every chunk read or written can be passed to a *tap* (``tap("rx", data)`` /
 ``tap("tx", data)``): that is how ``boardd record`` captures traffic.
@@ -57,7 +57,7 @@ from typing import Final
 import serial
 import serial_asyncio_fast
 
-from boardd.errors import DeviceDisconnectedError, DriverError
+from boardd.core.errors import DeviceDisconnectedError, DriverError
 from drivers.base import ReconnectPolicy
 
 __all__ = ["OPEN_TIMEOUT_S", "THREAD_READ_TIMEOUT_S", "TRACE", "Backoff", "SerialLink", "Tap", "check_port"]

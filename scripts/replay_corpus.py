@@ -23,7 +23,6 @@ simulator change is told apart from an engine change) and of the replay output.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import io
 import itertools
@@ -38,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 import chess  # noqa: E402
 import chess.pgn  # noqa: E402
 
+from boardd.core import eventlog  # noqa: E402
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game  # noqa: E402
 
 HASHES = ROOT / "tests" / "replay_corpus.sha256"
@@ -49,16 +49,10 @@ EDITIONS = (2009, 2014, 2018, 2023)
 KINDS: tuple[InjectionKind | None, ...] = (None, *InjectionKind)
 
 
-def _module(*names: str) -> object:
-    """The first of *names* that imports: the module paths are what a redesign moves."""
-    for name in names:
-        with contextlib.suppress(ImportError):
-            return __import__(name, fromlist=["_"])
-    raise SystemExit(f"none of {names} found")
-
-
 def _replay_main() -> object:
-    return _module("boardd.replay", "boardd.daemon.replay", "boardd.core.replay")
+    from boardd.daemon import replay  # noqa: PLC0415 - imported where used, like the CLI does
+
+    return replay
 
 
 def _run_replay(path: Path, *, driver: str | None = None, pgn_only: bool = False) -> bytes:
@@ -92,7 +86,7 @@ def _injection_ply(kind: InjectionKind, game_moves: list[chess.Move], start: che
 
 
 def _sim_items(tmp: Path) -> Iterator[tuple[str, Path]]:
-    write_events = _module("boardd.eventlog", "boardd.core.eventlog").write_events  # type: ignore[attr-defined]
+    write_events = eventlog.write_events
 
     for profile in PROFILES:
         for seed in range(GAMES_PER_PROFILE):
@@ -106,7 +100,8 @@ def _sim_items(tmp: Path) -> Iterator[tuple[str, Path]]:
                 ply = _injection_ply(kind, moves, game.board(), seed)
                 if ply is not None:
                     injections.append(Injection(kind, ply))
-            name = f"sim/{profile}/{seed:03d}/{kind.value if kind else 'none'}@{injections[0].ply if injections else '-'}"
+            at = injections[0].ply if injections else "-"
+            name = f"sim/{profile}/{seed:03d}/{kind.value if kind else 'none'}@{at}"
             name += f"/e{edition}" + ("/960" if chess960 else "")
             path = tmp / "game.jsonl"
             try:
@@ -135,7 +130,7 @@ def _real_games() -> list[chess.pgn.Game]:
 
 
 def _real_items(tmp: Path) -> Iterator[tuple[str, Path]]:
-    write_events = _module("boardd.eventlog", "boardd.core.eventlog").write_events  # type: ignore[attr-defined]
+    write_events = eventlog.write_events
     games = _real_games()
     for profile in PROFILES:
         for index, game in enumerate(games):
@@ -146,7 +141,8 @@ def _real_items(tmp: Path) -> Iterator[tuple[str, Path]]:
                 ply = _injection_ply(kind, moves, game.board(), index)
                 if ply is not None:
                     injections.append(Injection(kind, ply))
-            name = f"real/{profile}/{index:02d}/{kind.value if kind else 'none'}@{injections[0].ply if injections else '-'}"
+            at = injections[0].ply if injections else "-"
+            name = f"real/{profile}/{index:02d}/{kind.value if kind else 'none'}@{at}"
             path = tmp / "game.jsonl"
             try:
                 sim = simulate_game(game, seed=index, profile=profile, injections=injections, max_plies=REAL_PLIES)

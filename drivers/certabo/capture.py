@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from boardd.events import BoardEvent
+from boardd.core.events import BoardEvent
 from drivers.certabo.codec import Calibrator, CertaboDecoder, CertaboMapper, ChipFrame, OccupancyFrame
 from drivers.millennium.capture import SnapshotCaptureCodec
 

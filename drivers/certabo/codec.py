@@ -19,7 +19,7 @@ square the most frequent id over ``samples`` frames; extra queens on d3/d6 are
 learnt too, as picochess does) and saved as JSON. :class:`CertaboMapper` turns
 frames into 64 contents: chips read intermittently are smoothed by a per-square
 majority over the last ``history`` frames (picochess and certabo-lichess use 3),
-and a chip the calibration does not know is :data:`boardd.events.Marker.UNKNOWN`
+and a chip the calibration does not know is :data:`boardd.core.events.Marker.UNKNOWN`
 (counted, logged once per id) -- never a guessed piece.
 
 Host -> board: 8 LED bytes, byte 0 = rank 8, bit 0 = a-file (:func:`encode_leds`).
@@ -38,8 +38,8 @@ from typing import Final, TypeAlias
 
 import chess
 
-from boardd.errors import ProtocolError
-from boardd.events import Content, Marker
+from boardd.core.errors import ProtocolError
+from boardd.core.events import Content, Marker
 from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [

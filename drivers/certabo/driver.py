@@ -2,7 +2,7 @@
 
 The board streams full readings by itself, so the driver sends nothing but an
 "all LEDs off" frame after opening. Readings become
-:class:`~boardd.events.BoardSnapshot` events through the calibration; until the
+:class:`~boardd.core.events.BoardSnapshot` events through the calibration; until the
 board is calibrated (no calibration file, or a file that does not exist yet) no
 snapshot is emitted and, with ``auto_calibrate``, the first ``calibration_samples``
 frames of the start position calibrate it (saved to ``calibration`` when a path
@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardd.errors import ConfigError
-from boardd.events import Content
+from boardd.core.errors import ConfigError
+from boardd.core.events import Content
 from drivers.base import ReconnectPolicy, TimeSource
 from drivers.certabo.codec import (
     Calibration,

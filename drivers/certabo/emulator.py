@@ -19,7 +19,7 @@ from pathlib import Path
 
 import chess
 
-from boardd.events import Marker
+from boardd.core.events import Marker
 from drivers.base import TimeSource
 from drivers.certabo.codec import Calibration, ChipId, encode_frame
 from drivers.millennium.pty_emulator import PtyBoardEmulator, run_cli

@@ -5,8 +5,8 @@ The board's FEN service notifies board frames (``01 24`` + 36 bytes) on
 notifies answers (battery, acks) on ``1b7e8273-…``. Every notification is one
 message, queued for :meth:`BleLink.read`. A disconnection (board switched off,
 out of range) makes reads and writes raise
-:class:`boardd.errors.DeviceDisconnectedError`; a missing ``bleak`` is
-permanent (:class:`boardd.errors.DriverError`).
+:class:`boardd.core.errors.DeviceDisconnectedError`; a missing ``bleak`` is
+permanent (:class:`boardd.core.errors.DriverError`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from boardd.errors import DeviceDisconnectedError, DriverError
+from boardd.core.errors import DeviceDisconnectedError, DriverError
 
 __all__ = ["FEN_NOTIFY", "OP_NOTIFY", "OP_WRITE", "BleLink"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from boardd.events import BoardEvent
+from boardd.core.events import BoardEvent
 from drivers.chessnut.codec import BoardFrame, ChessnutDecoder
 from drivers.millennium.capture import SnapshotCaptureCodec
 

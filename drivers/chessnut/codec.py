@@ -9,7 +9,7 @@ bytes + padding in a USB HID input report (§6.4). Position byte 0 holds h8 in
 its low nibble and g8 in its high nibble, byte 3 b8/a8, byte 4 h7/g7 ... byte
 31 b1/a1; nibble codes ``0`` empty, ``1`` q ``2`` k ``3`` b ``4`` p ``5`` n ``6`` R
 ``7`` P ``8`` r ``9`` B ``10`` N ``11`` Q ``12`` K. Codes 13-15 are not pieces: they
-become :data:`boardd.events.Marker.UNKNOWN` and are counted.
+become :data:`boardd.core.events.Marker.UNKNOWN` and are counted.
 
 USB HID and BLE deliver one message per report/notification, so
 :meth:`ChessnutDecoder.feed_report` decodes a report on its own (trailing
@@ -35,8 +35,8 @@ from typing import Final, TypeAlias
 
 import chess
 
-from boardd.errors import ProtocolError
-from boardd.events import Content, Marker
+from boardd.core.errors import ProtocolError
+from boardd.core.events import Content, Marker
 from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [

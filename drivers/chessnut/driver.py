@@ -9,7 +9,7 @@ for the battery, then reads input reports with a short blocking read in
 ``asyncio.to_thread`` (``read_timeout_ms``, 100 ms as in the vendor SDK). Over BLE
 (``port = "ble:<address>"``, :mod:`drivers.chessnut.ble_link`) the same commands go to
 the operation characteristic and notifications replace the reports. Board
-frames become :class:`~boardd.events.BoardSnapshot` events; the board repeats
+frames become :class:`~boardd.core.events.BoardSnapshot` events; the board repeats
 identical frames, which are dropped (§6.5).
 
 Hot-plug: a read or write error (``ENODEV``: the board was unplugged) gives
@@ -36,8 +36,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from boardd.errors import DeviceDisconnectedError
-from boardd.events import BoardSnapshot, Content
+from boardd.core.errors import DeviceDisconnectedError
+from boardd.core.events import BoardSnapshot, Content
 from drivers._loop import LinkDriver
 from drivers.base import DeviceInfo, DriverCommand, ReconnectPolicy, RequestDump, TimeSource, UnsupportedCommandError
 from drivers.chessnut.ble_link import BleLink

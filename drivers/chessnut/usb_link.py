@@ -8,9 +8,9 @@ interrupt OUT endpoint when there is one, else as HID SET_REPORT control
 transfers; the first byte of a command is the report id.
 
 A device that went away makes every call raise
-:class:`boardd.errors.DeviceDisconnectedError`; a read that times out returns
+:class:`boardd.core.errors.DeviceDisconnectedError`; a read that times out returns
 ``None``. A missing libusb (no pyusb backend) is permanent:
-:class:`boardd.errors.DriverError`.
+:class:`boardd.core.errors.DriverError`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Final
 import usb.core
 import usb.util
 
-from boardd.errors import DeviceDisconnectedError, DriverError
+from boardd.core.errors import DeviceDisconnectedError, DriverError
 
 __all__ = ["CHESSNUT_VID", "HidLink", "is_chessnut"]
 

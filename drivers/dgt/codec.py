@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from boardd.errors import ProtocolError
+from boardd.core.errors import ProtocolError
 from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [

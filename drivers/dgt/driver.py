@@ -53,8 +53,8 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from boardd.errors import DeviceDisconnectedError
-from boardd.events import BoardEvent, ClockSide, Link, LinkChanged
+from boardd.core.errors import DeviceDisconnectedError
+from boardd.core.events import BoardEvent, ClockSide, Link, LinkChanged
 from drivers._loop import LinkDriver, read_within
 from drivers.base import (
     ClockDisplay,

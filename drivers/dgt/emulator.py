@@ -55,8 +55,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from boardd.errors import DriverError
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
+from boardd.core.errors import DriverError
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
 from drivers._pty import PtyPort
 from drivers.base import TimeSource
 from drivers.dgt.codec import (
@@ -586,7 +586,7 @@ class DgtEmulator(PtyPort):
         return ply
 
     async def perform(self, events: Iterable[object], *, speed: float = 1.0) -> int:
-        """Act out a stream of :mod:`boardd.events` (e.g. ``drivers.sim.simulate_game(...).events``) physically.
+        """Act out a stream of :mod:`boardd.core.events` (e.g. ``drivers.sim.simulate_game(...).events``) physically.
 
         Square changes become placements/lifts (the scans then report them with the DGT
         dynamics: changes quicker than a scan merge, as on a real board); clock readings set

@@ -1,11 +1,11 @@
-"""DGT messages -> :mod:`boardd.events` (pure; time is passed in).
+"""DGT messages -> :mod:`boardd.core.events` (pure; time is passed in).
 
 Decisions (protocols.md §1.4, §1.7, §9):
 
 * Fields: DGT numbers ``a8=0 .. h1=63``; python-chess ``a1=0 .. h8=63``. Squares
   stay in the board's own frame (orientation is the engine's business).
 * Piece codes ``0x01..0x0c`` are pieces (note K=5 before Q=6); ``0x0d/0x0e/0x0f``
-  are the result pieces (:class:`boardd.events.Marker` DRAW / WHITE_WINS /
+  are the result pieces (:class:`boardd.core.events.Marker` DRAW / WHITE_WINS /
   BLACK_WINS). A code above ``0x0f`` means *something* stands on the square but
   the board cannot say what: it becomes ``Marker.UNKNOWN`` (counted as
   ``unknown_piece_codes`` and logged). It is never dropped, because dropping a
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import chess
 
-from boardd.events import (
+from boardd.core.events import (
     BoardEvent,
     BoardSnapshot,
     ClockReading,

@@ -25,7 +25,7 @@ import logging
 import time
 from typing import Any, Protocol
 
-from boardd.errors import DeviceDisconnectedError, DriverError
+from boardd.core.errors import DeviceDisconnectedError, DriverError
 
 __all__ = ["I2CBus", "PiI2CBus"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from boardd.events import BoardEvent, ClockSide
+from boardd.core.events import BoardEvent, ClockSide
 from drivers.dgt3000_i2c.codec import (
     Ack,
     Button,

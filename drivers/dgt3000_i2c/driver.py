@@ -11,7 +11,7 @@ times. Configured means ``LinkChanged(CLOCK, up=True)``.
 A reader task receives packets (blocking ``receive`` slices in a worker thread):
 acks resolve the command waiting for them, everything else goes through
 :class:`~drivers.dgt3000_i2c.mapping.Dgt3000Mapper` and out as
-:class:`~boardd.events.ClockReading` events; buttons go to :meth:`Dgt3000Driver.buttons`.
+:class:`~boardd.core.events.ClockReading` events; buttons go to :meth:`Dgt3000Driver.buttons`.
 
 Under central control the clock does not switch sides by itself: with
 ``switch_on_lever`` the driver starts the side whose lever went up (Set-and-run
@@ -43,8 +43,8 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import ClockSide, Link, LinkChanged
+from boardd.core.errors import DeviceDisconnectedError, DriverError
+from boardd.core.events import ClockSide, Link, LinkChanged
 from drivers._loop import DriverBase, stop_task
 from drivers.base import (
     ClockDisplay,

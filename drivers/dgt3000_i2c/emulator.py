@@ -26,7 +26,7 @@ import threading
 import time
 from collections import Counter
 
-from boardd.events import ClockSide
+from boardd.core.events import ClockSide
 from drivers.base import TimeSource
 from drivers.dgt3000_i2c.codec import (
     BUTTON_LEVER,

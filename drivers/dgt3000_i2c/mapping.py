@@ -1,4 +1,4 @@
-"""Pure mapping of DGT 3000 I²C messages to :class:`boardd.events.ClockReading` (protocols.md §2.4).
+"""Pure mapping of DGT 3000 I²C messages to :class:`boardd.core.events.ClockReading` (protocols.md §2.4).
 
 * **Times**: a Time packet gives both sides' displayed times; packets flagged
   "no update" (echoes) are ignored, as dgtpicom does.
@@ -22,7 +22,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 
-from boardd.events import ClockReading, ClockSide
+from boardd.core.events import ClockReading, ClockSide
 from drivers.dgt3000_i2c.codec import BUTTON_LEVER, Button, Dgt3000Message, Hello, Time
 
 __all__ = ["BUTTON_NAMES", "ClockButton", "Dgt3000Mapper"]

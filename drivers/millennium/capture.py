@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from boardd.events import BoardEvent, BoardSnapshot, Content
+from boardd.core.events import BoardEvent, BoardSnapshot, Content
 from drivers.millennium.codec import MillenniumDecoder, Status
 
 __all__ = ["MillenniumCaptureCodec", "SnapshotCaptureCodec"]

@@ -19,7 +19,7 @@ TRACE-logged.
 Status square order follows practice, not the vendor text (§4.4, §9.8): the
 64 characters are ``h1 g1 ... a1, h2 ... a2, ..., h8 ... a8`` for a board in
 its normal orientation. An unknown piece letter in a checksum-valid status is
-reported as :data:`boardd.events.Marker.UNKNOWN` and counted.
+reported as :data:`boardd.core.events.Marker.UNKNOWN` and counted.
 
 :func:`encode` writes host commands; :class:`HostDecoder` reads them (the
 emulator's side); :func:`encode_message` writes board replies. Nothing here
@@ -35,8 +35,8 @@ from typing import Final, TypeAlias
 
 import chess
 
-from boardd.errors import ProtocolError
-from boardd.events import BoardSnapshot, Content, Marker
+from boardd.core.errors import ProtocolError
+from boardd.core.events import BoardSnapshot, Content, Marker
 from drivers._codec import TRACE, BufferedDecoder
 
 __all__ = [

@@ -3,7 +3,7 @@
 On every (re)connection the driver asks for the version (``V``), sets the scan
 time (``W01``) and the report mode (``W02``: on change by default, with the
 board's own debounce when configured; protocols.md §4.3), then asks for a status
-(``S``). Status messages become :class:`~boardd.events.BoardSnapshot` events
+(``S``). Status messages become :class:`~boardd.core.events.BoardSnapshot` events
 (identical consecutive ones are dropped). With reports "on change" a quiet
 board sends nothing, so the driver polls ``S`` after ``poll_s`` of silence and
 declares the link dead after ``watchdog_s``.
@@ -20,7 +20,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from boardd.events import Content
+from boardd.core.events import Content
 from drivers.base import ReconnectPolicy, TimeSource
 from drivers.millennium.codec import (
     EepromWrite,

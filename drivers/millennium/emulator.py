@@ -18,7 +18,7 @@ from pathlib import Path
 
 import chess
 
-from boardd.events import BoardSnapshot, Content
+from boardd.core.events import BoardSnapshot, Content
 from drivers.base import TimeSource
 from drivers.millennium.codec import (
     EepromRead,

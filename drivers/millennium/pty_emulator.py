@@ -23,7 +23,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from boardd.events import Content
+from boardd.core.events import Content
 from drivers._pty import PtyPort
 from drivers.base import TimeSource
 

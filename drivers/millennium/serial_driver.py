@@ -7,7 +7,7 @@ family send its start-up commands, then reads. Each received chunk is
 stamped with ``time_source()`` and fed to the family's pure decoder; the
 family maps every message to (at most) a 64-square reading. Readings equal to
 the previous one are dropped (these boards repeat their status many times a
-second), so the engine sees a :class:`~boardd.events.BoardSnapshot` only when
+second), so the engine sees a :class:`~boardd.core.events.BoardSnapshot` only when
 something changed, plus the first one after (re)connecting and the one
 answering a :class:`~drivers.base.RequestDump`.
 
@@ -34,8 +34,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from boardd.errors import DeviceDisconnectedError
-from boardd.events import BoardSnapshot, Content
+from boardd.core.errors import DeviceDisconnectedError
+from boardd.core.events import BoardSnapshot, Content
 from drivers._loop import LinkDriver, read_within
 from drivers.base import DeviceInfo, DriverCommand, ReconnectPolicy, RequestDump, TimeSource, UnsupportedCommandError
 from drivers.transport import SerialLink, Tap

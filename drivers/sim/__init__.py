@@ -1,6 +1,6 @@
 """The simulator: PGN or random games played on a virtual e-board and clock.
 
-The pure part (:func:`simulate_game`) turns a game into the :mod:`boardd.events`
+The pure part (:func:`simulate_game`) turns a game into the :mod:`boardd.core.events`
 a real DGT-class board and clock would produce, with seeded human handling
 (:data:`PROFILES`) and injectable irregularities (:class:`Injection`). The
 driver part (:class:`SimulatedBoard`) yields the same events in scaled real

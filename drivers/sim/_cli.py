@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from boardd.errors import DriverError
-from boardd.eventlog import write_events
-from boardd.events import ClockSide
+from boardd.core.errors import DriverError
+from boardd.core.eventlog import write_events
+from boardd.core.events import ClockSide
 from drivers.sim._core import PROFILES, SimulationError, simulate_game
 from drivers.sim._driver import load_pgn_game
 from drivers.sim._games import random_game

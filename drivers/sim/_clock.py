@@ -1,4 +1,4 @@
-"""The simulated chess clock: :class:`boardd.clock.ClockModel` plus what a DGT clock displays.
+"""The simulated chess clock: :class:`boardd.core.clock.ClockModel` plus what a DGT clock displays.
 
 The simulator drives the same clock model the engine uses, so the times in the
 simulated readings are exactly what the rules-spec 7.3 semantics give (bonus at
@@ -13,8 +13,8 @@ import math
 
 import chess
 
-from boardd.clock import ClockModel, TimeControl
-from boardd.errors import ConfigError
+from boardd.core.clock import ClockModel, TimeControl
+from boardd.core.errors import ConfigError
 
 __all__ = ["SimClock", "parse_time_control"]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
-from boardd.eventlog import LogHeader
-from boardd.events import (
+from boardd.core.eventlog import LogHeader
+from boardd.core.events import (
     BoardSnapshot,
     ClockReading,
     ClockSide,
@@ -45,7 +45,7 @@ from boardd.events import (
     SetResult,
     SquareChanged,
 )
-from boardd.settings import RulesConfig
+from boardd.core.settings import RulesConfig
 from drivers.sim._clock import SimClock, parse_time_control
 from drivers.sim._inject import (
     Injection,

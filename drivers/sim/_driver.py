@@ -29,8 +29,8 @@ from typing import Self
 import chess
 import chess.pgn
 
-from boardd.errors import ConfigError, DriverError
-from boardd.events import BoardEvent, BoardSnapshot, ClockReading, Content, Link, LinkChanged, SquareChanged
+from boardd.core.errors import ConfigError, DriverError
+from boardd.core.events import BoardEvent, BoardSnapshot, ClockReading, Content, Link, LinkChanged, SquareChanged
 from drivers.base import DeviceInfo, DriverCommand, RequestDump, UnsupportedCommandError
 from drivers.sim._core import PROFILES, simulate_game
 from drivers.sim._games import random_game

@@ -1,4 +1,5 @@
-"""Hall traffic from the real pipeline: drivers.sim → boardd.engine → boardd.contract (via boardd.replay).
+"""Hall traffic from the real pipeline: drivers.sim → boardd.core.engine → boardd.core.contract
+(via boardd.daemon.replay).
 
 Each board plays a real game with the simulator (DGT-style clock readings, human think times), the
 engine recognises it and the contract publisher renders exactly what the daemon would publish.
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 
 import chess.pgn
 
-from boardd.outputs import GameState
-from boardd.replay import Replay, ReplayOptions
+from boardd.core.outputs import GameState
+from boardd.daemon.replay import Replay, ReplayOptions
 from drivers.sim import simulate_game
 from tests.consumers.feed import Publication
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from boardd.cli import main
-from boardd.relay import config_from_args
-from boardd.web.auth import verify_password
+from boardd.consumers.relay import config_from_args
+from boardd.consumers.web.auth import verify_password
 
 
 def test_hash_password_prints_a_verifiable_hash(monkeypatch: pytest.MonkeyPatch,

@@ -1,6 +1,6 @@
 """A tablet that starts mid-round sees the open flags with their details, from the retained ``state``.
 
-The publications come from the real :class:`boardd.contract.Publisher` (what the daemon sends); the
+The publications come from the real :class:`boardd.core.contract.Publisher` (what the daemon sends); the
 web service and the broker are real, and so is the browser (headless Chromium).
 """
 
@@ -13,8 +13,9 @@ import aiomqtt
 import chess
 import pytest
 
-from boardd.contract import Publication, Publisher
-from boardd.outputs import (
+from boardd.consumers.web.hub import Hub
+from boardd.core.contract import Publication, Publisher
+from boardd.core.outputs import (
     Confidence,
     Evidence,
     GameState,
@@ -26,7 +27,6 @@ from boardd.outputs import (
     Status,
     Suggestion,
 )
-from boardd.web.hub import Hub
 from tests.consumers.test_web import PASSWORD, PREFIX, USER, browser, running_web, wait_until
 from tests.mosquitto import Broker
 from tests.record.factories import make_state, records_from_moves

@@ -19,8 +19,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from boardd.record import game_pgn
-from boardd.relay import (
+from boardd.consumers.relay import (
     FolderWriter,
     GameSlot,
     Hall,
@@ -32,6 +31,7 @@ from boardd.relay import (
     etag_matches,
     relay_config,
 )
+from boardd.core.record import game_pgn
 from tests.consumers.feed import Feed, Publication, ScriptedGame, interleave, load_games, read_pgn_games, script
 from tests.consumers.pipeline import SimulatedBoard, merge, simulate_board
 from tests.mosquitto import Broker
@@ -95,7 +95,7 @@ def assert_same_as_simulated(text: str, boards: list[SimulatedBoard], round_no: 
     """Relay games = simulated games: moves, and per move the mover's clock and emt of the engine's record.
 
     Clocks are compared at PGN precision: they must equal the daemon's own PGN of the record
-    (boardd.record.game_pgn: whole seconds rounded down, tenths under 10 s, as DGT LiveChess writes), and
+    (boardd.core.record.game_pgn: whole seconds rounded down, tenths under 10 s, as DGT LiveChess writes), and
     lie within one second below the engine's exact times.
     """
     games = read_pgn_games(text)
@@ -288,7 +288,7 @@ def test_an_illegal_move_that_stood_keeps_the_pgn_parseable(pgn_dir: Path) -> No
     assert [m.uci() for m in relayed.mainline_moves()] == [m.uci() for m in game.moves[:2]]
     assert "e1e3 (illegal) at ply 3" in relayed.end().comment
     assert relayed.end().clock() == game.clocks[1]  # the clock of the last legal move is kept
-    # With the daemon's PGN (boardd.record writes the rest of the record as a comment), its note is used.
+    # With the daemon's PGN (boardd.core.record writes the rest of the record as a comment), its note is used.
     daemon = chess.pgn.read_game(io.StringIO(feed.pgn(2)[1].decode()))
     assert daemon is not None
     daemon.end().comment += " 2. Ke1-e3 (illegal) 4k3/8/8/8/8/4K3/8/8 b - - 0 2"
@@ -498,8 +498,8 @@ async def test_relay_pushes_round_from_mqtt(mosquitto: Broker, pgn_dir: Path) ->
 
 
 def test_feed_payloads_follow_the_contract(pgn_dir: Path) -> None:
-    """The scripted traffic used by these tests passes boardd.contract.validate_payload."""
-    from boardd.contract import validate_payload
+    """The scripted traffic used by these tests passes boardd.core.contract.validate_payload."""
+    from boardd.core.contract import validate_payload
 
     (game,) = round_of(pgn_dir, boards=1)
     feed = Feed(game, prefix=PREFIX)

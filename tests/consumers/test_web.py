@@ -15,10 +15,10 @@ import aiohttp
 import aiomqtt
 import pytest
 
-from boardd.relay import MqttSettings
-from boardd.web.app import WebConfig, WebService
-from boardd.web.auth import LoginThrottle, SessionStore, hash_password, verify_password
-from boardd.web.hub import Hub
+from boardd.consumers.relay import MqttSettings
+from boardd.consumers.web.app import WebConfig, WebService
+from boardd.consumers.web.auth import LoginThrottle, SessionStore, hash_password, verify_password
+from boardd.consumers.web.hub import Hub
 from tests.consumers.feed import Feed, Publication, ScriptedGame, interleave, load_games, script
 from tests.mosquitto import Broker
 
@@ -108,7 +108,7 @@ def test_public_view_never_carries_irregularity_data(pgn_dir: Path) -> None:
     last_arbiter = json.loads(arbiter[-1])["view"]
     assert last_arbiter["flags"][0]["id"] == "6-1"
     assert last_arbiter["flags"][0]["status"] == "acknowledged"
-    assert last_arbiter["flags"][0]["title"] != "ILLEGAL_MOVE/SELF_CHECK"  # plain words from boardd.laws
+    assert last_arbiter["flags"][0]["title"] != "ILLEGAL_MOVE/SELF_CHECK"  # plain words from boardd.core.laws
     assert last_arbiter["rank"] == 0  # acknowledged: no longer an open flag
     assert json.loads(hub.snapshot("public", 100.0))["boards"][0]["white"] == game.white
 
@@ -364,8 +364,8 @@ async def test_broadcast_page_shows_a_move_within_one_second(mosquitto: Broker, 
 @pytest.mark.browser
 @pytest.mark.broker
 async def test_tablet_flag_ack_round_trip(mosquitto: Broker, pgn_dir: Path) -> None:
-    from boardd.commands import parse_command
-    from boardd.config import CommandsConfig
+    from boardd.daemon.commands import parse_command
+    from boardd.daemon.config import CommandsConfig
 
     expected = round_of(pgn_dir, boards=4)
     feeds = [Feed(g, prefix=PREFIX) for g in expected]
@@ -461,8 +461,8 @@ async def test_tablet_flag_ack_round_trip(mosquitto: Broker, pgn_dir: Path) -> N
 @pytest.mark.browser
 @pytest.mark.broker
 async def test_tablet_board_trouble_events_and_board_commands(mosquitto: Broker, pgn_dir: Path) -> None:
-    from boardd.commands import parse_command
-    from boardd.config import CommandsConfig
+    from boardd.daemon.commands import parse_command
+    from boardd.daemon.config import CommandsConfig
 
     expected = round_of(pgn_dir, boards=2)
     feeds = [Feed(g, prefix=PREFIX) for g in expected]
@@ -578,7 +578,7 @@ async def publish_screens(page: Any, name: str) -> None:
 
 
 async def test_a_socket_that_falls_behind_is_closed_not_waited_for() -> None:
-    from boardd.web.app import _Client
+    from boardd.consumers.web.app import _Client
 
     service = WebService(WebConfig(mqtt=MqttSettings(prefix=PREFIX)))
     slow = _Client("public", asyncio.Queue(maxsize=3))

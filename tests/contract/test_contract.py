@@ -1,4 +1,4 @@
-"""boardd.contract: topics, envelope, seq, payloads per mqtt-contract.md, and the validator."""
+"""boardd.core.contract: topics, envelope, seq, payloads per mqtt-contract.md, and the validator."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import chess
 import pytest
 
-from boardd.contract import (
+from boardd.core.contract import (
     Publication,
     Publisher,
     iso_timestamp,
@@ -15,8 +15,8 @@ from boardd.contract import (
     validate_board_id,
     validate_payload,
 )
-from boardd.errors import ConfigError
-from boardd.outputs import (
+from boardd.core.errors import ConfigError
+from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
     Confidence,
@@ -38,7 +38,7 @@ from boardd.outputs import (
 )
 from tests.record.factories import make_state, records_from_moves
 
-#: The contract's table, written out here (not read from boardd.contract.TOPICS).
+#: The contract's table, written out here (not read from boardd.core.contract.TOPICS).
 CONTRACT_TABLE = {
     "status": (True, 1),
     "state": (True, 1),

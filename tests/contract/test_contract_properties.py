@@ -1,4 +1,4 @@
-"""Property tests of boardd.contract: any batch of outputs maps to valid, strictly ordered publications."""
+"""Property tests of boardd.core.contract: any batch of outputs maps to valid, strictly ordered publications."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardd.contract import Publisher, topic_kind, validate_payload
-from boardd.outputs import (
+from boardd.core.contract import Publisher, topic_kind, validate_payload
+from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
     Completion,

@@ -16,9 +16,9 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd import replay
-from boardd.contract import topic_kind, validate_payload
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, SquareChanged
+from boardd.core.contract import topic_kind, validate_payload
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, SquareChanged
+from boardd.daemon import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +162,7 @@ def test_garbage_lines_are_counted_and_every_good_event_still_replays(
     assert out == clean[1]      # the bad lines change nothing
     assert f"{len(GARBAGE)} bad lines" in err
     # Logged with the line number of the file ("this is not json" is line 3).
-    bad = [r.getMessage() for r in caplog.records if r.name == "boardd.replay"]
+    bad = [r.getMessage() for r in caplog.records if r.name == "boardd.daemon.replay"]
     assert [m.split(":")[0] for m in bad] == [f"bad line skipped; line {n}" for n in (3, 5, 7, 9, 11, 13, 15)]
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from boardd import replay
-from boardd.contract import topic_kind, validate_payload
-from boardd.events import BoardEvent
+from boardd.core.contract import topic_kind, validate_payload
+from boardd.core.events import BoardEvent
+from boardd.daemon import replay
 from drivers.dgt.codec import BoardDump, ClockTimes, FieldUpdate, encode_message
 from drivers.dgt.mapping import code_from_content, square_to_field
 

@@ -10,9 +10,9 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.contract import Publication, topic_kind, validate_payload
-from boardd.eventlog import read_events, read_header, write_events
-from boardd.replay import Replay
+from boardd.core.contract import Publication, topic_kind, validate_payload
+from boardd.core.eventlog import read_events, read_header, write_events
+from boardd.daemon.replay import Replay
 from drivers.sim import load_pgn_game, random_game, simulate_game
 
 

@@ -8,8 +8,8 @@ import json
 
 import chess
 
-from boardd.contract import Publication, Publisher, topic_kind, validate_payload
-from boardd.outputs import (
+from boardd.core.contract import Publication, Publisher, topic_kind, validate_payload
+from boardd.core.outputs import (
     Confidence,
     Evidence,
     GameState,

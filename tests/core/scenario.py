@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from boardd.events import ClockReading, ClockSide, Content, Event, SquareChanged
+from boardd.core.events import ClockReading, ClockSide, Content, Event, SquareChanged
 
 #: §8.1 named positions: name -> (FEN, moves from the standard start or None)
 POSITIONS: dict[str, tuple[str, str | None]] = {

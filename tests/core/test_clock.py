@@ -1,4 +1,4 @@
-"""Tests of boardd.clock: TimeControl parse/format and the sans-I/O ClockModel (rules-spec 7.2-7.5)."""
+"""Tests of boardd.core.clock: TimeControl parse/format and the sans-I/O ClockModel (rules-spec 7.2-7.5)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boardd.clock import BonusMode, ClockModel, Period, PressResult, TimeControl
-from boardd.errors import ConfigError
+from boardd.core.clock import BonusMode, ClockModel, Period, PressResult, TimeControl
+from boardd.core.errors import ConfigError
 
 W, B = chess.WHITE, chess.BLACK
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import chess
 
-from boardd.engine import Engine
-from boardd.events import GameInfo, SquareChanged
-from boardd.outputs import Completion, MoveCompleted, MoveMade
+from boardd.core.engine import Engine
+from boardd.core.events import GameInfo, SquareChanged
+from boardd.core.outputs import Completion, MoveCompleted, MoveMade
 from tests.core.scenario import history_events, parse, start_clock
 
 
@@ -46,7 +46,7 @@ def test_history_is_replayed_and_pgn_lists_moves() -> None:
 
 
 def test_capture_without_clock_completes_by_next_move() -> None:
-    from boardd.settings import RulesConfig
+    from boardd.core.settings import RulesConfig
 
     engine = Engine(RulesConfig(clock_expected=False))
     events = [SquareChanged(at=0.0, square=chess.E2, content=None),

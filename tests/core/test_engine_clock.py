@@ -5,8 +5,8 @@ from __future__ import annotations
 import chess
 import pytest
 
-from boardd.engine import Engine
-from boardd.events import (
+from boardd.core.engine import Engine
+from boardd.core.events import (
     BoardSnapshot,
     ClockReading,
     ClockSide,
@@ -17,7 +17,7 @@ from boardd.events import (
     SetClock,
     SquareChanged,
 )
-from boardd.outputs import (
+from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
     Completion,
@@ -27,7 +27,7 @@ from boardd.outputs import (
     Output,
     Severity,
 )
-from boardd.settings import RulesConfig
+from boardd.core.settings import RulesConfig
 from tests.core.scenario import ClockSim, move_events, start_clock
 
 

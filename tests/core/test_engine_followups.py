@@ -5,10 +5,10 @@ from __future__ import annotations
 import chess
 import pytest
 
-from boardd import _lawshim
-from boardd.engine import Engine
-from boardd.events import Acknowledge, ClockReading, SetClock, SetOrientation, SetPlayers
-from boardd.outputs import (
+from boardd.core import _lawshim
+from boardd.core.engine import Engine
+from boardd.core.events import Acknowledge, ClockReading, SetClock, SetOrientation, SetPlayers
+from boardd.core.outputs import (
     Completion,
     IrregularityRaised,
     IrregularityUpdated,
@@ -245,7 +245,7 @@ def test_press_with_a_piece_in_hand_takes_the_slow_path() -> None:
 def test_quick_move_key_arithmetic_agrees_with_push_for_every_legal_move() -> None:
     import random
 
-    from boardd.recognizer import DiffClass, PhysicalBoard, PositionIndex
+    from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex
 
     rng = random.Random(7)
     fens = ["r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
@@ -281,8 +281,8 @@ def test_quick_move_key_arithmetic_agrees_with_push_for_every_legal_move() -> No
 
 
 def test_result_gesture_needs_exactly_both_kings_on_the_centre() -> None:
-    from boardd.events import BoardSnapshot
-    from boardd.outputs import GameEvent
+    from boardd.core.events import BoardSnapshot
+    from boardd.core.outputs import GameEvent
 
     def gesture(fen: str) -> list[str]:
         engine = Engine()
@@ -298,8 +298,8 @@ def test_result_gesture_needs_exactly_both_kings_on_the_centre() -> None:
 
 
 def test_fast_clock_update_is_the_same_object_as_the_constructors_make() -> None:
-    from boardd import engine as engine_module
-    from boardd.outputs import ClockState, ClockUpdate
+    from boardd.core import engine as engine_module
+    from boardd.core.outputs import ClockState, ClockUpdate
 
     old = ClockState(white=10.0, black=20.0, running=chess.BLACK, flag_white=True, flag_black=False, model="DGT3000")
     made = engine_module._clock_update(5.0, 9.0, 19.5, old)

@@ -6,10 +6,10 @@ import chess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boardd.engine import Engine
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Event, Marker, SquareChanged
-from boardd.outputs import IrregularityRaised
-from boardd.settings import RulesConfig
+from boardd.core.engine import Engine
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, Event, Marker, SquareChanged
+from boardd.core.outputs import IrregularityRaised
+from boardd.core.settings import RulesConfig
 
 _PIECES: list[Content] = [None, Marker.UNKNOWN, Marker.DRAW]
 _PIECES += [chess.Piece(t, c) for c in chess.COLORS for t in chess.PIECE_TYPES]

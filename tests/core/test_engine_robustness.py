@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import chess
 
-from boardd.engine import Engine
-from boardd.events import (
+from boardd.core.engine import Engine
+from boardd.core.events import (
     BoardSnapshot,
     ClockReading,
     ClockSide,
@@ -18,8 +18,8 @@ from boardd.events import (
     SetOrientation,
     SquareChanged,
 )
-from boardd.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output, Status
-from boardd.settings import RulesConfig
+from boardd.core.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output, Status
+from boardd.core.settings import RulesConfig
 from tests.core.scenario import history_events, parse, start_clock
 
 WP = chess.Piece(chess.PAWN, chess.WHITE)
@@ -344,7 +344,7 @@ def test_t60_king_and_queen_swapped_at_setup() -> None:
 
 
 def test_board_turned_a_quarter_round_is_a_setup_error_and_play_goes_on() -> None:
-    from boardd.engine import _ROTATIONS
+    from boardd.core.engine import _ROTATIONS
 
     engine = Engine(RulesConfig(clock_expected=False))
     board = chess.Board()
@@ -411,7 +411,7 @@ def test_setting_up_the_pieces_before_the_game_is_silent() -> None:
 
 
 def test_reinstatement_waits_for_the_board_and_reports_a_wrong_restore() -> None:
-    from boardd.events import Reinstate
+    from boardd.core.events import Reinstate
 
     engine = Engine(RulesConfig(clock_expected=False))
     outs = feed_all(engine, [SquareChanged(at=0.0, square=chess.E2, content=None),

@@ -1,4 +1,4 @@
-"""Tests of boardd.laws: code table (rules-spec 5), penalties (6), categories (7.1), can-mate (7.6), draws (9)."""
+"""Tests of boardd.core.laws: code table (rules-spec 5), penalties (6), categories (7.1), can-mate (7.6), draws (9)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boardd import laws
-from boardd.clock import TimeControl
-from boardd.laws import (
+from boardd.core import laws
+from boardd.core.clock import TimeControl
+from boardd.core.laws import (
     ILLEGAL_MOVE_SUBTYPES,
     automatic_draw,
     can_mate,
@@ -26,8 +26,8 @@ from boardd.laws import (
     mating_line,
     suggest_penalty,
 )
-from boardd.outputs import Confidence, Severity
-from boardd.settings import Category, Regime
+from boardd.core.outputs import Confidence, Severity
+from boardd.core.settings import Category, Regime
 
 W, B = chess.WHITE, chess.BLACK
 EDITIONS = (2009, 2014, 2018, 2023)

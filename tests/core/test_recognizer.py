@@ -7,7 +7,7 @@ import random
 import chess
 import pytest
 
-from boardd.recognizer import DiffClass, PhysicalBoard, PositionIndex, board_key, describe_change, illegal_subtype
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, board_key, describe_change, illegal_subtype
 
 
 def phys_after(fen: str, changes: dict[str, str | None], *, chess960: bool = False) -> tuple[PositionIndex,
@@ -95,7 +95,7 @@ def test_describe_change() -> None:
 
 
 def test_markers_never_match_a_move() -> None:
-    from boardd.events import Marker
+    from boardd.core.events import Marker
 
     index, phys = phys_after(START, {"e2": None, "e4": "P"})
     phys.set(chess.A4, Marker.DRAW)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import chess
 import pytest
 
-from boardd.clock import TimeControl
-from boardd.engine import Engine
-from boardd.events import Event, GameInfo, Reinstate, Resolve
-from boardd.outputs import GameEvent, Irregularity, IrregularityRaised, Output, Severity
-from boardd.settings import Regime, RulesConfig
+from boardd.core.clock import TimeControl
+from boardd.core.engine import Engine
+from boardd.core.events import Event, GameInfo, Reinstate, Resolve
+from boardd.core.outputs import GameEvent, Irregularity, IrregularityRaised, Output, Severity
+from boardd.core.settings import Regime, RulesConfig
 from tests.core.scenario import POSITIONS, Arb, history_events, parse, start_clock
 
 
@@ -276,7 +276,7 @@ def check(scn: Scn, r: Run) -> None:
     strong = Counter(c for c, i in zip(raised, r.raised, strict=True) if i.severity is not Severity.INFO)
     info = Counter(c for c, i in zip(raised, r.raised, strict=True)
                    if i.severity is Severity.INFO and i.code not in scn.allow_info)
-    from boardd import _lawshim
+    from boardd.core import _lawshim
 
     def severity(code: str) -> Severity:
         return _lawshim.code_facts(code, scn.edition).severity

@@ -11,10 +11,10 @@ from __future__ import annotations
 import chess
 import pytest
 
-from boardd.engine import Engine
-from boardd.events import BoardSnapshot, Content, Event, SquareChanged
-from boardd.outputs import Completion, IrregularityRaised, MoveMade, Output, Severity, Status
-from boardd.settings import RulesConfig
+from boardd.core.engine import Engine
+from boardd.core.events import BoardSnapshot, Content, Event, SquareChanged
+from boardd.core.outputs import Completion, IrregularityRaised, MoveMade, Output, Severity, Status
+from boardd.core.settings import RulesConfig
 from tests.core.scenario import ClockSim, start_clock
 
 OPENING = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import chess
 
-from boardd.contract import Publisher, validate_payload
-from boardd.engine import Engine
-from boardd.events import Resolve
+from boardd.core.contract import Publisher, validate_payload
+from boardd.core.engine import Engine
+from boardd.core.events import Resolve
 from tests.core.scenario import parse, start_clock
 
 

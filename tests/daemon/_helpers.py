@@ -32,7 +32,7 @@ def random_moves(seed: int, plies: int) -> list[str]:
 
 def scaled_timing(tempo: float) -> str:
     """A [board.rules.timing] table with the spec's defaults divided by *tempo* (players moving faster)."""
-    from boardd.settings import Timing
+    from boardd.core.settings import Timing
 
     d = Timing()
     names = ("t_flicker", "t_settle", "t_scan", "t_simul", "t_latency", "t_knock", "t_adjust", "t_bounce")

@@ -23,7 +23,7 @@ from typing import Any
 
 import chess
 
-from boardd import events as ev
+from boardd.core import events as ev
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from boardd import cli
-from boardd.web.auth import hash_password
+from boardd.consumers.web.auth import hash_password
 from tests.daemon.test_config import MINIMAL, ROOT
 
 EXAMPLES = sorted((ROOT / "config").glob("*.toml"))

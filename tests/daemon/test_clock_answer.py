@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from boardd.config import load_config
-from boardd.daemon import serve
-from boardd.events import ClockSide
+from boardd.core.events import ClockSide
+from boardd.daemon.config import load_config
+from boardd.daemon.service import serve
 from drivers.base import SetClock
 from drivers.dgt.driver import DgtDriver, DgtOptions
 from drivers.dgt.emulator import DgtEmulator

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from boardd import events as ev
-from boardd.commands import COMMAND_NAMES, CommandError, command_id_of, parse_command
-from boardd.config import CommandsConfig
+from boardd.core import events as ev
+from boardd.daemon.commands import COMMAND_NAMES, CommandError, command_id_of, parse_command
+from boardd.daemon.config import CommandsConfig
 
 DEFAULTS = ev.GameInfo(event="Open", site="Here", round="1", board_no=4, time_control="900+10", edition=2018)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from boardd.config import load_config
-from boardd.errors import ConfigError
-from boardd.settings import Category, Regime
+from boardd.core.errors import ConfigError
+from boardd.core.settings import Category, Regime
+from boardd.daemon.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the daemon's examples; relay.toml and web.toml configure the hall-server consumers and are loaded by
@@ -170,7 +170,7 @@ def test_check_config_cli_reports_error(tmp_path: Path) -> None:
 
 
 def test_environment_warnings(tmp_path: Path) -> None:
-    from boardd.config import environment_warnings
+    from boardd.daemon.config import environment_warnings
 
     ca = tmp_path / "ca.crt"
     text = MINIMAL.replace('host = "localhost"', f'host = "localhost"\n[mqtt.tls]\nca = "{ca}"\ninsecure = true')

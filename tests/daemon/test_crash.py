@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from boardd.journal import Journal
+from boardd.daemon.journal import Journal
 from tests.daemon._helpers import consumer, random_moves
 from tests.daemon._world import save_steps, script, world_board_table
 from tests.mosquitto import Broker

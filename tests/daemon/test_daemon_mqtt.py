@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from boardd.config import load_config
-from boardd.daemon import serve
-from boardd.journal import Journal
+from boardd.daemon.config import load_config
+from boardd.daemon.journal import Journal
+from boardd.daemon.service import serve
 from drivers.base import SetClock
 from tests.daemon._helpers import consumer, random_moves, read_retained, send_command, write_config
 from tests.daemon._world import Step, factory, script
@@ -268,7 +268,7 @@ async def test_systemd_notifications(tmp_path: Path, mosquitto: Broker, monkeypa
 
 
 async def test_permanent_driver_failure_stops_cleanly_with_offline_status(tmp_path: Path, mosquitto: Broker) -> None:
-    from boardd.errors import DriverError
+    from boardd.core.errors import DriverError
 
     class BrokenBoard:
         info = None

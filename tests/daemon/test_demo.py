@@ -88,7 +88,7 @@ def test_demo_bad_injection_or_profile_is_a_usage_error_not_a_traceback() -> Non
 
 
 def test_demo_explains_growing_clocks_under_a_large_increment() -> None:
-    from boardd.demo import _clock_note
+    from boardd.daemon.demo import _clock_note
 
     note = _clock_note("5400+30", 1.0)
     assert note is not None and "gain 30 s a move" in note and "clocks grow" in note

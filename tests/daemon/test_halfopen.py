@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from boardd.config import load_config
-from boardd.daemon import serve
+from boardd.daemon.config import load_config
+from boardd.daemon.service import serve
 from tests.daemon._helpers import consumer, random_moves, write_config
 from tests.daemon._world import factory, script
 from tests.mosquitto import Broker, free_port

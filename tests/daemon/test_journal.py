@@ -18,8 +18,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from boardd import events as ev
-from boardd.journal import Journal, event_from_record, event_to_record
+from boardd.core import events as ev
+from boardd.daemon.journal import Journal, event_from_record, event_to_record
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,8 @@ def test_retention_archives_whole_days(tmp_path: Path) -> None:
 #: ``synchronous = argv[2]``, and a minimal publication.
 JOURNAL_SCRIPT = r"""
 import json, sys, time
-from boardd import events as ev
-from boardd.journal import Journal
+from boardd.core import events as ev
+from boardd.daemon.journal import Journal
 
 class Pub:
     topic = "boardd/t1/move"; retain = False; qos = 1

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import aiomqtt
 
-from boardd.config import MqttConfig
-from boardd.journal import AsyncJournal, Journal, OutboxRow
-from boardd.mqtt import Backoff, MqttLink, RawPublication
+from boardd.daemon.config import MqttConfig
+from boardd.daemon.journal import AsyncJournal, Journal, OutboxRow
+from boardd.daemon.mqtt import Backoff, MqttLink, RawPublication
 from tests.mosquitto import Broker, free_port
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import chess
 
-from boardd.journal import Journal
+from boardd.daemon.journal import Journal
 from tests.daemon._helpers import consumer, write_config
 from tests.daemon._world import Step, script
 from tests.daemon.test_daemon_mqtt import TEMPO, daemon, state_moves

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from boardd.daemon import TimeLine
+from boardd.daemon.service import TimeLine
 
 
 class FakeClock:

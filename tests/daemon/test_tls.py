@@ -10,8 +10,8 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from boardd.config import load_config
-from boardd.daemon import serve
+from boardd.daemon.config import load_config
+from boardd.daemon.service import serve
 from tests.daemon._helpers import random_moves, scaled_timing
 from tests.daemon._world import factory, script
 from tests.mosquitto import Broker, free_port
@@ -85,7 +85,7 @@ time_control = "300+0"
         assert await asyncio.wait_for(task, 20) == 0
     finally:
         broker.stop()
-    from boardd.journal import Journal
+    from boardd.daemon.journal import Journal
 
     journal = Journal.open(tmp_path / "state" / "t1.sqlite")
     results = [e for _, e in journal.events() if type(e).__name__ == "SetResult"]

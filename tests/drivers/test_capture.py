@@ -19,9 +19,9 @@ import chess.pgn
 import pytest
 
 import drivers.record
-from boardd.engine import Engine
-from boardd.errors import BoarddError
-from boardd.events import (
+from boardd.core.engine import Engine
+from boardd.core.errors import BoarddError
+from boardd.core.events import (
     BoardEvent,
     BoardSnapshot,
     ClockReading,

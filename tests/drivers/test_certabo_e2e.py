@@ -13,7 +13,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from boardd.events import BoardSnapshot, GameInfo, LinkChanged, Marker
+from boardd.core.events import BoardSnapshot, GameInfo, LinkChanged, Marker
 from drivers.base import DriverKind, open_driver
 from drivers.certabo import CertaboDriver, CertaboOptions
 from drivers.certabo.codec import Calibration

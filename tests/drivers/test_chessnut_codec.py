@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardd.events import BoardSnapshot, Marker
+from boardd.core.events import BoardSnapshot, Marker
 from drivers.chessnut.codec import (
     Ack,
     Battery,

@@ -14,8 +14,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardSnapshot, GameInfo, Link, LinkChanged, Marker
+from boardd.core.errors import DeviceDisconnectedError, DriverError
+from boardd.core.events import BoardSnapshot, GameInfo, Link, LinkChanged, Marker
 from drivers.base import DriverKind, RequestDump, SetClock, UnsupportedCommandError, open_driver
 from drivers.chessnut import ChessnutDriver, ChessnutOptions
 from drivers.chessnut.codec import Battery

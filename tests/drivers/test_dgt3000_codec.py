@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardd.events import ClockReading, ClockSide
+from boardd.core.events import ClockReading, ClockSide
 from drivers.dgt3000_i2c.codec import (
     BUTTON_LEVER,
     Ack,

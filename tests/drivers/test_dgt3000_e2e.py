@@ -15,10 +15,10 @@ from typing import TypeVar
 import chess
 import pytest
 
-from boardd.engine import Engine
-from boardd.errors import DeviceDisconnectedError
-from boardd.events import BoardEvent, BoardSnapshot, ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame
-from boardd.outputs import Completion, Output
+from boardd.core.engine import Engine
+from boardd.core.errors import DeviceDisconnectedError
+from boardd.core.events import BoardEvent, BoardSnapshot, ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame
+from boardd.core.outputs import Completion, Output
 from drivers.base import ClockDisplay, DriverKind, RequestDump, SetClock, UnsupportedCommandError, open_driver
 from drivers.dgt3000_i2c import Dgt3000Driver, Dgt3000Options
 from drivers.dgt3000_i2c.codec import (

@@ -12,8 +12,17 @@ import chess
 import pytest
 import serial
 
-from boardd.errors import ConfigError, DeviceDisconnectedError, DriverError
-from boardd.events import BoardEvent, BoardSnapshot, ClockReading, ClockSide, Link, LinkChanged, Marker, SquareChanged
+from boardd.core.errors import ConfigError, DeviceDisconnectedError, DriverError
+from boardd.core.events import (
+    BoardEvent,
+    BoardSnapshot,
+    ClockReading,
+    ClockSide,
+    Link,
+    LinkChanged,
+    Marker,
+    SquareChanged,
+)
 from drivers.base import (
     BoardDriver,
     ClockDisplay,

@@ -20,9 +20,9 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.engine import Engine
-from boardd.events import GameInfo, NewGame
-from boardd.outputs import IrregularityRaised, Output, Severity
+from boardd.core.engine import Engine
+from boardd.core.events import GameInfo, NewGame
+from boardd.core.outputs import IrregularityRaised, Output, Severity
 from drivers.dgt import DgtDriver, DgtOptions
 from drivers.dgt.emulator import DgtEmulator
 from drivers.sim import load_pgn_game, simulate_game

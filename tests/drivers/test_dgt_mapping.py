@@ -1,4 +1,4 @@
-"""DGT messages -> boardd.events: squares, pieces, markers, clock status bits as the captures show."""
+"""DGT messages -> boardd.core.events: squares, pieces, markers, clock status bits as the captures show."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import chess
 import pytest
 
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
 from drivers.dgt.codec import BoardDump, ClockAck, ClockTimes, DgtDecoder, FieldUpdate, SerialNr, Version
 from drivers.dgt.mapping import ClockButton, DgtMapper, field_to_square, square_to_field
 from tests.drivers.test_dgt_codec import START_CODES, h

@@ -23,10 +23,10 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd import replay
-from boardd.engine import Engine
-from boardd.events import BoardEvent, ClockReading, ClockSide, GameInfo, SquareChanged
-from boardd.outputs import IrregularityRaised
+from boardd.core.engine import Engine
+from boardd.core.events import BoardEvent, ClockReading, ClockSide, GameInfo, SquareChanged
+from boardd.core.outputs import IrregularityRaised
+from boardd.daemon import replay
 from drivers.capture import events_from_capture
 from drivers.dgt.codec import TRACE, BoardDump, ClockTimes, DgtDecoder, FieldUpdate, SerialNr, encode_message
 from drivers.dgt.mapping import DgtCaptureCodec, DgtMapper, code_from_content, square_to_field

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from boardd.events import BoardEvent, Link, LinkChanged
+from boardd.core.events import BoardEvent, Link, LinkChanged
 from drivers.base import BoardDriver
 from drivers.certabo import CertaboDriver, CertaboOptions
 from drivers.certabo.emulator import CertaboEmulator

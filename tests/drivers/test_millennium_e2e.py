@@ -19,10 +19,10 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.engine import Engine
-from boardd.events import BoardEvent, BoardSnapshot, GameInfo, Link, LinkChanged, NewGame
-from boardd.outputs import IrregularityRaised, Output, Severity
-from boardd.settings import RulesConfig
+from boardd.core.engine import Engine
+from boardd.core.events import BoardEvent, BoardSnapshot, GameInfo, Link, LinkChanged, NewGame
+from boardd.core.outputs import IrregularityRaised, Output, Severity
+from boardd.core.settings import RulesConfig
 from drivers.base import BoardDriver, DriverKind, RequestDump, SetClock, UnsupportedCommandError, open_driver
 from drivers.millennium import MillenniumDriver, MillenniumOptions
 from drivers.millennium.codec import EepromWrite, StatusRequest, VersionRequest

@@ -20,8 +20,8 @@ import serial
 import serial.rfc2217
 from serial.tools import list_ports
 
-from boardd.errors import DeviceDisconnectedError, DriverError
-from boardd.events import BoardSnapshot, Link, LinkChanged, SquareChanged
+from boardd.core.errors import DeviceDisconnectedError, DriverError
+from boardd.core.events import BoardSnapshot, Link, LinkChanged, SquareChanged
 from drivers import ports
 from drivers.dgt import DgtDriver
 from drivers.dgt.codec import Command, DgtDecoder, DgtMessage, Version, encode

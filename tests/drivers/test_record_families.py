@@ -22,9 +22,9 @@ import pytest
 import usb.core
 
 import drivers.record
-from boardd.engine import Engine
-from boardd.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame
-from boardd.settings import RulesConfig
+from boardd.core.engine import Engine
+from boardd.core.events import ClockReading, ClockSide, GameInfo, Link, LinkChanged, NewGame
+from boardd.core.settings import RulesConfig
 from drivers.base import BoardDriver, DriverKind, SetClock, family_module
 from drivers.capture import CaptureError, CaptureWriter, events_from_capture, read_capture
 from drivers.certabo import CertaboOptions

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from boardd.errors import ConfigError, DeviceDisconnectedError, DriverError
+from boardd.core.errors import ConfigError, DeviceDisconnectedError, DriverError
 from drivers.base import ReconnectPolicy
 from drivers.transport import Backoff, SerialLink
 

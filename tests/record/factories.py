@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import chess
 import chess.pgn
 
-from boardd.outputs import ClockState, Completion, GameState, MoveRecord
+from boardd.core.outputs import ClockState, Completion, GameState, MoveRecord
 
 #: Synthetic clock: (ply index, side) -> (remaining after the move, emt), both in seconds.
 ClockFn = Callable[[int, chess.Color], tuple[float, float]]

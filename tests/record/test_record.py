@@ -1,4 +1,4 @@
-"""boardd.record: PGN with broadcast tags and clock annotations."""
+"""boardd.core.record: PGN with broadcast tags and clock annotations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.outputs import ClockState, MoveRecord
-from boardd.record import (
+from boardd.core.outputs import ClockState, MoveRecord
+from boardd.core.record import (
     archive_pgn,
     clock_tag,
     format_clock,

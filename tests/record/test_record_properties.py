@@ -1,4 +1,4 @@
-"""Property tests of boardd.record: random legal games (standard and Chess960) with random clocks."""
+"""Property tests of boardd.core.record: random legal games (standard and Chess960) with random clocks."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import chess.pgn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardd.record import format_clock, game_pgn
+from boardd.core.record import format_clock, game_pgn
 from tests.record.factories import make_state, records_from_moves
 
 

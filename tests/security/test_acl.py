@@ -414,8 +414,8 @@ def test_acl_lists_exactly_the_contract_topics() -> None:
 
 
 def test_acl_topics_match_the_publisher() -> None:
-    """What boardd.contract publishes is what the ACL lets a board write: nothing silently dropped."""
-    from boardd.contract import TOPICS
+    """What boardd.core.contract publishes is what the ACL lets a board write: nothing silently dropped."""
+    from boardd.core.contract import TOPICS
 
     assert set(TOPICS) == set(BOARD_TOPICS)
 

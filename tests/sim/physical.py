@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, Content, Event, SquareChanged
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, Event, SquareChanged
 
 
 @dataclass

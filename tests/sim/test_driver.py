@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from boardd import eventlog
 from boardd.cli import main
-from boardd.errors import ConfigError, DriverError
-from boardd.events import BoardEvent, BoardSnapshot, ClockReading, Link, LinkChanged, SquareChanged
+from boardd.core import eventlog
+from boardd.core.errors import ConfigError, DriverError
+from boardd.core.events import BoardEvent, BoardSnapshot, ClockReading, Link, LinkChanged, SquareChanged
 from drivers.base import BoardDriver, ClockDisplay, RequestDump, UnsupportedCommandError, open_driver
 from drivers.sim import Injection, InjectionKind, Options, SimulatedBoard, applicable, random_game, simulate_game
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boardd import eventlog
-from boardd.errors import EventLogError
-from boardd.events import (
+from boardd.core import eventlog
+from boardd.core.errors import EventLogError
+from boardd.core.events import (
     Acknowledge,
     BoardSnapshot,
     ClockReading,
@@ -32,7 +32,7 @@ from boardd.events import (
     SetResult,
     SquareChanged,
 )
-from boardd.settings import Category, Regime, RulesConfig, Timing
+from boardd.core.settings import Category, Regime, RulesConfig, Timing
 
 # --- strategies -------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.events import BoardSnapshot, ClockReading, ClockSide, NewGame, Reinstate, SetClock, SquareChanged
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, NewGame, Reinstate, SetClock, SquareChanged
 from drivers.sim import (
     PROFILES,
     Injection,

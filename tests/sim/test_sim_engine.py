@@ -22,9 +22,9 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.engine import Engine
-from boardd.events import SquareChanged
-from boardd.outputs import Irregularity, IrregularityRaised, Output, Severity
+from boardd.core.engine import Engine
+from boardd.core.events import SquareChanged
+from boardd.core.outputs import Irregularity, IrregularityRaised, Output, Severity
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulatedGame, applicable, random_game, simulate_game
 
 #: Random games per profile (the task: 500), split in chunks so a failure names its seeds.

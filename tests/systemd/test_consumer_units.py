@@ -17,10 +17,10 @@ import aiohttp
 import aiomqtt
 import pytest
 
-from boardd.contract import Publisher
-from boardd.relay import load_config, relay_config
-from boardd.web.app import web_config
-from boardd.web.auth import hash_password, verify_password
+from boardd.consumers.relay import load_config, relay_config
+from boardd.consumers.web.app import web_config
+from boardd.consumers.web.auth import hash_password, verify_password
+from boardd.core.contract import Publisher
 from tests.mosquitto import Broker
 from tests.record.factories import make_state
 from tests.systemd._units import SYSTEMD, copy_units, one, parse_unit, systemd_analyze, words
@@ -36,7 +36,7 @@ def test_consumer_unit_required_settings(name: str) -> None:
     unit = parse_unit(SYSTEMD / name)
     command, config = CONSUMERS[name]
     assert set(unit) == {"Unit", "Service", "Install"}
-    # Type=notify holds because boardd.relay.run_service sends READY=1 (test below).
+    # Type=notify holds because boardd.consumers.relay.run_service sends READY=1 (test below).
     assert one(unit, "Service", "Type") == "notify"
     assert one(unit, "Service", "NotifyAccess") == "main"
     assert "WatchdogSec" not in unit["Service"]  # no progress signal to feed it (see the unit's comment)

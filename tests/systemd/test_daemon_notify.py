@@ -1,4 +1,4 @@
-"""The real daemon (boardd.daemon.serve, in-process) speaking sd_notify to a socket bound by the test.
+"""The real daemon (boardd.daemon.service.serve, in-process) speaking sd_notify to a socket bound by the test.
 
 This is what the units in systemd/ rely on: READY=1 once the board is open, WATCHDOG=1 while the
 board and MQTT components progress, STOPPING=1 at shutdown, and no watchdog starvation when the
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from boardd import sdnotify
-from boardd.config import load_config
-from boardd.daemon import serve
+from boardd.daemon import sdnotify
+from boardd.daemon.config import load_config
+from boardd.daemon.service import serve
 from tests.mosquitto import Broker, free_port
 
 
@@ -239,7 +239,7 @@ async def test_hung_driver_stops_the_pings_and_is_named(tmp_path: Path, mosquitt
     assert "WATCHDOG=1" not in received[stalled[0]:], received
     assert "board:t1" in watchdogs[0].stalled()
     # The daemon's own log says which board and why, before the watchdog's verdict.
-    hung = [r for r in caplog.records if r.name == "boardd.daemon" and "board t1" in r.getMessage()
+    hung = [r for r in caplog.records if r.name == "boardd.daemon.service" and "board t1" in r.getMessage()
             and "no activity" in r.getMessage()]
     assert hung and hung[0].levelname == "ERROR", [r.getMessage() for r in caplog.records]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from boardd.sdnotify import Notifier, ProgressWatchdog
+from boardd.daemon.sdnotify import Notifier, ProgressWatchdog
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_empty_notify_socket_is_no_op() -> None:
 
 
 def test_unsupported_address_is_disabled_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="boardd.sdnotify"):
+    with caplog.at_level(logging.WARNING, logger="boardd.daemon.sdnotify"):
         notifier = Notifier.from_environment({"NOTIFY_SOCKET": "vsock:2:1234"})
     assert not notifier.enabled
     assert notifier.ready() is False
@@ -194,7 +194,7 @@ def test_malformed_assignment_is_refused(bad: str) -> None:
 def test_send_failure_is_counted_and_logged_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     notifier = Notifier(str(tmp_path / "gone.sock"))
     assert notifier.enabled
-    with caplog.at_level(logging.WARNING, logger="boardd.sdnotify"):
+    with caplog.at_level(logging.WARNING, logger="boardd.daemon.sdnotify"):
         assert notifier.watchdog() is False
         assert notifier.watchdog() is False
         assert notifier.watchdog() is False
@@ -299,7 +299,7 @@ async def test_watchdog_stops_pinging_when_a_component_stalls(
     fake.on_sleep = [(1000.0 + t, "board") for t in range(2, 61, 2)]
     fake.on_sleep += [(1000.0 + t, "mqtt") for t in range(2, 21, 2)]
     fake.stop_at = 1060.0
-    with caplog.at_level(logging.WARNING, logger="boardd.sdnotify"), pytest.raises(asyncio.CancelledError):
+    with caplog.at_level(logging.WARNING, logger="boardd.daemon.sdnotify"), pytest.raises(asyncio.CancelledError):
         await watchdog.run()
     received = fake.received + _drain(sock)
     pings = [m for m in received if m == "WATCHDOG=1"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from boardd.config import DEFAULT_STATE_DIR
+from boardd.daemon.config import DEFAULT_STATE_DIR
 from tests.systemd._units import SYSTEMD, copy_units, one, parse_unit, systemd_analyze, words
 
 UNITS = ("boardd.service", "boardd@.service")

@@ -42,7 +42,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from boardd.events import ClockSide, Content
+from boardd.core.events import ClockSide, Content
 from drivers.dgt.codec import (
     BoardDump,
     ClockAck,

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 The engine is a pure state machine. :meth:`Engine.feed` takes one event of
-:mod:`boardd.events` and returns the outputs of :mod:`boardd.outputs`; time only
+:mod:`boardd.core.events` and returns the outputs of :mod:`boardd.core.outputs`; time only
 comes from the events' ``at``. Timers (release inference ``T_settle``, the press
 window ``T_latency``/``T_bounce``, a persisting impossible reading, the flag of the
 engine's own clock model) are deadlines that fire when a later event arrives or when
@@ -11,8 +11,8 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
 
 * **Positions.** The *official* position is a ``chess.Board`` with the move stack of the
   record. The *physical* position is the sensor reading in the official frame
-  (:class:`~boardd.recognizer.PhysicalBoard`; the board may be turned round, see
-  *Orientation*). After every change, :class:`~boardd.recognizer.PositionIndex` classifies
+  (:class:`~boardd.core.recognizer.PhysicalBoard`; the board may be turned round, see
+  *Orientation*). After every change, :class:`~boardd.core.recognizer.PositionIndex` classifies
   the difference (§3.2: NONE, LEGAL, PARTIAL, IN_HAND, ILLEGAL_1, TWO_MOVES, OPP_ONLY,
   UNRECOGNISED).
 * **Made.** A ``LEGAL(m)`` state that stays ``T_settle`` without change is a *made* move
@@ -45,7 +45,7 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   engine then waits for the board to show the target position, and checks the replacement
   move against the touch-move constraint, §3.7).
 * **Without a clock** (``RulesConfig.clock_expected=False``, or no clock reading yet) the
-  engine keeps time with :class:`boardd.clock.ClockModel`: White's time starts with the
+  engine keeps time with :class:`boardd.core.clock.ClockModel`: White's time starts with the
   first board activity, a made move switches the clocks (increment, period transitions),
   the model's flag time is a timer (``FLAG_FALL``). Moves are then completed by the same
   player's next move (6.2.1.2) or by game end; no press-related codes are raised.
@@ -73,8 +73,8 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   (``SENSOR_FLICKER``). While the clock link is down the game goes on as without a clock (clock
   unknown, no press codes). The game's first clock start corrects a clock standing the other way
   round (``GameEvent CLOCK_SIDE_CHANGED``, before ply 2).
-* Findings are :class:`boardd.outputs.Irregularity` objects with codes verbatim from
-  rules-spec §5; severity, confidence and articles come from :mod:`boardd.laws` for the
+* Findings are :class:`boardd.core.outputs.Irregularity` objects with codes verbatim from
+  rules-spec §5; severity, confidence and articles come from :mod:`boardd.core.laws` for the
   game's edition, penalties from ``laws.suggest_penalty`` (the illegal count goes up once
   per move). Bad input never raises: time going backwards, unknown markers, impossible
   readings and internal errors become ``SENSOR_FAULT`` findings.
@@ -92,9 +92,9 @@ from typing import Any
 
 import chess
 
-from boardd import _lawshim as laws
-from boardd.clock import ClockModel, TimeControl
-from boardd.events import (
+from boardd.core import _lawshim as laws
+from boardd.core.clock import ClockModel, TimeControl
+from boardd.core.events import (
     Acknowledge,
     BoardSnapshot,
     ClockReading,
@@ -115,7 +115,7 @@ from boardd.events import (
     SquareChanged,
     content_symbol,
 )
-from boardd.outputs import (
+from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
     Completion,
@@ -136,8 +136,8 @@ from boardd.outputs import (
     Status,
     Suggestion,
 )
-from boardd.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex, describe_change
-from boardd.settings import Regime, RulesConfig
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex, describe_change
+from boardd.core.settings import Regime, RulesConfig
 
 __all__ = ["Engine"]
 
@@ -524,9 +524,9 @@ class Engine:
         return self._phys.base_board().board_fen()
 
     def pgn(self) -> str:
-        """The game as PGN (delegates to :func:`boardd.record.game_pgn` when available)."""
+        """The game as PGN (delegates to :func:`boardd.core.record.game_pgn` when available)."""
         try:
-            from boardd import record  # noqa: PLC0415 - optional sibling module
+            from boardd.core import record  # noqa: PLC0415 - optional sibling module
             game_pgn = getattr(record, "game_pgn", None)
             if game_pgn is not None:
                 return str(game_pgn(self.state))
@@ -2498,7 +2498,7 @@ class Engine:
         if fix is not None and fix in pre.legal_moves:
             after = pre.copy(stack=False)
             after.push(fix)
-            from boardd.recognizer import board_key  # noqa: PLC0415
+            from boardd.core.recognizer import board_key  # noqa: PLC0415
 
             # when the board is put right (the arbiter's fix, 7.4.1 / 7.5.2), the law-based move replaces the record
             self._pending_fix = (len(self._records), board_key(after), fix, pre, irr.id)
@@ -2900,7 +2900,7 @@ def _illegal_position(board: chess.Board) -> str | None:
 
 def _search(board: chess.Board, target: tuple[int, ...], depth: int, changed: int) -> list[chess.Move] | None:
     """Shortest sequence of 2..depth legal moves from *board* to the placement *target* (pruned)."""
-    from boardd.recognizer import board_key  # noqa: PLC0415
+    from boardd.core.recognizer import board_key  # noqa: PLC0415
 
     work = board.copy(stack=False)
 

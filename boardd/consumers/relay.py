@@ -60,9 +60,9 @@ import chess
 import chess.pgn
 from aiohttp import web
 
-from boardd.errors import ConfigError
-from boardd.record import clock_tag, format_clock
-from boardd.sdnotify import Notifier
+from boardd.core.errors import ConfigError
+from boardd.core.record import clock_tag, format_clock
+from boardd.daemon.sdnotify import Notifier
 
 __all__ = [
     "BoardRecord",
@@ -174,7 +174,7 @@ class BoardRecord:
         self.comments = {(0, ""): text} if (text := _CLOCK_COMMANDS.sub("", game.comment).strip()) else {}
         for ply, node in enumerate(game.mainline(), start=1):
             if text := _CLOCK_COMMANDS.sub("", node.comment).strip():
-                # e.g. boardd.record's note on the moves after an illegal move that stood
+                # e.g. boardd.core.record's note on the moves after an illegal move that stood
                 self.comments[(ply, node.move.uci())] = text
             clock, emt = node.clock(), node.emt()
             if clock is not None or emt is not None:
@@ -500,7 +500,7 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
         board.push(move)
         node = node.add_variation(move)
         clock, emt = record.clocks.get((ply, move.uci()), (None, None))
-        # Same rendering as the daemon's own PGN (boardd.record): h:mm:ss, tenths under 10 s.
+        # Same rendering as the daemon's own PGN (boardd.core.record): h:mm:ss, tenths under 10 s.
         parts = [f"[%clk {format_clock(clock)}]"] if clock is not None else []
         if emt is not None:
             parts.append(f"[%emt {format_clock(emt)}]")

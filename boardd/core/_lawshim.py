@@ -1,4 +1,4 @@
-"""Private bridge to :mod:`boardd.laws` and :mod:`boardd.clock` (written by another engineer).
+"""Private bridge to :mod:`boardd.core.laws` and :mod:`boardd.core.clock` (written by another engineer).
 
 The engine must work while those modules are still being written: every helper here
 uses the real module when it can be imported and a conservative local fallback
@@ -16,7 +16,7 @@ from types import ModuleType
 
 import chess
 
-from boardd.outputs import Confidence, Severity
+from boardd.core.outputs import Confidence, Severity
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def _module(name: str) -> ModuleType | None:
         return None
 
 
-_LAWS = _module("boardd.laws")
+_LAWS = _module("boardd.core.laws")
 #: Above this many pieces :func:`is_dead_position` does not call the laws (it runs after every move).
 _SEARCH_MAX_PIECES = 6
 
@@ -113,7 +113,7 @@ def _as_confidence(value: object) -> Confidence:
 
 def category_of(time_control: str, edition: int) -> str:
     """Category name (``standard``/``rapid``/``blitz``) of a PGN TimeControl (rules-spec §7.1)."""
-    clock = _module("boardd.clock")
+    clock = _module("boardd.core.clock")
     if _LAWS is not None and hasattr(_LAWS, "category_of") and clock is not None:
         try:
             cat = _LAWS.category_of(clock.TimeControl.parse(time_control), edition)
@@ -164,11 +164,11 @@ def can_mate(board: chess.Board, color: chess.Color) -> bool | None:
     * a finished game answers directly (the mate on the board, stalemate);
     * material certainties (python-chess's test: bare king, lone minor piece, ...);
     * a locked position (kings, bishops and pawns, nothing able to change the structure) that
-      :func:`boardd.laws.is_dead_position` proves dead (exhaustive, at most
+      :func:`boardd.core.laws.is_dead_position` proves dead (exhaustive, at most
       ``laws.CLOSURE_BUDGET`` positions).
 
     Everything else is None (unknown): the penalty text then says "loss unless the arbiter finds
-    that the opponent cannot mate" (§7.6 tier 3). The helpmate search of :func:`boardd.laws.can_mate`
+    that the opponent cannot mate" (§7.6 tier 3). The helpmate search of :func:`boardd.core.laws.can_mate`
     is deliberately not called: it was measured at up to ~1 s with 6 pieces and ~3 s with 7 pieces
     on the real endgames of ``shared/data/pgn`` (2026-11, a shared 2-core machine), far beyond a
     ``feed`` budget.
@@ -206,7 +206,7 @@ def suggest_penalty(*, edition: int, category: str, regime: str, n: int, offende
     """Penalty suggestion of rules-spec §6.3 for the *n*-th illegal-move-class event of *offender*."""
     if _LAWS is not None and hasattr(_LAWS, "suggest_penalty"):
         try:
-            cat_mod = _module("boardd.settings")
+            cat_mod = _module("boardd.core.settings")
             assert cat_mod is not None
             sug = _LAWS.suggest_penalty(
                 edition=edition, category=cat_mod.Category(category), regime=cat_mod.Regime(regime), n=n,

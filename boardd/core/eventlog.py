@@ -1,11 +1,11 @@
-"""The boardd event log: JSON Lines, one :mod:`boardd.events` event per line.
+"""The boardd event log: JSON Lines, one :mod:`boardd.core.events` event per line.
 
 Theory of operation
 -------------------
 The log is board-agnostic: whatever the driver (DGT, Millennium, Chessnut,
 Certabo, the simulator), what reaches the engine is a sequence of
-:data:`boardd.events.Event` values, and that is what the log stores. Replaying a
-log through :class:`boardd.engine.Engine` therefore reproduces exactly what the
+:data:`boardd.core.events.Event` values, and that is what the log stores. Replaying a
+log through :class:`boardd.core.engine.Engine` therefore reproduces exactly what the
 daemon saw. The format is specified in ``docs/event-log.md``; in short::
 
     {"type": "header", "format": "boardd-events", "version": 1, "rules": {...}, "game": {...}, "board": "t12"}
@@ -16,7 +16,7 @@ daemon saw. The format is specified in ``docs/event-log.md``; in short::
 Every line is a JSON object with ``"t"`` (seconds, the event's ``at``) and
 ``"type"``. Reading is strict: an unknown type, an unknown key, a bad square
 name, an impossible value (a negative clock time) is an
-:class:`boardd.errors.EventLogError` carrying the line number. A reader that must
+:class:`boardd.core.errors.EventLogError` carrying the line number. A reader that must
 not stop on one bad line (``boardd replay``) passes ``on_error`` and gets every
 bad line reported while the good ones keep flowing.
 
@@ -35,8 +35,8 @@ from typing import Any, TextIO
 
 import chess
 
-from boardd.errors import BoarddError, EventLogError
-from boardd.events import (
+from boardd.core.errors import BoarddError, EventLogError
+from boardd.core.events import (
     Acknowledge,
     BoardSnapshot,
     ClockReading,
@@ -56,7 +56,7 @@ from boardd.events import (
     SetResult,
     SquareChanged,
 )
-from boardd.settings import Category, Regime, RulesConfig, Timing
+from boardd.core.settings import Category, Regime, RulesConfig, Timing
 
 __all__ = [
     "FORMAT",
@@ -371,7 +371,7 @@ def event_to_json(event: Event) -> dict[str, Any]:
     """One event as a JSON object (``"t"`` and ``"type"`` first).
 
     Raises:
-        TypeError: *event* is not a :data:`boardd.events.Event`.
+        TypeError: *event* is not a :data:`boardd.core.events.Event`.
     """
     head: dict[str, Any] = {"t": event.at}
     match event:

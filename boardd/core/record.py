@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-:func:`game_pgn` turns a :class:`boardd.outputs.GameState` into PGN text for the
+:func:`game_pgn` turns a :class:`boardd.core.outputs.GameState` into PGN text for the
 ``{root}/pgn`` topic, the relay's files and the lichess push API. The movetext is
 built with python-chess (``chess.pgn``), so SAN, move numbers, escaping of tag
 values and line wrapping are python-chess's; only the clock values and the
@@ -73,7 +73,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
-from boardd.outputs import GameState, MoveRecord
+from boardd.core.outputs import GameState, MoveRecord
 
 __all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination",
            "pgn_time_control"]
@@ -189,11 +189,11 @@ def pgn_round(round_: str, board_no: int | None) -> str:
 
 @functools.lru_cache(maxsize=64)
 def pgn_time_control(time_control: str) -> str:
-    """The PGN ``TimeControl`` tag for a :class:`~boardd.events.GameInfo` time control.
+    """The PGN ``TimeControl`` tag for a :class:`~boardd.core.events.GameInfo` time control.
 
     A value in PGN form (``"40/5400+30:1800+30"``, ``"900+10"``, ``"?"``, ``"-"``)
     is kept. Anything else, such as boardd's delay forms (``"5400d5"``, see
-    :mod:`boardd.clock`), which PGN cannot express, becomes ``"?"`` (logged once
+    :mod:`boardd.core.clock`), which PGN cannot express, becomes ``"?"`` (logged once
     per value), so a malformed tag never reaches the broadcast.
     """
     text = time_control.strip()

@@ -13,7 +13,7 @@ One file per board (``/var/lib/boardd/<board>.sqlite``), in WAL mode. Tables:
     ``(session, seq)`` of its envelope and an ``acked`` flag set only after the
     broker acknowledged it (PUBACK). QoS 0 traffic (clock ticks) is not stored.
 ``games``
-    one row per game: the :class:`~boardd.events.GameInfo` (JSON), the first
+    one row per game: the :class:`~boardd.core.events.GameInfo` (JSON), the first
     event of the game, start/end wall times, and the PGN once it is over.
 ``meta``
     the session counter (incremented at every start) and the last envelope seq.
@@ -72,9 +72,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from boardd import eventlog
-from boardd import events as ev
-from boardd.errors import BoarddError, EventError, EventLogError
+from boardd.core import eventlog
+from boardd.core import events as ev
+from boardd.core.errors import BoarddError, EventError, EventLogError
 
 __all__ = [
     "AsyncJournal",
@@ -145,7 +145,7 @@ class JournalError(BoarddError):
 
 
 class PublicationLike(Protocol):
-    """What the journal needs from a :class:`boardd.contract.Publication`."""
+    """What the journal needs from a :class:`boardd.core.contract.Publication`."""
 
     @property
     def topic(self) -> str: ...
@@ -183,7 +183,7 @@ class GameRow:
 
 
 # --- event codec ---------------------------------------------------------------
-# Rows use the event-log JSON of :mod:`boardd.eventlog`, so a journal can be exported
+# Rows use the event-log JSON of :mod:`boardd.core.eventlog`, so a journal can be exported
 # as an event log and replayed with ``boardd replay``.
 
 
@@ -370,7 +370,7 @@ class Journal:
                     ) -> tuple[int | None, list[OutboxRow]]:
         """Append *event* (may be None) and its *publications* in one transaction.
 
-        A :class:`~boardd.events.NewGame` (with a game id) also registers the game, starting at
+        A :class:`~boardd.core.events.NewGame` (with a game id) also registers the game, starting at
         this event, in the same transaction, and closes the previous game given by *closing*.
 
         Args:

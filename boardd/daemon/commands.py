@@ -1,4 +1,4 @@
-"""Arbiter and operator commands: ``{root}/cmd/{name}`` payloads to :mod:`boardd.events` commands.
+"""Arbiter and operator commands: ``{root}/cmd/{name}`` payloads to :mod:`boardd.core.events` commands.
 
 Theory of operation
 -------------------
@@ -6,7 +6,7 @@ A command arrives as a JSON object on ``{prefix}/{board}/cmd/{name}``. This
 module is pure: :func:`parse_command` validates the payload strictly (known
 fields only, exact types, bounded strings, no control characters), checks the
 optional shared-secret token of the sender's role, and returns the
-:class:`boardd.events.ArbiterCommand` to feed to the engine. Any problem raises
+:class:`boardd.core.events.ArbiterCommand` to feed to the engine. Any problem raises
 :class:`CommandError` carrying the command id (when one could be read), so the
 daemon can answer ``{root}/cmd-result`` with ``ok: false`` and change nothing.
 
@@ -44,10 +44,10 @@ from typing import Any
 
 import chess
 
-from boardd import events as ev
-from boardd.config import COMMAND_ROLES, CommandsConfig
-from boardd.errors import BoarddError, EventError
-from boardd.settings import EDITIONS
+from boardd.core import events as ev
+from boardd.core.errors import BoarddError, EventError
+from boardd.core.settings import EDITIONS
+from boardd.daemon.config import COMMAND_ROLES, CommandsConfig
 
 __all__ = ["COMMAND_NAMES", "CommandError", "ParsedCommand", "default_new_game", "parse_command"]
 
@@ -179,7 +179,7 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
 
 def _check_time_control(f: _Fields, value: str) -> None:
     try:
-        from boardd.clock import TimeControl  # noqa: PLC0415 - optional until the clock module lands
+        from boardd.core.clock import TimeControl  # noqa: PLC0415 - optional until the clock module lands
     except ImportError:
         if not re.fullmatch(r"[0-9][0-9/+:*.]*", value):
             raise f.error(f"field 'time_control' must be a PGN TimeControl, got {value!r}") from None

@@ -6,7 +6,7 @@ The recogniser keeps no time and makes no decisions about the Laws: it answers o
 question, fast, after every board event: *how does the physical board differ from
 the official position?* The answer is a :class:`Diff` of one of the classes of
 rules-spec §3.2 (``NONE``, ``LEGAL``, ``PARTIAL``, ``IN_HAND``, ``ILLEGAL_1``,
-``TWO_MOVES``, ``OPP_ONLY``, ``UNRECOGNISED``). The :mod:`boardd.engine` turns
+``TWO_MOVES``, ``OPP_ONLY``, ``UNRECOGNISED``). The :mod:`boardd.core.engine` turns
 these answers, their timing and the clock presses into moves and findings.
 
 python-chess is the rules oracle. For speed, a :class:`PositionIndex` is built once
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import chess
 
-from boardd.events import Content, Marker
+from boardd.core.events import Content, Marker
 
 __all__ = [
     "Diff",

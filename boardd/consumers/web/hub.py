@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from boardd.relay import Hall
+from boardd.consumers.relay import Hall
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -51,9 +51,9 @@ _CMD_RESULTS_KEPT = 500
 
 
 def code_title(code: str, edition: int | None) -> str:
-    """The plain-words title of a rules-spec §5 code (``boardd.laws``), or the code itself."""
+    """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself."""
     try:
-        from boardd.laws import code_info  # noqa: PLC0415 - optional until every edition is known
+        from boardd.core.laws import code_info  # noqa: PLC0415 - optional until every edition is known
 
         return code_info(code, int(edition or 2023)).title
     except (ImportError, KeyError, ValueError, TypeError):
@@ -70,7 +70,7 @@ class Message:
 
 @dataclass(slots=True)
 class BoardExtra:
-    """What the web keeps per board beyond the relay's :class:`~boardd.relay.BoardRecord`."""
+    """What the web keeps per board beyond the relay's :class:`~boardd.consumers.relay.BoardRecord`."""
 
     clock: dict[str, Any] | None = None
     clock_key: tuple[int, int] = (-1, -1)

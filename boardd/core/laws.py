@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.outputs import Confidence, Severity
-from boardd.settings import EDITIONS, Category, Regime
+from boardd.core.outputs import Confidence, Severity
+from boardd.core.settings import EDITIONS, Category, Regime
 
 if TYPE_CHECKING:
-    from boardd.clock import TimeControl
+    from boardd.core.clock import TimeControl
 
 __all__ = [
     "ILLEGAL_MOVE_SUBTYPES",

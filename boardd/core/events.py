@@ -3,14 +3,14 @@
 Theory of operation
 -------------------
 Drivers turn bytes into these events; the daemon turns arbiter commands into
-them; the journal stores them; the engine (:mod:`boardd.engine`) consumes them.
+them; the journal stores them; the engine (:mod:`boardd.core.engine`) consumes them.
 Every event carries ``at``: the time it was observed, in seconds, on the
 daemon's monotonic time line (drivers stamp it on receipt). The core never
 reads a clock: time only ever comes from ``at``.
 
 Events are frozen, slotted and keyword-only. They validate themselves on
 construction, so an impossible event (a square number of 64, a negative time)
-cannot exist; the constructor raises :class:`boardd.errors.EventError`.
+cannot exist; the constructor raises :class:`boardd.core.errors.EventError`.
 
 Square contents use python-chess vocabulary: ``chess.Piece`` for a piece,
 ``None`` for an empty square, and :class:`Marker` for the things a sensor can
@@ -27,7 +27,7 @@ from typing import TypeAlias
 
 import chess
 
-from boardd.errors import EventError
+from boardd.core.errors import EventError
 
 __all__ = [
     "Acknowledge",
@@ -243,7 +243,7 @@ class GameInfo:
 
     ``time_control`` uses the PGN TimeControl form (``"40/5400+30:1800+30"``,
     ``"900+10"``, ``"180+2"``) or boardd's extended form documented in
-    :mod:`boardd.clock`. ``start_fen`` is the starting position (a Chess960
+    :mod:`boardd.core.clock`. ``start_fen`` is the starting position (a Chess960
     position, or a set-up position for tests); ``None`` is the standard start.
     """
 

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 :func:`load_config` reads a file with :mod:`tomllib` and walks it with a small
 typed reader (:class:`_Table`) that knows, for every table, the keys it may
-hold. Every problem becomes a :class:`boardd.errors.ConfigError` carrying the
+hold. Every problem becomes a :class:`boardd.core.errors.ConfigError` carrying the
 file, the dotted key and what was expected; unknown keys are errors too, with a
 "did you mean" hint, so that a typo (``keepalvie``) cannot silently fall back
 to a default at a tournament.
@@ -41,8 +41,8 @@ Layout (see ``config/*.toml`` for complete examples)::
     time_control = "40/5400+30:1800+30"
 
 ``boardd check-config FILE`` validates any of the three kinds of configuration file: the
-daemon's (``[[board]]``), the relay's (``[relay]``, boardd/relay.py) and the web
-service's (``[web]``, boardd/web/app.py). The kind is told by those top-level tables
+daemon's (``[[board]]``), the relay's (``[relay]``, boardd/consumers/relay.py) and the web
+service's (``[web]``, boardd/consumers/web/app.py). The kind is told by those top-level tables
 (or ``--kind``); relay and web files are checked key by key here (unknown keys and
 wrong types named, as for the daemon) and then built with their service's own
 loader. It prints ``OK``, the kind and a summary (boards, broker, topics), or the
@@ -63,9 +63,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boardd.errors import ConfigError
-from boardd.events import ClockSide, GameInfo
-from boardd.settings import EDITIONS, Category, Regime, RulesConfig, Timing
+from boardd.core.errors import ConfigError
+from boardd.core.events import ClockSide, GameInfo
+from boardd.core.settings import EDITIONS, Category, Regime, RulesConfig, Timing
 
 __all__ = [
     "BOARD_ID_RE",
@@ -421,7 +421,7 @@ def _rules(board: _Table) -> tuple[RulesConfig, int]:
 def _time_control(t: _Table, name: str, default: str) -> str:
     value: str = t.get_str(name, default)
     try:
-        from boardd.clock import TimeControl  # noqa: PLC0415 - optional until the clock module lands
+        from boardd.core.clock import TimeControl  # noqa: PLC0415 - optional until the clock module lands
     except ImportError:
         if not re.fullmatch(r"[0-9/+:*.\-?a-z]+", value):
             raise t.error(name, f"expected a PGN TimeControl such as 40/5400+30:1800+30, got {value!r}") from None
@@ -507,7 +507,7 @@ def _check_port_url(url: str, board: _Table) -> None:
         from drivers.transport import check_port  # noqa: PLC0415 - drivers are optional here
     except ImportError:
         return
-    from boardd.errors import DriverError  # noqa: PLC0415
+    from boardd.core.errors import DriverError  # noqa: PLC0415
 
     try:
         check_port(url)
@@ -521,7 +521,7 @@ def _check_driver_options(kind: str, options: Mapping[str, Any], board: _Table) 
         from drivers.base import options_from_mapping  # noqa: PLC0415 - drivers are optional here
     except ImportError:
         return
-    from boardd.errors import DriverError  # noqa: PLC0415
+    from boardd.core.errors import DriverError  # noqa: PLC0415
 
     try:
         options_from_mapping(kind, options)
@@ -669,7 +669,7 @@ def environment_warnings(config: Config) -> list[str]:
 #: Kinds of configuration file -> the top-level table that marks them.
 CONFIG_KINDS: dict[str, str] = {"daemon": "board", "relay": "relay", "web": "web"}
 
-#: ``[mqtt]`` of the consumers (boardd.relay.MqttSettings): no TLS, no password file.
+#: ``[mqtt]`` of the consumers (boardd.consumers.relay.MqttSettings): no TLS, no password file.
 _CONSUMER_MQTT_KEYS = ("host", "port", "username", "password", "prefix", "identifier", "keepalive")
 _RELAY_KEYS = ("out_dir", "http_host", "http_port", "round", "debounce", "tags", "boards", "lichess")
 _RELAY_BOARD_KEYS = ("board", "board_no", "round", "white", "black", "white_fide_id", "black_fide_id", "game_id",
@@ -794,14 +794,14 @@ def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> l
     """
     root = _Table(data, path=path, key="", allowed=("mqtt", CONFIG_KINDS[kind]))
     _check_consumer_mqtt(root)
-    from boardd.relay import mqtt_settings  # noqa: PLC0415 - optional extras
+    from boardd.consumers.relay import mqtt_settings  # noqa: PLC0415 - optional extras
 
     mqtt = mqtt_settings(data.get("mqtt", {}), path)
     auth = f"user {mqtt.username}" if mqtt.username else "anonymous"
     lines = [f"mqtt: mqtt://{mqtt.host}:{mqtt.port} ({auth}, keepalive {mqtt.keepalive}s, prefix {mqtt.prefix!r})"]
     if kind == "relay":
         _check_relay_keys(root)
-        from boardd.relay import RELAY_KINDS, relay_config  # noqa: PLC0415
+        from boardd.consumers.relay import RELAY_KINDS, relay_config  # noqa: PLC0415
 
         relay = relay_config(data, mqtt, path=path)
         lines.append("subscribes: " + ", ".join(f"{mqtt.prefix}/+/{k}" for k in RELAY_KINDS))
@@ -821,8 +821,8 @@ def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> l
             lines.append("boards: every board on the broker (numbered from state.game.board_no, else by id)")
     else:
         _check_web_keys(root)
-        from boardd.web.app import web_config  # noqa: PLC0415
-        from boardd.web.hub import BRIDGE_TOPIC, WEB_KINDS  # noqa: PLC0415
+        from boardd.consumers.web.app import web_config  # noqa: PLC0415
+        from boardd.consumers.web.hub import BRIDGE_TOPIC, WEB_KINDS  # noqa: PLC0415
 
         web = web_config(data, mqtt, path=path)
         lines.append("subscribes: " + ", ".join([*(f"{mqtt.prefix}/+/{k}" for k in WEB_KINDS), BRIDGE_TOPIC]))

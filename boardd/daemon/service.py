@@ -12,7 +12,7 @@ named tasks whose references are kept:
 ``board-<id>``   reads the driver's events and feeds them through the pipeline;
 ``timer-<id>``   sleeps until ``engine.next_deadline()`` (or until a new event
                  moves the deadline) and calls ``engine.advance(now)``;
-``mqtt-<id>``    the :class:`boardd.mqtt.MqttLink` (connect, drain outbox, commands);
+``mqtt-<id>``    the :class:`boardd.daemon.mqtt.MqttLink` (connect, drain outbox, commands);
 ``prune-<id>``   journal retention, at start and every hour;
 ``watchdog``     systemd's watchdog, fed only while every component progresses.
 
@@ -35,10 +35,10 @@ broker (or after a few ms, or at once when offline) and committed in a second
 transaction: the move never waits for it. A crash between the two loses at most
 that snapshot, which the daemon republishes from the rebuilt game at every
 (re)connect anyway. Timer firings are journaled too (as
-:class:`boardd.journal.Tick` rows), so that replaying the journal repeats the
+:class:`boardd.daemon.journal.Tick` rows), so that replaying the journal repeats the
 exact sequence of ``feed``/``advance`` calls and rebuilds the exact engine
 state: on start the current game is replayed through a fresh
-:class:`~boardd.engine.Engine` (same game id, same moves), the session is
+:class:`~boardd.core.engine.Engine` (same game id, same moves), the session is
 incremented, and unacknowledged outbox rows are re-sent before anything new.
 Replayed outputs are not published again; the current ``state``/``pgn`` is
 appended to the outbox at every (re)connect.
@@ -69,15 +69,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from boardd import __version__
-from boardd import events as ev
-from boardd.commands import CommandError, ParsedCommand, default_new_game, parse_command
-from boardd.config import BoardConfig, Config, load_config
-from boardd.contract import Publication, Publisher
-from boardd.engine import Engine
-from boardd.errors import BoarddError, ConfigError, DriverError
-from boardd.journal import AsyncJournal, Journal, Tick
-from boardd.mqtt import MqttLink
-from boardd.outputs import GameEvent, Output, StateChanged
+from boardd.core import events as ev
+from boardd.core.contract import Publication, Publisher
+from boardd.core.engine import Engine
+from boardd.core.errors import BoarddError, ConfigError, DriverError
+from boardd.core.outputs import GameEvent, Output, StateChanged
+from boardd.daemon.commands import CommandError, ParsedCommand, default_new_game, parse_command
+from boardd.daemon.config import BoardConfig, Config, load_config
+from boardd.daemon.journal import AsyncJournal, Journal, Tick
+from boardd.daemon.mqtt import MqttLink
 
 __all__ = ["BoardRuntime", "JournalFormatter", "TimeLine", "apply_logging", "configure_parser", "run", "serve"]
 
@@ -124,7 +124,7 @@ def _utc_id(at: float) -> str:
 
 def _first_period_s(time_control: str) -> int | None:
     try:
-        from boardd.clock import TimeControl  # noqa: PLC0415
+        from boardd.core.clock import TimeControl  # noqa: PLC0415
 
         periods = TimeControl.parse(time_control).periods
     except (ImportError, ValueError, BoarddError):
@@ -728,7 +728,7 @@ async def serve(config: Config, *, boards: Sequence[str] = (), stop: asyncio.Eve
         ConfigError: a selected board is not in the configuration.
         JournalError: a journal cannot be opened.
     """
-    from boardd.sdnotify import Notifier, ProgressWatchdog  # noqa: PLC0415
+    from boardd.daemon.sdnotify import Notifier, ProgressWatchdog  # noqa: PLC0415
 
     selected = [config.board(b) for b in boards] if boards else list(config.boards)
     stop = stop or asyncio.Event()

@@ -29,7 +29,7 @@ mqtt-broadcast-systemd.md §1.3), so consumers dedupe on ``(board, session, seq)
 QoS 0 traffic (clock ticks) bypasses the outbox and is dropped while offline.
 
 Nothing here knows the contract: payloads are bytes made by
-:mod:`boardd.contract`; the daemon supplies the status and will.
+:mod:`boardd.core.contract`; the daemon supplies the status and will.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import aiomqtt
 
-from boardd.config import MqttConfig
-from boardd.journal import AsyncJournal, OutboxRow, PublicationLike, envelope_seq
+from boardd.daemon.config import MqttConfig
+from boardd.daemon.journal import AsyncJournal, OutboxRow, PublicationLike, envelope_seq
 
 __all__ = ["Backoff", "MqttLink", "RawPublication", "tls_context"]
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import chess
 
-from boardd.errors import ConfigError
+from boardd.core.errors import ConfigError
 
 __all__ = ["BonusMode", "ClockModel", "Period", "PressResult", "TimeControl"]
 

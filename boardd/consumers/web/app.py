@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 One aiomqtt client subscribes to the hall (``{prefix}/+/state``, ``status``, ``move``,
-``clock``, ``irregularity``, ``event``, ``cmd-result``) and feeds a pure :class:`~boardd.web.hub.Hub`,
+``clock``, ``irregularity``, ``event``, ``cmd-result``) and feeds a pure :class:`~boardd.consumers.web.hub.Hub`,
 which dedupes on ``(board, session, seq)`` and renders one JSON text per audience. Browsers
 connect with a WebSocket: ``/ws`` (public, broadcast screen) or ``/arbiter/ws`` (login required).
 A new socket gets a snapshot of every board, then deltas. Each socket has a bounded queue; a
@@ -16,7 +16,7 @@ a fresh ``id``; the browser never talks MQTT and never holds MQTT credentials.
 
 Everything (scripts, styles, piece images) is served locally: the hall has no internet.
 
-``boardd web`` runs under :func:`boardd.relay.run_service` (``systemd/boardd-web.service``,
+``boardd web`` runs under :func:`boardd.consumers.relay.run_service` (``systemd/boardd-web.service``,
 ``Type=notify``): READY=1 once the pages are served, STOPPING=1 and a clean stop on SIGTERM.
 """
 
@@ -42,10 +42,10 @@ import aiomqtt
 import chess.svg
 from aiohttp import WSMsgType, web
 
-from boardd.errors import ConfigError
-from boardd.relay import MqttSettings, consume_forever, load_config, run_service
-from boardd.web.auth import LoginThrottle, Session, SessionStore, hash_password, verify_password
-from boardd.web.hub import BRIDGE_TOPIC, WEB_KINDS, Audience, Hub
+from boardd.consumers.relay import MqttSettings, consume_forever, load_config, run_service
+from boardd.consumers.web.auth import LoginThrottle, Session, SessionStore, hash_password, verify_password
+from boardd.consumers.web.hub import BRIDGE_TOPIC, WEB_KINDS, Audience, Hub
+from boardd.core.errors import ConfigError
 
 __all__ = ["WebConfig", "WebService", "configure_parser", "run", "web_config"]
 
@@ -53,7 +53,7 @@ _LOGGER = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "boardd_session"
-#: Commands the tablet may send: name -> field -> (kind, required). The payloads of boardd.commands;
+#: Commands the tablet may send: name -> field -> (kind, required). The payloads of boardd.daemon.commands;
 #: the daemon validates them again, this only keeps malformed input from reaching the broker.
 TABLET_COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {
     "ack": {"irregularity": ("id", True)},

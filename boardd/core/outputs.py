@@ -1,6 +1,6 @@
 """Typed outputs of the engine: what it found, before anyone decides how to publish it.
 
-:mod:`boardd.contract` maps these (plus :class:`GameState`) to the MQTT contract;
+:mod:`boardd.core.contract` maps these (plus :class:`GameState`) to the MQTT contract;
 the tests read them directly. Times (``*_at``) are event times from the input.
 """
 

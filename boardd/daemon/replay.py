@@ -3,14 +3,14 @@
 Theory of operation
 -------------------
 The input is a boardd event log (JSON Lines, ``docs/event-log.md``, read by
-:mod:`boardd.eventlog`) from a file or stdin (``-``), or, with ``--driver``, a
+:mod:`boardd.core.eventlog`) from a file or stdin (``-``), or, with ``--driver``, a
 device capture that ``drivers.capture.events_from_capture`` turns into board
-events. An :class:`~boardd.engine.Engine` is built from the log header's rules
+events. An :class:`~boardd.core.engine.Engine` is built from the log header's rules
 and game (``--edition``/``--time-control`` override the game, including the
-game of every ``new-game`` line), and a :class:`~boardd.contract.Publisher`
+game of every ``new-game`` line), and a :class:`~boardd.core.contract.Publisher`
 with session 1.
 
-The run mirrors the daemon (:mod:`boardd.daemon`):
+The run mirrors the daemon (:mod:`boardd.daemon.service`):
 
 1. the last will is registered (it takes ``seq`` 1 and is not printed: the
    broker only sends it when the daemon dies), then the ``status`` (online)
@@ -24,8 +24,8 @@ The run mirrors the daemon (:mod:`boardd.daemon`):
 
 Every publication is printed as one line of the contract's "Replay output"
 form, ``{"topic": ..., "retain": ..., "qos": ..., "payload": ...}``
-(:meth:`~boardd.contract.Publication.replay_line`). ``ts`` and event-time
-fields come from :func:`~boardd.contract.iso_timestamp` of the event times, so
+(:meth:`~boardd.core.contract.Publication.replay_line`). ``ts`` and event-time
+fields come from :func:`~boardd.core.contract.iso_timestamp` of the event times, so
 the same input gives byte-identical output, and the run takes as long as the
 computing, not as long as the game. Nothing but publications goes to stdout;
 logs and the summary line go to stderr. A bad line is logged with its line
@@ -51,15 +51,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from boardd.clock import TimeControl
-from boardd.contract import Publication, Publisher, iso_timestamp, validate_board_id
-from boardd.engine import Engine
-from boardd.errors import BoarddError, ConfigError, EventLogError
-from boardd.eventlog import LogHeader, read_events, read_header
-from boardd.events import Event, GameInfo, NewGame
-from boardd.outputs import GameState, Output, StateChanged
-from boardd.record import archive_pgn
-from boardd.settings import EDITIONS, RulesConfig
+from boardd.core.clock import TimeControl
+from boardd.core.contract import Publication, Publisher, iso_timestamp, validate_board_id
+from boardd.core.engine import Engine
+from boardd.core.errors import BoarddError, ConfigError, EventLogError
+from boardd.core.eventlog import LogHeader, read_events, read_header
+from boardd.core.events import Event, GameInfo, NewGame
+from boardd.core.outputs import GameState, Output, StateChanged
+from boardd.core.record import archive_pgn
+from boardd.core.settings import EDITIONS, RulesConfig
 
 __all__ = ["DRIVERS", "Replay", "ReplayOptions", "ReplayStats", "configure_parser", "run"]
 

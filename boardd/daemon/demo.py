@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 Nothing here is a mock-up: the demo runs the real pipeline of ``boardd run``
-(:func:`boardd.daemon.serve`: journal, engine, contract, outbox, MQTT) in-process,
+(:func:`boardd.daemon.service.serve`: journal, engine, contract, outbox, MQTT) in-process,
 fed by the simulator (:func:`drivers.sim.simulate_game`) through :class:`DemoBoard`,
 a thin driver that delivers the simulated board and clock events in scaled real
 time. The broker is the one given with ``--broker host:port`` (e.g. Mosquitto) when
@@ -51,8 +51,10 @@ import aiomqtt
 import chess
 import chess.pgn
 
-from boardd import events as ev
-from boardd.config import (
+from boardd.core import events as ev
+from boardd.core.errors import BoarddError
+from boardd.core.settings import RulesConfig, Timing
+from boardd.daemon.config import (
     BoardConfig,
     CommandsConfig,
     Config,
@@ -61,9 +63,7 @@ from boardd.config import (
     LoggingConfig,
     MqttConfig,
 )
-from boardd.daemon import serve
-from boardd.errors import BoarddError
-from boardd.settings import RulesConfig, Timing
+from boardd.daemon.service import serve
 
 __all__ = ["DemoBoard", "configure_parser", "default_pgn", "run", "scaled_rules"]
 
@@ -376,7 +376,7 @@ def _simulate(args: argparse.Namespace, index: int) -> Any:
 
 def _clock_note(time_control: str, think: float) -> str | None:
     """Why the clocks will climb, when the increment exceeds the simulated players' think time."""
-    from boardd.clock import TimeControl  # noqa: PLC0415
+    from boardd.core.clock import TimeControl  # noqa: PLC0415
 
     try:
         bonus = TimeControl.parse(time_control).bonus_s

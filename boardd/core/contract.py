@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A :class:`Publisher` belongs to one board and one daemon session. It turns the
-engine's outputs (:mod:`boardd.outputs`) and the current :class:`GameState` into
+engine's outputs (:mod:`boardd.core.outputs`) and the current :class:`GameState` into
 :class:`Publication` values: topic, payload, retain flag and QoS, exactly as the
 contract's table says. It does no I/O: the daemon hands publications to the MQTT
 client (and its outbox), ``boardd replay`` prints them.
@@ -27,7 +27,7 @@ Event times
 
 State and PGN
     The retained ``state`` and ``pgn`` topics are (re)published after a
-    :class:`~boardd.outputs.StateChanged`, once per :meth:`Publisher.render`
+    :class:`~boardd.core.outputs.StateChanged`, once per :meth:`Publisher.render`
     call however many ``StateChanged`` the batch holds, after the batch's other
     publications (so a consumer that sees the move first and the state second
     sees them consistent). :meth:`Publisher.snapshot` gives the same pair for a
@@ -46,7 +46,7 @@ Open irregularities in the state
 Status
     :meth:`Publisher.status` publishes the retained ``status``; the publisher
     remembers the board and clock links and re-publishes ``status`` when a
-    :class:`~boardd.outputs.LinkUpdate` arrives: ``degraded`` while the board
+    :class:`~boardd.core.outputs.LinkUpdate` arrives: ``degraded`` while the board
     link, or a clock link that has been seen up, is down; ``online`` otherwise.
     :meth:`Publisher.will` is the MQTT last will (``offline``). It takes its
     ``seq`` when it is built, that is when the daemon connects, so it arrives
@@ -78,8 +78,8 @@ from typing import Final
 import chess
 
 from boardd import __version__
-from boardd.errors import ConfigError
-from boardd.outputs import (
+from boardd.core.errors import ConfigError
+from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
     Evidence,
@@ -98,7 +98,7 @@ from boardd.outputs import (
     Status,
     Suggestion,
 )
-from boardd.record import game_pgn
+from boardd.core.record import game_pgn
 
 __all__ = [
     "CONTRACT_VERSION",

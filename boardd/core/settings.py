@@ -1,7 +1,7 @@
 """Rules configuration of the core: edition, category, regime, timing parameters.
 
 These are pure values (rules-spec 0.2 G5, 2.4, 6.1). The daemon's TOML loader
-(:mod:`boardd.config`) builds them; tests build them directly.
+(:mod:`boardd.daemon.config`) builds them; tests build them directly.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from boardd.errors import ConfigError
-from boardd.events import ClockSide
+from boardd.core.errors import ConfigError
+from boardd.core.events import ClockSide
 
 __all__ = ["EDITIONS", "Category", "Regime", "RulesConfig", "Timing"]
 

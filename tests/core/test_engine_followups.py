@@ -298,7 +298,7 @@ def test_result_gesture_needs_exactly_both_kings_on_the_centre() -> None:
 
 
 def test_fast_clock_update_is_the_same_object_as_the_constructors_make() -> None:
-    from boardd.core import engine as engine_module
+    from boardd.core.engine import common as engine_module
     from boardd.core.outputs import ClockState, ClockUpdate
 
     old = ClockState(white=10.0, black=20.0, running=chess.BLACK, flag_white=True, flag_black=False, model="DGT3000")

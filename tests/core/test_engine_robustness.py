@@ -344,7 +344,7 @@ def test_t60_king_and_queen_swapped_at_setup() -> None:
 
 
 def test_board_turned_a_quarter_round_is_a_setup_error_and_play_goes_on() -> None:
-    from boardd.core.engine import _ROTATIONS
+    from boardd.core.engine.common import _ROTATIONS
 
     engine = Engine(RulesConfig(clock_expected=False))
     board = chess.Board()

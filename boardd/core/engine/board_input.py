@@ -1,0 +1,283 @@
+"""Board input: sensor changes and dumps into the physical position (rules-spec §3.1, §3.6)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import (
+    _CENTRE_BB,
+    _JUMP_DEPTH,
+    _ROTATIONS,
+    _SNAPSHOT_INCREMENTAL,
+    _content_text,
+    _fen,
+    _Mode,
+    _search,
+)
+from boardd.core.events import (
+    BoardSnapshot,
+    Content,
+    Marker,
+)
+from boardd.core.outputs import (
+    Completion,
+    Evidence,
+    GameEvent,
+    MoveCompleted,
+    MoveMade,
+    MoveRecord,
+    MovesRetracted,
+    Output,
+    StateChanged,
+)
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class BoardInput:
+    """Board input: sensor changes and dumps into the physical position (rules-spec §3.1, §3.6)."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+        self.seen_board = False
+        self.burst: dict[int, tuple[float, Content]] = {}
+        self.recent: list[tuple[float, int]] = []
+
+    def map(self, square: int) -> int:
+        return _ROTATIONS[self.g.rot][square]
+
+    def on_snapshot(self, outs: list[Output], snap: BoardSnapshot, at: float) -> None:
+        first = not self.seen_board
+        blind = self.g.board_down
+        if blind:
+            self.g.resync = True  # the board is back (link event or not): its dump reconciles the outage
+            if self.g.press is not None and self.g.press.blind:
+                self.e.presses.judge_press(outs, at)  # made during the outage: recorded for the reconciliation below
+        if first and not self.g.orientation_known and len(self.g.records) == 0:
+            self.e.orientation.detect_orientation_snapshot(outs, snap.squares, at)
+        changes = [(sq, c) for sq, c in enumerate(snap.squares) if self.g.raw[sq] != c]
+        if first:
+            self.e.orientation.check_setup(outs, snap.squares, at)
+        if changes:
+            # boards that only send full frames (Millennium, Chessnut, Certabo) report every scan as a snapshot:
+            # a few changed squares are ordinary changes; the first dump, one after a link outage, or a large
+            # jump is a reconciliation (missed updates, divergence)
+            reconcile = first or self.g.resync or len(changes) > _SNAPSHOT_INCREMENTAL
+            if not reconcile and not self.g.field_updates and self.scan_jump(snap.squares):
+                reconcile = True  # a lost scan: the next one is two or three plies ahead (missed updates)
+            if reconcile and not self.g.records and \
+                    sum(1 for c in snap.squares if isinstance(c, chess.Piece)) < self.g.board.occupied.bit_count():
+                self.g.setting_up = True  # the pieces are being set up: quiet until the start position is there
+            self.on_board(outs, changes, at, snapshot=reconcile)
+        self.g.resync = False
+        self.seen_board = True
+        if blind:
+            cand = self.g.cand
+            seen = next((p for p in self.g.blind_presses if p.side == self.g.board.turn), None)
+            if cand is not None and not cand.replace and seen is not None:
+                # one ply missed: the dump shows it as a move in progress; the press seen during the outage
+                # completed it
+                self.g.cand = None
+                self.g.blind_presses.remove(seen)
+                self.g.blind_matched += 1
+                self.e.made_moves.make(outs, cand.move, min(cand.at, seen.at), completed=True,
+                                       completion=Completion.PRESS,
+                           press_at=seen.at, recovered=True, clock=seen.clock)
+            self.e.links.board_back(outs, at)
+
+    def scan_jump(self, squares: tuple[Content, ...]) -> bool:
+        """Does a few-square scan of a snapshot-only board show two or three plies played at once?
+
+        Boards that only send full frames (Millennium, Chessnut, Certabo) lose a frame now and then
+        (Bluetooth drop, USB hiccup): the next one is then ahead by more than one ply. It is a jump only
+        when it is neither an ordinary intermediate state (no change, one legal move, a move in progress,
+        one illegal move) nor, while the last move may still be changed, a replacement of it (R07), and a
+        sequence of 2..``_JUMP_DEPTH`` legal moves leads from the official position to it.
+        """
+        if self.g.mode is not _Mode.NORMAL or self.g.setting_up or self.g.mask or self.g.pending_fix is not None \
+                or self.g.press is not None:
+            return False
+        mapped = chess.BaseBoard.empty()
+        for raw_sq, content in enumerate(squares):
+            if isinstance(content, Marker):
+                return False
+            if content is not None:
+                mapped.set_piece_at(self.map(raw_sq), content)
+        view = PhysicalBoard(mapped)
+        ordinary = (DiffClass.NONE, DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND, DiffClass.ILLEGAL_1)
+        if self.g.index.classify(view).kind in ordinary:
+            return False
+        if self.e.recognition.post_made_open() and self.e.recognition.base_index().classify(view).kind in ordinary:
+            return False
+        return _search(self.g.board, view.key(), _JUMP_DEPTH, self.g.index.changed_squares(view)) is not None
+
+    def on_board(self, outs: list[Output], changes: list[tuple[int, Content]], at: float, *,
+                  snapshot: bool) -> None:
+        timing = self.rules.timing
+        if (not self.g.model_started and self.g.model is not None and self.e.clock_readings.keeps_time()
+                and not snapshot):
+            self.g.model.start(at, self.g.board.turn)  # no clock: White's time starts with the first activity
+            self.g.model_started = True
+        changed_any = False
+        batch: list[tuple[int, Content, Content]] = []
+        for raw_sq, content in changes:
+            self.g.raw_touched.add(raw_sq)
+            if self.g.raw[raw_sq] == content:
+                continue
+            self.g.raw[raw_sq] = content
+            sq = self.map(raw_sq)
+            if isinstance(content, Marker):
+                self.on_marker(outs, sq, content, at)
+                continue
+            if sq in self.g.markers:
+                del self.g.markers[sq]
+            old = self.g.phys.set(sq, content)
+            if old == content:
+                continue
+            changed_any = True
+            batch.append((sq, old, content))
+            text = (f"L {chess.square_name(sq)}" if content is None
+                    else f"P {chess.square_name(sq)} {_content_text(content)}" if old is None
+                    else f"X {chess.square_name(sq)} {_content_text(old)}→{_content_text(content)}")
+            self.g.seg_evidence.append(Evidence(at=at, event=text))
+            if len(self.g.seg_evidence) > 200:
+                del self.g.seg_evidence[:100]
+            burst = self.burst.get(sq)
+            if burst is None or at - burst[0] > timing.t_flicker:
+                burst = (at, old)
+                self.burst[sq] = burst
+            self.recent.append((at, sq))
+            if len(self.recent) > 64:
+                del self.recent[:32]
+            if (not snapshot and burst[1] == content and at - burst[0] <= timing.t_flicker
+                    and not any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
+                # the square reverted within T_flicker with nothing else nearby: a sensor glitch
+                self.burst.pop(sq, None)
+                self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
+                            [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
+                             Evidence(at=at, event=text)],
+                            text="sensor glitch ignored (not a touch, not a displacement)")
+                self.g.seg_lifts = [x for x in self.g.seg_lifts if not (x[1] == sq and x[0] >= burst[0])]
+                self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]
+                self.g.mask.discard(sq)
+                batch.pop()
+                self.g.last_board_t = at
+                continue
+            if content is None and isinstance(old, chess.Piece):
+                self.g.seg_lifts.append((at, sq, old))
+                if not snapshot and not self.g.setting_up:
+                    self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
+            elif isinstance(content, chess.Piece):
+                if not snapshot and not self.g.setting_up:
+                    self.e.two_hands.check_two_hands_castling(outs, at, content)
+                    self.e.two_hands.check_two_hands_places(outs, at, sq, content)
+                self.g.seg_places.append((at, sq, content))
+            self.g.last_board_t = at
+        if self.g.markers:
+            self.e.gestures.check_result_gesture(outs, at)
+        if not changed_any:
+            return
+        if not self.g.orientation_known and not self.g.records:
+            self.e.orientation.detect_orientation_changes(outs, at)
+        self.e.gestures.check_result_gesture(outs, at)
+        if self.g.gesture_hold:
+            if self.g.phys.key()[7] & _CENTRE_BB:
+                # a king still stands on the centre after the result signal: nothing is inferred from it
+                self.g.cand = None
+                self.g.last_diff = Diff(DiffClass.NONE)
+                return
+            # the kings have left the centre: recognition resumes from the board as it is (a fresh segment,
+            # the gesture's lifts and placements are nobody's move)
+            self.g.gesture_hold = False
+            self.g.seg_lifts = []
+            self.g.seg_places = []
+            self.g.seg_evidence = []
+            self.g.mask.clear()
+            batch = []
+        self.e.recognition.evaluate(outs, at, snapshot=snapshot, batch=batch)
+        self.check_impossible(at)
+
+    def apply_fix(self, outs: list[Output], at: float) -> bool:
+        """The board now shows the law-based outcome of the last illegal completion: record that move instead."""
+        assert self.g.pending_fix is not None
+        ply, key, move, pre, irr_id = self.g.pending_fix
+        if ply != len(self.g.records):
+            self.g.pending_fix = None  # play went on: the physical record stands
+            return False
+        if self.g.phys.key() != key:
+            return False
+        self.g.pending_fix = None
+        old = self.g.records[-1]
+        del self.g.records[-1]
+        del self.g.keys[-1]
+        outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason=f"board put right after {irr_id}"))
+        self.g.board = self.e.restoration.replay_board(ply - 1) or pre.copy()
+        self.e.recognition.rebuild_index()
+        side = self.g.board.turn
+        san = self.g.board.san(move)
+        self.g.board.push(move)
+        rec = MoveRecord(ply=ply, uci=move.uci(), san=san, side=side, fen_after=_fen(self.g.board),
+                         made_at=old.made_at, completed_at=old.completed_at, completion=old.completion,
+                         clock_white=old.clock_white, clock_black=old.clock_black, emt=old.emt)
+        self.g.records.append(rec)
+        self.e.recognition.rebuild_index()
+        self.g.keys.append(self.g.index.key)
+        self.g.mask.clear()
+        self.g.oot_raised = False
+        outs.append(MoveMade(move=rec))
+        outs.append(MoveCompleted(move=rec))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"fixed": irr_id, "move": san}))
+        outs.append(StateChanged(at=at))
+        return True
+
+    def fix_in_progress(self) -> bool:
+        """Changes on the squares where the board differs from a pending fix are the fix, not out-of-turn play."""
+        pending = self.g.pending_fix
+        if pending is None or pending[0] != len(self.g.records):
+            return False
+        after = pending[3].copy(stack=False)
+        after.push(pending[2])
+        official = self.g.index
+        fix_squares = {sq for sq in chess.SQUARES if after.piece_at(sq) != official.piece_at(sq)}
+        return all(sq in fix_squares for sq in self.g.mask)
+
+    def check_impossible(self, at: float) -> None:
+        """Readings no chess position can have (two kings of a colour, 17 pieces, 9 pawns)."""
+        key = self.g.phys.key()
+        problem = None
+        for ci, name in ((0, "White"), (1, "Black")):
+            side = key[ci]
+            if (side & key[7]).bit_count() > 1:
+                problem = f"{name} has {(side & key[7]).bit_count()} kings"
+            elif side.bit_count() > 16:
+                problem = f"{name} has {side.bit_count()} pieces"
+            elif (side & key[2]).bit_count() > 8:
+                problem = f"{name} has {(side & key[2]).bit_count()} pawns"
+        if problem is not None and self.g.last_diff.kind in (DiffClass.PARTIAL, DiffClass.LEGAL):
+            problem = None  # e.g. the new piece put on the promotion square before the pawn is taken off (R06 P3)
+        if problem is None:
+            self.g.impossible_since = None
+            self.g.impossible_raised = False
+        elif self.g.impossible_since is None or self.g.impossible_since[1] != problem:
+            self.g.impossible_since = (at, problem)  # a transient within one scan is normal: wait T_settle
+            self.g.impossible_raised = False
+
+    def impossible_due(self) -> float | None:
+        if self.g.impossible_since is None or self.g.impossible_raised:
+            return None
+        return self.g.impossible_since[0] + self.rules.timing.t_settle
+
+    def on_marker(self, outs: list[Output], sq: int, marker: Marker, at: float) -> None:
+        self.g.markers[sq] = marker
+        # inference on that square is suspended: the square keeps its official content
+        self.g.phys.set(sq, self.g.index.piece_at(sq))
+        if marker is Marker.UNKNOWN:
+            name = chess.square_name(sq)
+            self.e.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event=f"? {name}")],
+                        text=f"unreadable piece on {chess.square_name(sq)}; inference suspended on that square")

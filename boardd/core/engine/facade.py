@@ -1,0 +1,422 @@
+"""The Engine: board and clock events in, moves and findings out (rules-spec §3–§4).
+
+Theory of operation
+-------------------
+The engine is a pure state machine. :meth:`Engine.feed` takes one event of
+:mod:`boardd.core.events` and returns the outputs of :mod:`boardd.core.outputs`; time only
+comes from the events' ``at``. Timers (release inference ``T_settle``, the press
+window ``T_latency``/``T_bounce``, a persisting impossible reading, the flag of the
+engine's own clock model) are deadlines that fire when a later event arrives or when
+the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_deadline`).
+
+* **Positions.** The *official* position is a ``chess.Board`` with the move stack of the
+  record. The *physical* position is the sensor reading in the official frame
+  (:class:`~boardd.core.recognizer.PhysicalBoard`; the board may be turned round, see
+  *Orientation*). After every change, :class:`~boardd.core.recognizer.PositionIndex` classifies
+  the difference (§3.2: NONE, LEGAL, PARTIAL, IN_HAND, ILLEGAL_1, TWO_MOVES, OPP_ONLY,
+  UNRECOGNISED).
+* **Made.** A ``LEGAL(m)`` state that stays ``T_settle`` without change is a *made* move
+  (§3.4): it enters the record (``MoveMade``) and the opponent has the move. A made move
+  changed by its player before the opponent starts is replaced (``MovesRetracted`` +
+  ``MoveMade``) with ``RELEASED_MOVE_CHANGED`` and the law-based move as suggestion.
+* **Whose change.** Changes of the side without the move that are not part of the mover's
+  move (a piece he is capturing, a captured piece parked) are kept apart (masked), so the
+  mover's move is still recognised; they give ``OUT_OF_TURN_CHANGE``,
+  ``ADJUST_OUT_OF_TURN``, ``OPPONENT_STARTED_BEFORE_MOVE_MADE`` or, when the board shows an
+  earlier official position, a takeback (``TAKEBACK_DETECTED``, R29).
+* **Presses.** A lever transition is a press (§3.5). Transitions closer than ``T_bounce``
+  are one physical event (``CLOCK_BOUNCE``, only the final lever state counts). The press
+  is judged ``T_latency`` after it against the board as it was then; later board events
+  wait until the press is judged. The table of §3.5 decides: completion, late press,
+  ``CLOCK_PRESS_NO_MOVE``, ``CLOCK_PRESS_PIECE_IN_HAND``, the incomplete-pattern codes,
+  ``ILLEGAL_MOVE/<subtype>``, ``DISPLACED_NOT_RESTORED_AT_PRESS``, ``POSITION_MISMATCH_AT_PRESS``.
+  *Fast path*: when the presser's made move is settled, is the last move, the board shows
+  exactly the official position and nothing else is pending, no racing board event can change
+  the outcome, so the move is completed at the press, in the ``feed`` of the reading itself
+  (``completed_at`` = press time). Only the bounce window stays open: a bounce that ends with
+  the lever back at the presser withdraws the completion (``CLOCK_BOUNCE``, the move
+  republished as made, ``StateChanged``); board events after such a press are post-press events.
+* **State.** A batch that raises or updates a finding, or an arbiter command that sets the
+  clock, the players or the orientation, ends with one ``StateChanged`` (the retained state
+  carries the open findings in full).
+* **G6.** The physical sequence is never overwritten: an illegal move completed by a press
+  stays in the record with ``legal=False`` (SAN field = long-algebraic description) and play
+  continues from the physical position until the arbiter reinstates (``Reinstate``: the
+  engine then waits for the board to show the target position, and checks the replacement
+  move against the touch-move constraint, §3.7).
+* **Without a clock** (``RulesConfig.clock_expected=False``, or no clock reading yet) the
+  engine keeps time with :class:`boardd.core.clock.ClockModel`: White's time starts with the
+  first board activity, a made move switches the clocks (increment, period transitions),
+  the model's flag time is a timer (``FLAG_FALL``). Moves are then completed by the same
+  player's next move (6.2.1.2) or by game end; no press-related codes are raised.
+* **Orientation.** The first board dump (or, before the first move, the first move seen
+  only in a turned frame) decides how the board stands: turned round (180°) is handled
+  transparently (``GameEvent ORIENTATION_CHANGED``); a quarter turn is also
+  ``SETUP_INCORRECT`` (7.2.2). ``SetOrientation`` forces the frame.
+* **Board dumps** are applied as changes at one instant. A dump that is no move in
+  progress is reconciled: up to three plies of missed updates are recovered by forward
+  search, otherwise ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
+  dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
+* **Board link outage.** While the board link is down (``LinkChanged`` until the next board event) the
+  clock's presses are recorded (time, presser from the lever, the clock then) but never judged: no press
+  code accuses a player of what the board could not see. A press completes the presser's made move still
+  waiting for it; the others wait for the board's dump, whose recovered moves they complete in order (their
+  ``[%clk]`` is the clock at the press; a recovered move without a press gets no clock). If the dump is a
+  ``POSITION_DIVERGENCE``, presses stay unjudged until the arbiter resolves it. ``GameEvent
+  PRESSES_NOT_JUDGED`` reports them (``presses``, ``matched``, ``reason``).
+* **Result gestures** (both kings on d4/e4/d5/e5, DGT result pieces) are ``GameEvent
+  RESULT_SIGNAL`` with the proposed result and never a move (lila#11783): the made-not-completed
+  king move(s) onto the centre that form it are retracted, and nothing is inferred while a king
+  stays there.
+* **Clock readings** are filtered: the running side at 0:00 without the flag bit, or a side losing
+  more than the elapsed time (+1.5 s), waits for the next reading; unconfirmed, it is ignored
+  (``SENSOR_FLICKER``). While the clock link is down the game goes on as without a clock (clock
+  unknown, no press codes). The game's first clock start corrects a clock standing the other way
+  round (``GameEvent CLOCK_SIDE_CHANGED``, before ply 2).
+* Findings are :class:`boardd.core.outputs.Irregularity` objects with codes verbatim from
+  rules-spec §5; severity, confidence and articles come from :mod:`boardd.core.laws` for the
+  game's edition, penalties from ``laws.suggest_penalty`` (the illegal count goes up once
+  per move). Bad input never raises: time going backwards, unknown markers, impossible
+  readings and internal errors become ``SENSOR_FAULT`` findings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import chess
+
+from boardd.core.engine.board_input import BoardInput
+from boardd.core.engine.clock_readings import ClockReadings
+from boardd.core.engine.common import (
+    _BACKWARDS_REPORT_S,
+    _LOGGER,
+    _STANDARD_FEN,
+    _STATE_COMMANDS,
+    _Mode,
+    _republish_state,
+)
+from boardd.core.engine.findings import Findings
+from boardd.core.engine.gestures import Gestures
+from boardd.core.engine.links import Links
+from boardd.core.engine.made_moves import MadeMoves
+from boardd.core.engine.orientation import Orientation
+from boardd.core.engine.presses import Presses
+from boardd.core.engine.recognition import Recognition
+from boardd.core.engine.restoration import Restoration
+from boardd.core.engine.state import Game
+from boardd.core.engine.touch_move import TouchMove
+from boardd.core.engine.two_hands import TwoHands
+from boardd.core.engine.whose_change import WhoseChange
+from boardd.core.events import (
+    Acknowledge,
+    BoardSnapshot,
+    ClockReading,
+    Event,
+    GameInfo,
+    LinkChanged,
+    NewGame,
+    Reinstate,
+    Resolve,
+    SetClock,
+    SetOrientation,
+    SetPlayers,
+    SetResult,
+    SquareChanged,
+)
+from boardd.core.outputs import (
+    ClockUpdate,
+    Evidence,
+    GameEvent,
+    GameState,
+    Irregularity,
+    Output,
+    StateChanged,
+    Status,
+)
+from boardd.core.recognizer import describe_change
+from boardd.core.settings import RulesConfig
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """The sans-I/O recogniser and rules engine (docs/architecture.md).
+
+    Args:
+        rules: how to judge (timing, regime, clock side, ...).
+        game: the game (players, time control, edition, start position); ``None`` = defaults.
+    """
+
+    def __init__(self, rules: RulesConfig = RulesConfig(), game: GameInfo | None = None) -> None:  # noqa: B008
+        self.rules = rules
+        self._last_t: float | None = None
+        self._backwards = 0
+        self._backwards_reported: float | None = None
+        self._reset(game or GameInfo(), at=None, carried=None)
+
+    # ------------------------------------------------------------------ setup
+
+    def _reset(self, game: GameInfo, at: float | None, carried: Game | None) -> None:
+        """A new game: fresh state, fresh rooms (the finding counter and the board's kind are kept)."""
+        if carried is None:
+            self.g = Game(self.rules, game, at)
+        else:
+            self.g = Game(self.rules, game, at, irr_counter=carried.irr_counter, field_updates=carried.field_updates)
+        self.findings = Findings(self)
+        self.board_input = BoardInput(self)
+        self.orientation = Orientation(self)
+        self.recognition = Recognition(self)
+        self.made_moves = MadeMoves(self)
+        self.touch_move = TouchMove(self)
+        self.clock_readings = ClockReadings(self)
+        self.presses = Presses(self)
+        self.restoration = Restoration(self)
+        self.links = Links(self)
+        self.two_hands = TwoHands(self)
+        self.gestures = Gestures(self)
+        self.whose_change = WhoseChange(self)
+
+    def feed(self, event: Event) -> list[Output]:
+        """Process one event. Timers due before ``event.at`` fire first (as ``advance(event.at)``).
+
+        An event whose time goes backwards is processed at the last known time and
+        reported (``SENSOR_FAULT``, detail "time went backwards"). Nothing raises.
+        """
+        outs: list[Output] = []
+        at = event.at
+        last = self._last_t
+        if (type(event) is ClockReading and last is not None and at >= last and self.g.press is None
+                and self.g.cand is None and not self.g.model_started and self.g.impossible_since is None
+                and self.g.restore_check is None):
+            # fast path of the most frequent event: no timer can be due
+            self._last_t = at
+            try:
+                self.clock_readings.on_clock(outs, event, at)
+            except Exception:  # never crash on input
+                _LOGGER.exception("engine failed on %r", event)
+                self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="ClockReading")],
+                            text="internal error while processing this event (logged)")
+            if outs and (len(outs) > 1 or type(outs[0]) is not ClockUpdate):
+                _republish_state(outs, at, False)
+            return outs
+        if self._last_t is not None and at < self._last_t:
+            self._backwards += 1
+            if self._backwards_reported is None or self._last_t - self._backwards_reported >= _BACKWARDS_REPORT_S:
+                self._backwards_reported = self._last_t
+                self.findings.raise_finding(outs, "SENSOR_FAULT", None, self._last_t,
+                            [Evidence(at=at, event="time went backwards")],
+                            text=f"event time {at:.3f} s before the last one ({self._last_t:.3f} s): processed at "
+                                 f"the last known time ({self._backwards} such event(s) so far)")
+            else:
+                _LOGGER.debug("event time went backwards (%d so far)", self._backwards)
+            at = self._last_t
+        if (self.g.press is not None or self.g.cand is not None or self.g.model_started
+                or self.g.impossible_since is not None or self.g.restore_check is not None):
+            self._fire(outs, at, inclusive=False)
+        self._last_t = at
+        try:
+            if type(event) is ClockReading:
+                self.clock_readings.on_clock(outs, event, at)
+            else:
+                self._dispatch(outs, event, at)
+        except Exception:  # never crash on input: log, count, keep going
+            _LOGGER.exception("engine failed on %r", event)
+            self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event=type(event).__name__)],
+                        text="internal error while processing this event (logged)")
+        _republish_state(outs, at, type(event) in _STATE_COMMANDS)
+        return outs
+
+    def advance(self, now: float) -> list[Output]:
+        """Fire every timer due at or before *now*."""
+        outs: list[Output] = []
+        if self._last_t is not None and now < self._last_t:
+            return outs
+        self._fire(outs, now, inclusive=True)
+        # the daemon's own clock may run a little ahead of the event stamps of queued events: advancing does
+        # not move the event time line, so such events are not "time going backwards"
+        if outs:
+            _republish_state(outs, now, False)
+        return outs
+
+    def next_deadline(self) -> float | None:
+        """When the next timer is due, or None."""
+        due = [d for d in (self.g.cand.deadline if self.g.cand else None,
+                           self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
+                           if self.g.press else None, self.clock_readings.model_flag_due(),
+                           self.board_input.impossible_due(),
+                           self.g.restore_check if self.g.mode is _Mode.AWAIT_RESTORE else None,
+                           self.clock_readings.held_due())
+               if d is not None]
+        return min(due) if due else None
+
+    @property
+    def state(self) -> GameState:
+        """The whole truth about the current game."""
+        g = self.g.game
+        open_details = tuple(irr for irr in self.g.irr.values() if irr.status is not Status.RESOLVED)
+        open_ids = tuple(irr.id for irr in open_details)
+        return GameState(
+            game_id=g.id, white=g.white, black=g.black, event=g.event, site=g.site, date=g.date,
+            round=g.round, board_no=g.board_no, time_control=g.time_control, edition=g.edition,
+            start_fen=self.g.start_fen, chess960=g.chess960, fen=self.g.board.fen(),
+            moves=tuple(self.g.records), turn=self.g.board.turn, clock=self.g.clock, result=self.g.result,
+            termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
+            illegal_moves_white=self.g.illegal[chess.WHITE], illegal_moves_black=self.g.illegal[chess.BLACK],
+            category=self.g.category, regime=self.g.regime)
+
+    @property
+    def irregularities(self) -> tuple[Irregularity, ...]:
+        """Every finding of the current game, in the order raised (latest version of each)."""
+        return tuple(self.g.irr.values())
+
+    @property
+    def physical_fen(self) -> str:
+        """The physical placement (board FEN, official frame)."""
+        return self.g.phys.base_board().board_fen()
+
+    def pgn(self) -> str:
+        """The game as PGN (delegates to :func:`boardd.core.record.game_pgn` when available)."""
+        try:
+            from boardd.core import record  # noqa: PLC0415 - optional sibling module
+            game_pgn = getattr(record, "game_pgn", None)
+            if game_pgn is not None:
+                return str(game_pgn(self.state))
+        except ImportError:
+            pass
+        return self._minimal_pgn()
+
+    def _minimal_pgn(self) -> str:
+        g = self.g.game
+        tags = [("Event", g.event), ("Site", g.site), ("Date", g.date), ("Round", g.round),
+                ("White", g.white), ("Black", g.black), ("Result", self.g.result), ("TimeControl", g.time_control)]
+        if self.g.start_fen != _STANDARD_FEN:
+            tags += [("SetUp", "1"), ("FEN", self.g.start_fen)]
+        lines = [f'[{k} "{v}"]' for k, v in tags]
+        board = chess.Board(self.g.start_fen, chess960=g.chess960)
+        words: list[str] = []
+        for rec in self.g.records:
+            if board.turn == chess.WHITE:
+                words.append(f"{board.fullmove_number}.")
+            elif not words:
+                words.append(f"{board.fullmove_number}...")
+            words.append(rec.san if rec.legal else "{" + rec.san + "}")
+            board = chess.Board(rec.fen_after, chess960=g.chess960)
+        words.append(self.g.result)
+        return "\n".join(lines) + "\n\n" + " ".join(words) + "\n"
+
+    def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
+        if (self.g.press is None and self.g.cand is None and not self.g.model_started
+                and self.g.impossible_since is None
+                and self.g.restore_check is None and self.g.held_reading is None):
+            return
+        t = self.rules.timing
+        for _ in range(10000):
+            options: list[tuple[float, int]] = []
+            if self.g.press is not None:
+                options.append((self.g.press.due(t.t_latency, t.t_bounce), 0))
+            if self.g.cand is not None:
+                options.append((self.g.cand.deadline, 1))
+            flag_due = self.clock_readings.model_flag_due()
+            if flag_due is not None:
+                options.append((flag_due, 2))
+            bad_due = self.board_input.impossible_due()
+            if bad_due is not None:
+                options.append((bad_due, 3))
+            if self.g.restore_check is not None and self.g.mode is _Mode.AWAIT_RESTORE:
+                options.append((self.g.restore_check, 4))
+            held_due = self.clock_readings.held_due()
+            if held_due is not None:
+                options.append((held_due, 5))
+            if not options:
+                return
+            due, kind = min(options)
+            if due > now or (due == now and not inclusive):
+                return
+            if kind == 5:
+                # nothing contradicted the suspect reading in time: the clock meant it (a clock that stops
+                # sending after it, e.g. at a flag fall without the flag bit, must not leave it pending)
+                held = self.g.held_reading
+                assert held is not None
+                self.g.held_reading = None
+                self.clock_readings.on_clock(outs, held, held.at, confirmed=True)
+            elif kind == 0:
+                self.presses.judge_press(outs, due)
+            elif kind == 1:
+                self.made_moves.settle(outs, due)
+            elif kind == 4:
+                self.g.restore_check = None
+                if self.g.phys.key() != self.g.divergence_key:
+                    self.g.divergence_key = self.g.phys.key()
+                    self.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due,
+                                                                                                  event="board")],
+                                text="the board does not show the reinstated position: "
+                                     f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
+                                     "position); recognition resumes when it does",
+                                reinstate_ply=len(self.g.records))
+            elif kind == 3:
+                assert self.g.impossible_since is not None
+                self.g.impossible_raised = True
+                self.findings.raise_finding(outs, "SENSOR_FAULT", None, due, [Evidence(at=self.g.impossible_since[0],
+                                                                                       event="reading")],
+                            text=f"impossible reading: {self.g.impossible_since[1]}; no move is inferred from it until "
+                                 "the readings make sense (check the board and the pieces)")
+            else:
+                self.g.model_flag_done = True
+                running = self.g.model.running if self.g.model is not None else None
+                if running is not None:
+                    self.clock_readings.model_clock(due, running)
+                    self.g.flag[running] = True
+                    self.clock_readings.on_flag(outs, running == chess.WHITE, running == chess.BLACK, False, due)
+
+    def _dispatch(self, outs: list[Output], event: Event, at: float) -> None:
+        match event:
+            case ClockReading():
+                self.clock_readings.on_clock(outs, event, at)
+            case SquareChanged():
+                self.g.field_updates = True
+                if self._defer(event, at):
+                    return
+                if self.g.board_down:
+                    self.links.board_back(outs, at)  # field updates again without a dump: nothing to reconcile with
+                self.board_input.on_board(outs, [(event.square, event.content)], at, snapshot=False)
+            case BoardSnapshot():
+                if self._defer(event, at):
+                    return
+                self.board_input.on_snapshot(outs, event, at)
+            case LinkChanged():
+                self.links.on_link(outs, event, at)
+            case NewGame():
+                self._reset(event.game, at, self.g)
+                outs.append(GameEvent(at=at, type="GAME_START", details={"game_id": event.game.id}))
+                outs.append(StateChanged(at=at))
+            case SetPlayers():
+                self.g.game = dataclasses.replace(self.g.game, white=event.white, black=event.black)
+                outs.append(StateChanged(at=at))
+            case Acknowledge():
+                self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
+            case Resolve():
+                self.restoration.on_resolve(outs, event, at)
+            case Reinstate():
+                self.restoration.on_reinstate(outs, event.ply, at)
+            case SetClock():
+                self.clock_readings.on_set_clock(outs, event, at)
+            case SetResult():
+                self.g.result = event.result
+                self.g.termination = event.termination
+                if event.result != "*":
+                    self.g.mode = _Mode.GAME_OVER
+                    self.g.game_end_at = at
+                outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
+                                      details={"result": event.result, "termination": event.termination}))
+                outs.append(StateChanged(at=at))
+            case SetOrientation():
+                self.orientation.set_orientation(outs, not event.white_at_a1, at, forced=True)
+
+    def _defer(self, event: Event, at: float) -> bool:
+        """Board events after the latency window of a pending press wait until the press is judged."""
+        press = self.g.press
+        if press is not None and press.fast_record is None and at > press.first_at + self.rules.timing.t_latency:
+            self.g.buffer.append(event)
+            return True
+        return False

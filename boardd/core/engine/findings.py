@@ -1,0 +1,113 @@
+"""Findings: ids, raise, update, status, penalties, claim windows (rules-spec §4, §5)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core import _lawshim as laws
+from boardd.core.engine.common import _LOGGER, _Window
+from boardd.core.outputs import (
+    Evidence,
+    Irregularity,
+    IrregularityRaised,
+    IrregularityUpdated,
+    Output,
+    Severity,
+    Status,
+    Suggestion,
+)
+from boardd.core.settings import Regime
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class Findings:
+    """Findings: ids, raise, update, status, penalties, claim windows (rules-spec §4, §5)."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+
+    def new_id(self) -> str:
+        self.g.irr_counter += 1
+        return f"{len(self.g.records)}-{self.g.irr_counter}"
+
+    def raise_finding(self, outs: list[Output], code: str, side: chess.Color | None, at: float,
+               evidence: Iterable[Evidence] = (), *, subtype: str | None = None, text: str = "",
+               move: str | None = None, reinstate_ply: int | None = None, constraints: tuple[str, ...] = (),
+               verify: bool = False, result: str | None = None, add_s: int | None = None,
+               remove_s: float | None = None, claim_deadline: float | None = None,
+               first_at: float | None = None, penalty: laws.Penalty | None = None) -> Irregularity:
+        full = f"{code}/{subtype}" if subtype else code
+        if penalty is not None:
+            add_s = penalty.add_to_opponent_s
+            remove_s = penalty.remove_from_offender_s
+            result = penalty.result
+            text = f"{text}: {penalty.text}" if text else penalty.text
+            if reinstate_ply is None and not penalty.stands:
+                reinstate_ply = len(self.g.records)
+        facts = laws.code_facts(full, self.g.edition)
+        ev = tuple(evidence)
+        irr = Irregularity(
+            id=self.new_id(), code=code, severity=facts.severity, confidence=facts.confidence, side=side,
+            ply=len(self.g.records), edition=self.g.edition, articles=facts.articles, t_raised=at,
+            t_first_evidence=first_at if first_at is not None else (ev[0].at if ev else at), evidence=ev,
+            subtype=subtype, suggestion=Suggestion(text=text, move=move, add_to_opponent_s=add_s,
+                                                  remove_from_offender_s=remove_s, result=result,
+                                                  reinstate_ply=reinstate_ply, constraints=constraints,
+                                                  verify=verify),
+            claim_deadline=claim_deadline, category=self.g.category, regime=self.g.regime)
+        self.g.irr[irr.id] = irr
+        outs.append(IrregularityRaised(irregularity=irr))
+        level = logging.INFO if facts.severity is Severity.INFO else logging.WARNING
+        _LOGGER.log(level, "%s %s side=%s ply=%d at=%.3f", irr.id, full, side, irr.ply, at)
+        return irr
+
+    def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
+        self.g.irr[irr.id] = irr
+        outs.append(IrregularityUpdated(irregularity=irr))
+
+    def set_status(self, outs: list[Output], irr_id: str, status: Status, ruling: str | None) -> None:
+        irr = self.g.irr.get(irr_id)
+        if irr is None:
+            _LOGGER.warning("arbiter command for unknown irregularity %s", irr_id)
+            return
+        self.update_finding(outs, dataclasses.replace(irr, status=status, ruling=ruling if ruling else irr.ruling))
+
+    def penalty(self, side: chess.Color, code: str, subtype: str | None = None) -> laws.Penalty | None:
+        """Penalty suggestion of an illegal-move-class code (the count goes up once per move)."""
+        full = f"{code}/{subtype}" if subtype else code
+        self.g.limit_pending = False
+        if not laws.is_illegal_move_class(full, self.g.edition):
+            return None
+        n = self.g.illegal[side] + 1
+        if self.g.regime != Regime.OTHERWISE.value:
+            self.g.illegal[side] = n
+        mate = laws.can_mate(self.g.board, not side)
+        pen = laws.suggest_penalty(edition=self.g.edition, category=self.g.category, regime=self.g.regime, n=n,
+                                   offender=side, opp_can_mate=mate,
+                                   observed_in_window=True, increment_earned_s=self.g.increment,
+                                   blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+        self.g.limit_pending = pen.result is not None and n >= (3 if self.g.edition == 2009 else 2)
+        self.g.limit_mate = mate
+        return pen
+
+    def close_claim_windows(self, outs: list[Output], mover: chess.Color, at: float) -> None:
+        """R22: the opponent's next MADE move closes the claim window of an illegal move."""
+        keep: list[_Window] = []
+        for win in self.g.claim_windows:
+            if win.offender == mover:
+                keep.append(win)
+                continue
+            irr = self.g.irr.get(win.irregularity_id)
+            if irr is not None and irr.status is not Status.RESOLVED and not win.claimed:
+                self.raise_finding(outs, "ILLEGAL_MOVE_STANDS", win.offender, at, [],
+                            text=f"no claim or ruling before the opponent's move was made: {irr.code} stands")
+        self.g.claim_windows = keep

@@ -1,0 +1,279 @@
+"""Made moves and release (rules-spec §3.4; articles 4.6, 4.7; game end 5, 9.6): the record grows here."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core import _lawshim as laws
+from boardd.core.engine.common import _castling_rook_square, _fen, _illegal_position, _Mode, _squares_apart
+from boardd.core.outputs import (
+    ClockState,
+    Completion,
+    Evidence,
+    GameEvent,
+    MoveCompleted,
+    MoveMade,
+    MoveRecord,
+    MovesRetracted,
+    Output,
+    StateChanged,
+)
+from boardd.core.settings import Regime
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class MadeMoves:
+    """Made moves and release (rules-spec §3.4; articles 4.6, 4.7; game end 5, 9.6): the record grows here."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+        self.pending_position: tuple[str, int] | None = None
+        self.draw_avail = {chess.WHITE: False, chess.BLACK: False}
+        self.key_counts: dict[tuple[int, ...], int] = {}
+        self.repeated: list[tuple[int, ...]] = []
+
+    def law_moves(self, color: chess.Color) -> int:
+        """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start."""
+        done = sum(1 for r in self.g.records if r.side == color and r.completed_at is not None)
+        return self.g.base_moves[color] + done
+
+    def settle(self, outs: list[Output], now: float) -> None:
+        cand = self.g.cand
+        assert cand is not None
+        self.g.cand = None
+        if cand.replace:
+            self.replace_last(outs, cand.move, cand.at)
+            return
+        self.make(outs, cand.move, cand.at, completed=False)
+
+    def replace_last(self, outs: list[Output], move: chess.Move, at: float) -> None:
+        """R07: the last mover changed his made move before the opponent started."""
+        old = self.g.records[-1]
+        ply = len(self.g.records) - 1
+        self.g.board.pop()
+        self.g.records.pop()
+        self.g.keys.pop()
+        outs.append(MovesRetracted(at=at, to_ply=ply, reason="released move changed"))
+        side = self.g.board.turn
+        lifts = self.g.prev_lifts + self.g.seg_lifts
+        self.g.seg_lifts = lifts
+        base = self.g.board.copy(stack=False)
+        self.make(outs, move, at, completed=False, replaced=old)
+        old_move = chess.Move.from_uci(old.uci)
+        if base.chess960 and base.is_castling(move) and old_move.from_square == move.from_square:
+            # R27: a lone king step next to its start, then the rook: castling in a non-standard order
+            self.e.findings.raise_finding(outs, "CHESS960_CASTLING_ORDER", side, at, self.g.seg_evidence[-4:],
+                        text=f"{old.san} was presumed released, then the rook completed {base.san(move)}: the "
+                             "arbiter checks the intention (Guidelines II.3)")
+            return
+        if old_move.promotion and move.promotion and old_move.to_square == move.to_square:
+            self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
+                                          move=old.san,
+                        text="the first piece placed on the promotion square stands (4.4.4)")
+        self.e.findings.raise_finding(outs, "RELEASED_MOVE_CHANGED", side, at, self.g.seg_evidence[-6:], move=old.san,
+                    text=f"{old.san} was presumed released; the first released move stands (4.7)")
+
+    def make(self, outs: list[Output], move: chess.Move, at: float, *, completed: bool,
+              completion: Completion | None = None, press_at: float | None = None,
+              replaced: MoveRecord | None = None, recovered: bool = False,
+              clock: ClockState | None = None) -> MoveRecord:
+        board = self.g.board
+        side = board.turn
+        san = board.san(move)
+        pre_lifts = list(self.g.seg_lifts)
+        pre_board = board.copy(stack=False)
+        # previous own move not completed: completed now by this move (6.2.1.2)
+        prev_ply = self.g.uncompleted.pop(side, None)
+        if prev_ply is not None and prev_ply <= len(self.g.records):
+            self.complete(outs, prev_ply, at, Completion.NEXT_MOVE)
+            if self.e.presses.press_expected(prev_ply) and not recovered:
+                self.e.findings.raise_finding(outs, "MOVE_COMPLETED_WITHOUT_PRESS", side, at, [],
+                            text=f"{self.g.records[prev_ply - 1].san} completed by the player's next move (6.2.1.2)")
+        board.push(move)
+        if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
+            self.g.model.press(side, at)
+            self.e.clock_readings.model_clock(at, board.turn)
+        emt = max(0.0, at - self.g.seg_start)
+        shown = self.g.clock if clock is None else clock
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci=move.uci(), san=san, side=side, fen_after=_fen(board),
+                         made_at=at, clock_white=shown.white, clock_black=shown.black, emt=emt)
+        self.g.records.append(rec)
+        self.e.recognition.rebuild_index()
+        self.g.keys.append(self.g.index.key)
+        if self.g.clock_down:
+            self.g.clockless.add(rec.ply)
+        outs.append(MoveMade(move=rec))
+        if self.g.parked and pre_board.is_capture(move):
+            self.e.findings.raise_finding(outs, "CAPTURED_PIECE_PARKED", side, at, self.g.seg_evidence[-6:],
+                        text="the captured piece was put down on another square during the move, then taken off")
+        self.g.parked = False
+        touch_done = False
+        if self.g.illegal_settled is not None and not replaced:
+            t_ill, ill = self.g.illegal_settled
+            self.e.findings.raise_finding(outs, "ILLEGAL_PLACEMENT_CORRECTED", side, at,
+                        [Evidence(at=t_ill, event=f"P {chess.square_name(ill.to_square)}")],
+                        text="illegal placement corrected before the press: no penalty")
+            if move.from_square != ill.from_square and any(m.from_square == ill.from_square
+                                                           for m in pre_board.legal_moves):
+                touch_done = True
+                self.e.findings.raise_finding(outs, "TOUCH_MOVE_VIOLATION", side, at,
+                            [Evidence(at=t_ill, event=f"L {chess.square_name(ill.from_square)}")],
+                            text="the correction was made with a different piece although the touched piece can "
+                                 "move (4.3, 7.5.1)",
+                            constraints=(f"move the piece on {chess.square_name(ill.from_square)}",))
+        self.g.illegal_settled = None
+        self.g.illegal_state = None
+        if self.g.edition == 2009 and move.promotion and not any(
+                p[1] == move.to_square and p[2].piece_type == chess.PAWN for p in self.g.seg_places):
+            self.e.findings.raise_finding(outs, "PROMOTION_ORDER_2009", side, at, self.g.seg_evidence[-4:],
+                        text="E2009: the pawn was not exchanged on the promotion square (3.7 e, 4.6 c): arbiter")
+        due = self.g.replacement_due
+        if due is not None and len(self.g.records) - 1 == due[1] and not recovered:
+            self.g.replacement_due = None
+            moved = {move.from_square}
+            if pre_board.is_castling(move):
+                moved.add(_castling_rook_square(pre_board, move))
+            if due[2] not in moved:
+                touch_done = True
+                self.e.findings.raise_finding(outs, "TOUCH_MOVE_VIOLATION", side, at, self.g.seg_evidence[-4:],
+                            text=f"the replacement move after the reinstatement ({due[0]}) was made with another "
+                                 f"piece although the piece on {chess.square_name(due[2])} can move (4.3, 7.5.1)",
+                            constraints=(f"move the piece on {chess.square_name(due[2])}",))
+        if move.promotion and not replaced and not recovered:
+            first_piece = next((p for _, sq, p in self.g.seg_places if sq == move.to_square and p.color == side
+                                and p.piece_type not in (chess.PAWN, chess.KING)), None)
+            if first_piece is not None and first_piece.piece_type != move.promotion:
+                first_move = chess.Move(move.from_square, move.to_square, promotion=first_piece.piece_type)
+                self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
+                            move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
+                            text="the first piece placed on the promotion square stands (4.4.4)")
+        if recovered:
+            touch_done = True
+            self.g.castle_released = None
+            pre_lifts = []
+        if not touch_done:
+            self.e.touch_move.check_touch_rules(outs, pre_board, move, side, at=at, lifts=pre_lifts, replaced=replaced)
+        if self.g.castle_released is not None and move != self.g.castle_released[1] and replaced is None:
+            t_rel, _, castle_san = self.g.castle_released
+            king_sq = chess.square_name(chess.square(6 if pre_board.is_kingside_castling(self.g.castle_released[1])
+                                                     else 2, chess.square_rank(move.from_square)))
+            self.e.findings.raise_finding(outs, "CASTLING_KING_RELEASED_NOT_COMPLETED", side, at,
+                        [Evidence(at=t_rel, event=f"P {king_sq} {'w' if side else 'b'}K")], move=castle_san,
+                        text=f"the king was presumed released on {king_sq}: {castle_san} is required if legal, "
+                             "otherwise another king move (4.7.2)")
+        involved = {move.from_square, move.to_square}
+        if pre_board.is_castling(move):
+            involved |= {_castling_rook_square(pre_board, move)}
+        if self.e.two_hands.knock(pre_board, side, pre_lifts, involved):
+            self.e.findings.raise_finding(outs, "DISPLACED_PIECES", side, at, self.g.seg_evidence[-6:],
+                        text="a piece was knocked during the move and restored before the press (7.4)")
+
+        # the opponent now has the move (1.3): a new segment
+        self.g.two_hands.pop(not side, None)
+        self.g.prev_lifts = pre_lifts
+        self.g.opp_early_raised = False
+        self.g.castle_king = None
+        self.g.castle_released = None
+        self.e.clock_readings.new_segment(at)
+        self.g.promo_seen = False
+        self.g.pressed_no_move = None if self.g.pressed_no_move == side else self.g.pressed_no_move
+        self.e.findings.close_claim_windows(outs, side, at)
+        ended = self.check_game_end(outs, rec, at)
+        if ended:
+            pass
+        elif completed:
+            self.complete(outs, rec.ply, press_at if press_at is not None else at,
+                           completion or Completion.PRESS, clock=clock)
+        else:
+            self.g.uncompleted[side] = rec.ply
+            if not self.rules.clock_expected or recovered:
+                pass
+        outs.append(StateChanged(at=at))
+        return rec
+
+    def complete(self, outs: list[Output], ply: int, at: float, how: Completion,
+                  clock: ClockState | None = None) -> None:
+        """Complete *ply*; its clock times are *clock* (default: the clock now)."""
+        rec = self.g.records[ply - 1]
+        if rec.completed_at is not None:
+            return
+        shown = self.g.clock if clock is None else clock
+        rec = dataclasses.replace(rec, completed_at=at, completion=how, clock_white=shown.white,
+                                  clock_black=shown.black)
+        self.g.records[ply - 1] = rec
+        if self.g.uncompleted.get(rec.side) == ply:
+            del self.g.uncompleted[rec.side]
+        outs.append(MoveCompleted(move=rec))
+        self.after_completion(outs, rec, at)
+
+    def after_completion(self, outs: list[Output], rec: MoveRecord, at: float) -> None:
+        """R23: both kings in check / pawn on the last rank after a completed move ("otherwise" regime)."""
+        board = self.g.board
+        illegal_pos = _illegal_position(board)
+        if self.pending_position is not None:
+            _, ply = self.pending_position
+            if ply < rec.ply:
+                self.pending_position = None
+                if illegal_pos:
+                    self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PERSISTS", None, at, [], result="1/2-1/2",
+                                text="the illegal position is still on the board after the next completed move: "
+                                     "draw (A.5.4)")
+                    return
+        if illegal_pos and self.g.regime == Regime.OTHERWISE.value:
+            irr = self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PENDING", None, at, [],
+                              text=f"{illegal_pos}: wait for the next completed move; draw if it is still there")
+            self.pending_position = (irr.id, rec.ply)
+
+    def check_game_end(self, outs: list[Output], rec: MoveRecord, at: float) -> bool:
+        board = self.g.board
+        code: str | None = None
+        result = "1/2-1/2"
+        if board.is_checkmate():
+            code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")
+        elif board.is_stalemate():
+            code = "GAME_END_STALEMATE"
+        elif laws.is_dead_position(board):
+            code = "GAME_END_DEAD_POSITION"
+        else:
+            code = laws.automatic_draw(board, self.g.edition)
+        if code is None:
+            self.check_draw_claim(outs, at)
+            return False
+        flag_t = self.g.flag_t.get(rec.side)
+        if flag_t is not None and flag_t < rec.made_at + self.rules.timing.t_settle:
+            # the mover's flag fell before the move was made: the arbiter decides (6.9)
+            return False
+        self.complete(outs, rec.ply, at, Completion.GAME_END)
+        self.g.result = result
+        self.g.termination = code
+        self.g.mode = _Mode.GAME_OVER
+        self.g.game_end_at = at
+        outs.append(GameEvent(at=at, type="GAME_END", code=code, details={"result": result, "ply": rec.ply}))
+        return True
+
+    def check_draw_claim(self, outs: list[Output], at: float) -> None:
+        board = self.g.board
+        side = board.turn
+        key = self.g.index.key
+        counts = self.key_counts
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == 2:
+            self.repeated.append(key)
+        # a threefold claim needs this placement three times, or one a move away seen twice already: the costly
+        # python-chess test runs only then
+        maybe = counts[key] >= 3 or any(_squares_apart(k, key) <= 4 for k in self.repeated)
+        threefold = maybe and board.can_claim_threefold_repetition()
+        fifty = board.halfmove_clock >= 99 and board.can_claim_fifty_moves()
+        available = threefold or fifty
+        if available and not self.draw_avail[side]:
+            kind = "threefold repetition (9.2)" if threefold else "50 moves (9.3)"
+            self.e.findings.raise_finding(outs, "DRAW_CLAIM_AVAILABLE", side, at, [],
+                        text=f"a claim by {'White' if side else 'Black'} would be correct: {kind} (arbiter only)")
+        self.draw_avail[side] = available

@@ -1,0 +1,173 @@
+"""Recognition (rules-spec §3.2–§3.3): the difference official → physical classified after every change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import _bits, _Candidate, _content_text, _Mode
+from boardd.core.events import (
+    Content,
+)
+from boardd.core.outputs import (
+    GameEvent,
+    Output,
+)
+from boardd.core.recognizer import Diff, DiffClass, PositionIndex
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class Recognition:
+    """Recognition (rules-spec §3.2–§3.3): the difference official → physical classified after every change."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+        self.after_game_raised = False
+
+    def rebuild_index(self) -> None:
+        self.g.index = PositionIndex(self.g.board)
+
+    def evaluate(self, outs: list[Output], at: float, *, snapshot: bool,
+                  batch: list[tuple[int, Content, Content]] | None = None) -> None:
+        if self.g.mode is _Mode.GAME_OVER:
+            if not self.after_game_raised:
+                self.after_game_raised = True
+                self.e.findings.raise_finding(outs, "MOVE_AFTER_GAME_END", None, at, self.g.seg_evidence[-1:],
+                            text="board activity after the end of the game (analysis?)")
+            return
+        if self.g.mode is _Mode.AWAIT_RESTORE:
+            self.g.restore_check = at + self.rules.timing.t_adjust
+            if self.g.phys.key() == self.g.restore_key:
+                self.g.restore_check = None
+                self.g.mode = _Mode.NORMAL
+                self.g.seg_lifts = []
+                self.g.seg_places = []
+                self.g.seg_evidence = []
+                self.g.mask.clear()
+                outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": len(self.g.records)}))
+            return
+        if self.g.pending_fix is not None and self.e.board_input.apply_fix(outs, at):
+            return
+        if self.g.setting_up:
+            if self.g.phys.key() == self.g.index.key and not self.g.mask:
+                self.g.setting_up = False  # the start position is complete: the game can begin
+                self.g.seg_lifts = []
+                self.g.seg_places = []
+                self.g.seg_evidence = []
+                self.g.two_hands.clear()
+            return
+        if self.g.adopted_open is not None:
+            if self.g.adopted_open == len(self.g.records):
+                self.e.restoration.adopted_turn()
+            else:
+                self.g.adopted_open = None
+        turn = self.g.board.turn
+        mover = not turn
+        post_open = self.post_made_open()
+        before = self.g.last_diff
+        opp_touch = False
+        if not post_open and not snapshot:
+            for sq, old, new in batch or ():
+                if self.e.whose_change.opp_change(sq, old, new, turn):
+                    self.g.mask.add(sq)
+                    opp_touch = True
+        if self.g.mask:
+            # the opponent's own activity is kept apart; restore squares that are back to normal
+            restored = [sq for sq in self.g.mask if self.g.phys.squares[sq] == self.g.index.piece_at(sq)]
+            for sq in restored:
+                self.g.mask.discard(sq)
+            restored = [sq for sq in restored if isinstance(self.g.phys.squares[sq], chess.Piece)]
+            if restored and not self.g.mask and not self.g.oot_raised and not snapshot:
+                sq = restored[0]
+                piece = self.g.phys.squares[sq]
+                self.e.findings.raise_finding(outs, "ADJUST_OUT_OF_TURN", mover, at, self.g.seg_evidence[-2:],
+                            text=f"{_content_text(piece)} on {chess.square_name(sq)} lifted and put back on the "
+                                 "opponent's time (6.2.5); actor unknown: the player on move may have touched it "
+                                 "(4.3.2)")
+        view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
+        diff = self.g.index.classify(view)
+        self.g.last_diff = diff
+        if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
+                and diff.kind is not DiffClass.NONE:
+            self.g.opp_early_raised = True
+            self.e.findings.raise_finding(outs, "OPPONENT_STARTED_BEFORE_MOVE_MADE", mover, at,
+                                          self.g.seg_evidence[-1:],
+                        text="the opponent touched a piece while the move was still being made (1.3); touch-move "
+                             "applies to him")
+        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            self.g.cand = None
+        if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
+            base = self.base_index()
+            bdiff = base.classify(self.g.phys)
+            if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
+                self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
+            self.track_castle_king(bdiff, at, base)
+            if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
+                self.e.restoration.reconcile(outs,
+                                             at)  # a dump that is no change of the last move: missed updates or R15
+            return
+        self.track_castle_king(diff, at, self.g.index)
+        if diff.kind is DiffClass.NONE:
+            self.g.match_t = at
+            if self.g.mask or self.g.phys.key() != self.g.index.key:
+                self.e.whose_change.out_of_turn(outs, mover, at, snapshot)
+            else:
+                self.e.whose_change.check_adjust(outs, at)
+            return
+        if diff.kind is DiffClass.LEGAL:
+            assert diff.move is not None
+            self.e.whose_change.note_started(outs, turn, at)
+            if self.g.cand is None:
+                self.g.cand = _Candidate(diff.move, at, at + self.rules.timing.t_settle)
+                self.g.match_t = at
+            self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+            return
+        if self.g.illegal_state is not None and (diff.kind is not DiffClass.ILLEGAL_1 or diff.move !=
+                                                self.g.illegal_state[1]):
+            if at - self.g.illegal_state[0] >= self.rules.timing.t_settle:
+                self.g.illegal_settled = self.g.illegal_state
+            self.g.illegal_state = None
+        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None:
+            self.g.illegal_state = (at, diff.move)
+        if diff.kind is DiffClass.PARTIAL and diff.move is not None and diff.move.promotion:
+            self.g.promo_seen = True
+        if snapshot and diff.kind in (DiffClass.UNRECOGNISED, DiffClass.TWO_MOVES, DiffClass.OPP_ONLY):
+            self.e.restoration.reconcile(outs, at)
+            return
+        if diff.kind is DiffClass.OPP_ONLY and self.e.whose_change.parked_capture(_bits(diff.changed)):
+            self.g.parked = True
+        self.e.whose_change.note_started(outs, turn, at)
+        self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+
+    def track_castle_king(self, diff: Diff, at: float, index: PositionIndex) -> None:
+        """R07: a king released on its castling square commits to castling (4.7.2)."""
+        state = None
+        if diff.kind is DiffClass.PARTIAL and diff.move is not None and index.board.is_castling(diff.move) \
+                and not index.board.chess960:
+            king_to = chess.square(6 if index.board.is_kingside_castling(diff.move) else 2,
+                                   chess.square_rank(diff.move.from_square))
+            if self.g.phys.squares[king_to] == chess.Piece(chess.KING, index.board.turn):
+                state = (at, diff.move)
+        prev = self.g.castle_king
+        if prev is not None and (state is None or state[1] != prev[1]):
+            if at - prev[0] >= self.rules.timing.t_settle:
+                self.g.castle_released = (prev[0], prev[1], index.board.san(prev[1]))
+            self.g.castle_king = None
+        if state is not None and self.g.castle_king is None:
+            self.g.castle_king = state
+
+    def post_made_open(self) -> bool:
+        mover = not self.g.board.turn
+        ply = self.g.uncompleted.get(mover)
+        return (ply is not None and ply == len(self.g.records) and not self.g.opp_started
+                and self.g.board.move_stack != [])
+
+    def base_index(self) -> PositionIndex:
+        board = self.g.board.copy()
+        board.pop()
+        return PositionIndex(board)

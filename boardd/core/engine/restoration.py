@@ -1,0 +1,327 @@
+"""Restoration (rules-spec §3.7; articles 7.5.1, 7.6, takebacks, divergence): reinstating and adopting positions."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core import _lawshim as laws
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _Mode, _search
+from boardd.core.events import (
+    Resolve,
+)
+from boardd.core.outputs import (
+    ClockState,
+    Completion,
+    Evidence,
+    GameEvent,
+    Irregularity,
+    MoveCompleted,
+    MoveMade,
+    MoveRecord,
+    MovesRetracted,
+    Output,
+    StateChanged,
+    Status,
+)
+from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
+from boardd.core.settings import Regime
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class Restoration:
+    """Restoration (rules-spec §3.7; articles 7.5.1, 7.6, takebacks, divergence): reinstating and adopting positions."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+
+    def forward_jump(self, outs: list[Output], at: float) -> bool:
+        """Missed updates (link outage, full dump): up to three legal plies leading to the physical board."""
+        target = self.g.phys.key()
+        path = _search(self.g.board, target, _JUMP_DEPTH, self.g.index.changed_squares(self.g.phys))
+        if not path:
+            return False
+        _LOGGER.info("missed updates recovered: %s", " ".join(m.uci() for m in path))
+        presses = self.gap_presses()
+        blind = self.g.blind_presses
+        previous = -1e18
+        for i, move in enumerate(path):
+            last = i == len(path) - 1
+            side = self.g.board.turn
+            if self.g.board_down:
+                # a board outage: the presses seen meanwhile complete the recovered moves, in order (a press
+                # that fits no recovered move, a double press or one without moving, is left out)
+                seen = next((p for p in blind if p.side == side and p.at > previous), None)
+                if seen is not None:
+                    blind.remove(seen)
+                    previous = seen.at
+                    self.g.blind_matched += 1
+                    self.e.made_moves.make(outs, move, min(at, seen.at), completed=True, completion=Completion.PRESS,
+                               press_at=seen.at, recovered=True, clock=seen.clock)
+                    continue
+                # not pressed during the outage (or the press cannot be told): no [%clk] from a later clock
+                rec = self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE,
+                                 recovered=True, clock=ClockState())
+                if not last or any(p.side == side for p in blind):
+                    self.g.clockless.add(rec.ply)  # whether it was pressed cannot be told: no press codes for it
+                continue
+            press = presses[side].pop(0) if presses[side] else None
+            if press is not None:
+                # the press seen while the frame was lost completed this move: made by then at the latest
+                self.withdraw_gap_press(outs, press, self.g.board.san(move))
+                self.e.made_moves.make(outs, move, min(at, press.t_raised), completed=True, completion=Completion.PRESS,
+                           press_at=press.t_raised, recovered=True)
+                continue
+            self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
+        self.g.divergence_key = None
+        return True
+
+    def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
+        """Snapshot-only boards: the presses judged "no move" since the official position, oldest first.
+
+        A lost frame hides the move from the press that completed it; the recovered jump explains them.
+        """
+        found: dict[chess.Color, list[Irregularity]] = {chess.WHITE: [], chess.BLACK: []}
+        if self.g.field_updates:
+            return found
+        for irr in self.g.irr.values():
+            if irr.code == "CLOCK_PRESS_NO_MOVE" and irr.ply == len(self.g.records) and irr.side is not None \
+                    and irr.status is not Status.RESOLVED:
+                found[irr.side].append(irr)
+        for presses in found.values():
+            presses.sort(key=lambda irr: irr.t_raised)
+        return found
+
+    def withdraw_gap_press(self, outs: list[Output], irr: Irregularity, san: str) -> None:
+        """A "press without a move" explained by a recovered move: resolved, its illegal-move count undone."""
+        side = irr.side
+        assert side is not None
+        if laws.is_illegal_move_class(irr.code, irr.edition) and self.g.regime != Regime.OTHERWISE.value \
+                and self.g.illegal[side] > 0:
+            self.g.illegal[side] -= 1  # counted by _penalty when it was raised
+        self.g.limit_pending = False
+        if self.g.pressed_no_move == side:
+            self.g.pressed_no_move = None
+        self.e.findings.update_finding(outs, dataclasses.replace(
+            irr, status=Status.RESOLVED,
+            ruling=f"withdrawn: a board frame was lost; {san} was on the board at the press (recovered)"))
+
+    def reconcile(self, outs: list[Output], at: float) -> None:
+        """A board dump that is no move in progress: missed updates, else POSITION_DIVERGENCE (R15)."""
+        if self.forward_jump(outs, at):
+            return
+        key = self.g.phys.key()
+        if key == self.g.divergence_key:
+            return
+        if not self.g.records and self.g.phys.key()[0].bit_count() + self.g.phys.key()[1].bit_count() < \
+                self.g.index.board.occupied.bit_count():
+            self.g.setting_up = True  # pieces still being set up before the game: nothing to report yet
+            return
+        self.g.divergence_key = key
+        irr = self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at,
+                                                                                             event="board dump")],
+                          text="the board differs from the official position and no sequence of up to "
+                               f"{_JUMP_DEPTH} legal moves explains it: "
+                               f"{describe_change(self.g.board, self.g.phys.squares)}; reinstate the last official "
+                               "position" + ("; clock presses are not judged until this is resolved"
+                                             if self.g.board_down else ""),
+                          reinstate_ply=len(self.g.records))
+        if self.g.board_down:
+            self.g.outage_divergence = irr.id
+
+    def adopt_physical(self, outs: list[Output], side: chess.Color, at: float, desc: str, diff: Diff) -> None:
+        """G6: play continues from the physical position (MoveRecord.legal=False)."""
+        if diff.kind in (DiffClass.NONE, DiffClass.IN_HAND) and not self.g.promo_seen:
+            return
+        board = chess.Board(None, chess960=self.g.board.chess960)
+        for sq, content in enumerate(self.g.phys.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        board.turn = not side
+        board.castling_rights = self.g.board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        board.ep_square = None
+        board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK else 0)
+        move = diff.move if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None else None
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci=move.uci() if move else "0000", san=desc, side=side,
+                         fen_after=board.fen(), made_at=self.g.last_board_t if self.g.last_board_t > -1e17 else at,
+                         completed_at=at, completion=Completion.PRESS, clock_white=self.g.clock.white,
+                         clock_black=self.g.clock.black, legal=False)
+        self.g.records.append(rec)
+        # keep the python-chess move stack in step with the record: restart from the physical position
+        self.g.board = board
+        self.e.recognition.rebuild_index()
+        self.g.keys.append(self.g.index.key)
+        self.g.uncompleted.pop(side, None)
+        outs.append(MoveMade(move=rec))
+        outs.append(MoveCompleted(move=rec))
+        self.g.prev_lifts = self.g.seg_lifts
+        self.g.opp_early_raised = False
+        self.g.castle_king = None
+        self.g.castle_released = None
+        self.e.clock_readings.new_segment(at)
+        self.g.promo_seen = False
+        self.g.illegal_state = None
+        self.g.illegal_settled = None
+        self.e.findings.close_claim_windows(outs, side, at)
+        self.e.made_moves.after_completion(outs, rec, at)
+        outs.append(StateChanged(at=at))
+
+    def on_resolve(self, outs: list[Output], event: Resolve, at: float) -> None:
+        irr = self.g.irr.get(event.irregularity_id)
+        if irr is None:
+            _LOGGER.warning("resolve for unknown irregularity %s", event.irregularity_id)
+            return
+        win = next((w for w in self.g.claim_windows if w.irregularity_id == irr.id), None)
+        ruling = event.ruling or ("accepted" if event.accept else "dismissed")
+        if win is not None and event.accept:
+            win.claimed = True
+            self.g.claim_windows.remove(win)
+            side = win.offender
+            n = self.g.illegal[side] + 1
+            self.g.illegal[side] = n
+            pen = laws.suggest_penalty(edition=self.g.edition, category=self.g.category, regime=self.g.regime, n=n,
+                                       offender=side, opp_can_mate=laws.can_mate(self.g.board, not side),
+                                       observed_in_window=True, increment_earned_s=self.g.increment,
+                                       blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+            sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
+                                      remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)
+            self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,
+                                                                     ruling=ruling))
+            return
+        was_open = irr.status is not Status.RESOLVED
+        self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
+                and self.g.mode is _Mode.NORMAL and self.g.phys.key() != self.g.index.key:
+            if event.accept:
+                self.on_reinstate(outs, len(self.g.records), at)  # the suggestion: put the position back
+            else:
+                self.adopt_divergence(outs, irr, at)
+
+    def adopt_divergence(self, outs: list[Output], irr: Irregularity, at: float) -> None:
+        """A POSITION_DIVERGENCE dismissed (no reinstatement): the game goes on from the board.
+
+        The board still differs from the official position, so the physical position is adopted as a record
+        entry with ``legal=False`` (like an illegal move that stood, G6): the moves played from it are
+        recorded again instead of the record staying stuck. The side to move is the side whose clock runs;
+        without a running clock it is unknown: the side to move stays as it was, and the first move of the
+        other side turns it round (:meth:`_adopted_turn`). (An accepted divergence is a reinstatement.)
+        """
+        if self.g.setting_up or self.g.markers or self.g.impossible_since is not None:
+            return
+        clock_live = self.g.clock_seen and not self.g.clock_down and not self.g.paused and self.g.running is not None
+        turn = self.g.running if clock_live and self.g.running is not None else self.g.board.turn
+        board = chess.Board(None, chess960=self.g.board.chess960)
+        for sq, content in enumerate(self.g.phys.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        board.turn = turn
+        board.castling_rights = self.g.board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        board.ep_square = None
+        board.fullmove_number = self.g.board.fullmove_number + (1 if turn == chess.WHITE and
+                                                               self.g.board.turn == chess.BLACK else 0)
+        desc = describe_change(self.g.board, self.g.phys.squares)
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"position adopted ({irr.id}): {desc}",
+                         side=not turn, fen_after=board.fen(), made_at=at, completed_at=at, completion=None,
+                         clock_white=self.g.clock.white, clock_black=self.g.clock.black, legal=False)
+        self.g.records.append(rec)
+        self.g.board = board
+        self.e.recognition.rebuild_index()
+        self.g.keys.append(self.g.index.key)
+        self.g.uncompleted.clear()
+        self.g.adopted_open = None if clock_live else rec.ply
+        self.g.divergence_key = None
+        self.g.cand = None
+        self.e.clock_readings.new_segment(at)
+        outs.append(MoveMade(move=rec))
+        outs.append(MoveCompleted(move=rec))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"adopted": irr.id, "ply": rec.ply}))
+        outs.append(StateChanged(at=at))
+
+    def adopted_turn(self) -> None:
+        """After a position adopted without knowing the side to move: the first move tells it."""
+        ordinary = (DiffClass.NONE, DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND)
+        if self.g.index.classify(self.g.phys).kind in ordinary:
+            return
+        flipped = self.g.board.copy(stack=False)
+        flipped.turn = not flipped.turn
+        index = PositionIndex(flipped)
+        if index.classify(self.g.phys).kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
+            return
+        self.g.adopted_open = None
+        rec = self.g.records[-1]
+        self.g.records[-1] = dataclasses.replace(rec, side=not rec.side, fen_after=flipped.fen())
+        self.g.board = flipped
+        self.g.index = index
+        self.g.keys[-1] = index.key
+        self.g.mask.clear()
+        self.g.oot_raised = False
+
+    def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
+        ply = max(0, min(ply, len(self.g.records)))
+        rep = self.g.replacement
+        self.g.replacement_due = rep if rep is not None and rep[1] == ply else None
+        self.retract_to(outs, ply, at, "reinstated by the arbiter")
+        if self.g.phys.key() != self.g.index.key:
+            self.g.mode = _Mode.AWAIT_RESTORE
+            self.g.restore_key = self.g.index.key
+        else:
+            self.g.mode = _Mode.NORMAL
+            outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply}))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"reinstate_ply": ply}))
+
+    def retract_to(self, outs: list[Output], ply: int, at: float, reason: str) -> None:
+        if ply >= len(self.g.records):
+            return
+        fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
+        board = chess.Board(fen, chess960=self.g.game.chess960)
+        # rebuild the move stack from the last legal restart so repetition checks keep working
+        del self.g.records[ply:]
+        del self.g.keys[ply + 1:]
+        self.g.board = self.replay_board(ply) or board
+        self.e.recognition.rebuild_index()
+        for color in (chess.WHITE, chess.BLACK):
+            p = self.g.uncompleted.get(color)
+            if p is not None and p > ply:
+                del self.g.uncompleted[color]
+        self.g.cand = None
+        self.g.mask.clear()
+        self.g.seg_lifts = []
+        self.g.seg_places = []
+        self.g.seg_start = at
+        self.g.opp_started = False
+        self.g.oot_raised = False
+        self.g.pressed_no_move = None
+        outs.append(MovesRetracted(at=at, to_ply=ply, reason=reason))
+        outs.append(StateChanged(at=at))
+
+    def replay_board(self, ply: int) -> chess.Board | None:
+        board = chess.Board(self.g.start_fen, chess960=self.g.game.chess960)
+        for rec in self.g.records[:ply]:
+            if not rec.legal:
+                board = chess.Board(rec.fen_after, chess960=self.g.game.chess960)
+                continue
+            try:
+                board.push_uci(rec.uci)
+            except ValueError:
+                return None
+        return board
+
+    def takeback(self, outs: list[Output], ply: int, at: float) -> None:
+        retracted = [r.san for r in self.g.records[ply:]]
+        self.retract_to(outs, ply, at, "takeback")
+        hint = ""
+        if any(i.code == "ILLEGAL_MOVE_STANDS" for i in self.g.irr.values()):
+            hint = " Mutual correction of an illegal move is allowed without the arbiter (A.5.2/A.4.2)."
+        self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", None, at, self.g.seg_evidence[-4:],
+                    text=f"the board returned to the position after ply {ply}: {' '.join(retracted)} retracted. "
+                         f"Under the Laws a released legal move stands (4.7).{hint}",
+                    move=retracted[0] if retracted else None, reinstate_ply=ply + len(retracted))
+        outs.append(GameEvent(at=at, type="TAKEBACK_DETECTED", details={"to_ply": ply, "moves": retracted}))

@@ -1,0 +1,131 @@
+"""The game's mutable state, one object that every room of the engine receives."""
+
+from __future__ import annotations
+
+import chess
+
+from boardd.core import _lawshim as laws
+from boardd.core.clock import ClockModel, TimeControl
+from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Mode, _Press, _Window
+from boardd.core.events import (
+    ClockReading,
+    Content,
+    Event,
+    GameInfo,
+    Marker,
+)
+from boardd.core.outputs import (
+    ClockState,
+    Evidence,
+    Irregularity,
+    MoveRecord,
+)
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
+from boardd.core.settings import Regime, RulesConfig
+
+
+class Game:
+    """Everything about the current game that more than one room reads (reset by ``NewGame``)."""
+
+    def __init__(self, rules: RulesConfig, game: GameInfo, at: float | None, *, irr_counter: int = 0,
+                 field_updates: bool = False) -> None:
+        self.rules = rules
+        self.irr_counter = irr_counter
+        #: the board sends field updates (DGT): its snapshots are dumps, not scans (kept across games)
+        self.field_updates = field_updates
+        self.game = game
+        self.edition = game.edition
+        if self.rules.category is not None:
+            self.category = self.rules.category.value
+        else:
+            self.category = laws.category_of(game.time_control, game.edition)
+        self.regime = Regime.COMPETITION.value if self.category == "standard" else self.rules.regime.value
+        self.increment = laws.increment_of(game.time_control)
+        self.tc: TimeControl | None = None
+        try:
+            tc = TimeControl.parse(game.time_control)
+            self.tc = tc if tc.is_timed else None
+        except Exception:  # an unparsable control: no time keeping, no period checks
+            _LOGGER.warning("time control %r not understood; no time keeping", game.time_control)
+        self.model: ClockModel | None = ClockModel(self.tc) if self.tc is not None else None
+        self.model_started = False
+        self.model_flag_done = False
+        fen = game.start_fen or _STANDARD_FEN
+        self.start_fen = fen
+        self.board = chess.Board(fen, chess960=game.chess960)
+        self.index = PositionIndex(self.board)
+        self.records: list[MoveRecord] = []
+        start = self.board
+        self.base_moves = {chess.WHITE: start.fullmove_number - (0 if start.turn == chess.BLACK else 1),
+                            chess.BLACK: start.fullmove_number - 1}
+        self.keys: list[tuple[int, ...]] = [self.index.key]
+        self.phys = PhysicalBoard(self.board)
+        self.raw: list[Content] = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        self.markers: dict[int, Marker] = {}
+        self.raw_touched: set[int] = set()
+        self.resync = False
+        self.board_down = False
+        self.blind_presses: list[_BlindPress] = []
+        self.blind_matched = 0  # of which completed a recovered move
+        self.outage_divergence: str | None = None
+        self.setting_up = False
+        self.pending_fix: tuple[int, tuple[int, ...], chess.Move, chess.Board, str] | None = None
+        self.impossible_since: tuple[float, str] | None = None
+        self.impossible_raised = False
+        self.divergence_key: tuple[int, ...] | None = None
+        self.adopted_open: int | None = None  # ply of a position adopted with the side to move unknown
+        self.rot = 0  # quarter turns from the board's own frame to the official frame
+        self.orientation_known = False
+        self.irr: dict[str, Irregularity] = {}
+        self.illegal = {chess.WHITE: 0, chess.BLACK: 0}
+        self.mode = _Mode.NORMAL
+        self.result = "*"
+        self.termination: str | None = None
+        self.restore_key: tuple[int, ...] | None = None
+        self.restore_check: float | None = None
+        self.seg_start = at if at is not None else 0.0
+        self.seg_lifts: list[tuple[float, int, chess.Piece]] = []
+        self.prev_lifts: list[tuple[float, int, chess.Piece]] = []
+        self.extra_lifts: list[tuple[float, int, chess.Piece]] = []
+        self.seg_places: list[tuple[float, int, chess.Piece]] = []
+        self.seg_evidence: list[Evidence] = []
+        self.last_board_t = -1e18
+        self.match_t = 0.0
+        self.cand: _Candidate | None = None
+        self.uncompleted: dict[chess.Color, int] = {}
+        self.opp_started = False
+        self.oot_raised = False
+        self.pressed_no_move: chess.Color | None = None
+        self.promo_seen = False
+        self.illegal_settled: tuple[float, chess.Move] | None = None
+        self.replacement: tuple[str, int, int] | None = None
+        self.replacement_due: tuple[str, int, int] | None = None
+        self.gesture_hold = False  # a kings-in-the-centre signal was given and a king is still on the centre
+        self.limit_pending = False
+        self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
+        self.claim_windows: list[_Window] = []
+        self.parked = False
+        self.two_hands: dict[chess.Color, Irregularity | None] = {}
+        self.mask: set[int] = set()
+        self.last_diff = Diff(DiffClass.NONE)
+        self.opp_early_raised = False
+        self.castle_king: tuple[float, chess.Move] | None = None
+        self.castle_released: tuple[float, chess.Move, str] | None = None
+        self.illegal_state: tuple[float, chess.Move] | None = None
+        self.shown: tuple[object, ...] | None = None
+        self.prev_reading: ClockReading | None = None
+        self.held_reading: ClockReading | None = None  # a suspect reading waiting for confirmation
+        self.pre_clock: ClockState | None = None
+        self.running: chess.Color | None = None
+        self.clock_seen = False
+        self.clock_down = False
+        self.clock_resync = False  # the first reading after the link came back sets the lever (no press)
+        self.clockless: set[int] = set()  # plies made (or left uncompleted) while the clock link was down
+        self.paused = False
+        self.press: _Press | None = None
+        self.buffer: list[Event] = []
+        self.flag = {chess.WHITE: False, chess.BLACK: False}
+        self.flag_t: dict[chess.Color, float] = {}
+        self.clock = ClockState()
+        self.last_press_at: float | None = None
+        self.game_end_at: float | None = None

@@ -1,0 +1,93 @@
+"""Touch-move (rules-spec §3.4, §3.7; articles 4.3–4.5, 4.7): the Article 4 heuristics at made time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import _castling_rook_square, _piece_text
+from boardd.core.outputs import (
+    Evidence,
+    MoveRecord,
+    Output,
+)
+from boardd.core.recognizer import Diff
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class TouchMove:
+    """Touch-move (rules-spec §3.4, §3.7; articles 4.3–4.5, 4.7): the Article 4 heuristics at made time."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+
+    def check_touch_rules(self, outs: list[Output], pre: chess.Board, move: chess.Move, side: chess.Color, *,
+                           at: float, lifts: list[tuple[float, int, chess.Piece]],
+                           replaced: MoveRecord | None) -> None:
+        t_scan = self.rules.timing.t_scan
+        own = [x for x in lifts if x[2].color == side]
+        if pre.is_castling(move) and not pre.chess960:
+            king_lift = next((x for x in own if x[1] == move.from_square and x[2].piece_type == chess.KING), None)
+            rook_from = _castling_rook_square(pre, move)
+            rook_lift = next((x for x in own if x[1] == rook_from), None)
+            if king_lift and rook_lift and rook_lift[0] < king_lift[0] - t_scan:
+                self.e.findings.raise_finding(outs, "CASTLING_ROOK_FIRST", side, at,
+                            [Evidence(at=rook_lift[0], event=f"L {chess.square_name(rook_from)}"),
+                             Evidence(at=king_lift[0], event=f"L {chess.square_name(move.from_square)}")],
+                            text="rook lifted before the king: no castling on that side this move; the rook must "
+                                 "move if it can (4.4.2, 4.3.1)",
+                            move=replaced.san if replaced else None)
+        # touch-capture: an opponent piece lifted first (and put back) that could be captured (4.3.2)
+        captured_sq = move.to_square
+        if pre.is_en_passant(move):
+            captured_sq = chess.square(chess.square_file(move.to_square), chess.square_rank(move.from_square))
+        opp_lifts = [x for x in lifts if x[2].color != side and pre.piece_at(x[1]) == x[2]]
+        if opp_lifts and replaced is None:
+            t_opp, sq_opp, p_opp = opp_lifts[0]
+            own_first = own[0][0] if own else None
+            if (sq_opp != captured_sq and (own_first is None or t_opp < own_first - t_scan)
+                    and any(m.to_square == sq_opp for m in pre.legal_moves if pre.is_capture(m))):
+                self.e.findings.raise_finding(outs, "TOUCH_CAPTURE_SUSPECTED", side, at,
+                            [Evidence(at=t_opp, event=f"L {chess.square_name(sq_opp)}")],
+                            text=f"{_piece_text(p_opp)} on {chess.square_name(sq_opp)} was touched first and could be "
+                                 "captured (4.3.2); alternative reading: the opponent adjusted it on this "
+                                 "player's time",
+                            constraints=(f"capture the piece on {chess.square_name(sq_opp)}",))
+                return
+        # touch-move: first own piece lifted (and put back) while a different piece moved
+        moved_from = {move.from_square}
+        if pre.is_castling(move):
+            moved_from.add(_castling_rook_square(pre, move))
+        first = own[0] if own else None
+        if (first is not None and first[1] not in moved_from and pre.piece_at(first[1]) == first[2]
+                and any(m.from_square == first[1] for m in pre.legal_moves) and replaced is None):
+                self.e.findings.raise_finding(outs, "TOUCH_MOVE_SUSPECTED", side, at,
+                            [Evidence(at=first[0], event=f"L {chess.square_name(first[1])}")],
+                            text=f"{_piece_text(first[2])} on {chess.square_name(first[1])} was lifted first and "
+                                 "could move (4.3.1); j'adoube is not observable",
+                            constraints=(f"move the piece on {chess.square_name(first[1])}",))
+
+    def replacement_constraints(self, pre: chess.Board, diff: Diff) -> tuple[str, ...]:
+        """Touch-move constraints for the replacement move after reinstatement (§3.7)."""
+        # the first piece touched (lifted) counts first; then the pieces that were moved
+        squares: list[int] = []
+        for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
+            if piece.color == pre.turn and pre.piece_at(sq) == piece and sq not in squares:
+                squares.append(sq)
+        for origin, _ in diff.relocations:
+            if origin not in squares:
+                squares.append(origin)
+        for sq in squares:
+            moves = [m for m in pre.legal_moves if m.from_square == sq]
+            if moves:
+                touched = pre.piece_at(sq)
+                name = _piece_text(touched) if touched else "piece"
+                return (f"the {name} on {chess.square_name(sq)} must move: "
+                        + ", ".join(sorted(pre.san(m) for m in moves)),)
+        return ("any legal move (no touched piece can move, 4.5): "
+                + ", ".join(sorted(pre.san(m) for m in pre.legal_moves)),)

@@ -1,0 +1,118 @@
+"""Two hands (rules-spec §3.3; articles 4.1, 7.5.4): moves made with both hands, castling with two hands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import _Mode, _piece_text
+from boardd.core.outputs import (
+    Evidence,
+    Output,
+)
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class TwoHands:
+    """Two hands (rules-spec §3.3; articles 4.1, 7.5.4): moves made with both hands, castling with two hands."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+
+    def genuine_lifts(self, color: chess.Color | None = None) -> list[tuple[float, int, chess.Piece]]:
+        """Lifts of pieces from their official squares, minus scan artefacts (piece seen elsewhere first)."""
+        out = []
+        for t, sq, piece in self.g.seg_lifts:
+            if self.g.index.piece_at(sq) != piece or (color is not None and piece.color != color):
+                continue
+            if any(p == piece and tp < t and psq != sq for tp, psq, p in self.g.seg_places):
+                continue  # new square reported before the old one was cleared (same scan)
+            out.append((t, sq, piece))
+        return out
+
+    def check_two_hands_lift(self, outs: list[Output], at: float, sq: int, piece: chess.Piece) -> None:
+        """R01 (a): two lifts of different pieces within T_simul, at least D_far apart."""
+        timing = self.rules.timing
+        side = self.g.board.turn
+        if self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL or sq in self.g.mask:
+            return
+        lifts = self.genuine_lifts()
+        if not any(t == at and s == sq for t, s, _ in lifts):
+            return
+        for t0, sq0, p0 in lifts:
+            if sq0 == sq or at - t0 > timing.t_simul or sq0 in self.g.mask:
+                continue
+            if chess.square_distance(sq0, sq) < timing.d_far:
+                continue
+            kinds = {p0.piece_type, piece.piece_type}
+            if kinds == {chess.KING, chess.ROOK} and p0.color == piece.color:
+                continue  # castling: judged by rule (c)
+            self.g.two_hands[side] = self.e.findings.raise_finding(
+                outs, "TWO_HANDS_SUSPECTED", side, at,
+                [Evidence(at=t0, event=f"L {chess.square_name(sq0)}"),
+                 Evidence(at=at, event=f"L {chess.square_name(sq)}")],
+                text=f"two lifts {1000 * (at - t0):.0f} ms apart, {chess.square_distance(sq0, sq)} squares apart "
+                     "(4.1); a fast single hand cannot be excluded below the scan period")
+            return
+
+    def check_two_hands_places(self, outs: list[Output], at: float, sq: int, piece: chess.Piece) -> None:
+        """R01 (b): two own pieces put down within T_simul, at least D_far apart."""
+        timing = self.rules.timing
+        side = self.g.board.turn
+        if piece.color != side or self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL:
+            return
+        ghost = sum(1 for content in self.g.phys.squares if content == piece) > \
+            len(self.g.board.pieces(piece.piece_type, piece.color))
+        for t0, sq0, p0 in reversed(self.g.seg_places):
+            if ghost and p0 == piece:
+                continue  # one piece seen on two squares: its new square reported before the old one cleared (§1.5)
+            if at - t0 > timing.t_simul:
+                break
+            if p0.color != side or chess.square_distance(sq0, sq) < timing.d_far or self.g.phys.squares[sq0] != p0:
+                continue  # (a piece placed and lifted again was a transit of the same hand)
+            self.g.two_hands[side] = self.e.findings.raise_finding(
+                outs, "TWO_HANDS_SUSPECTED", side, at,
+                [Evidence(at=t0, event=f"P {chess.square_name(sq0)} {_piece_text(p0)}"),
+                 Evidence(at=at, event=f"P {chess.square_name(sq)} {_piece_text(piece)}")],
+                text=f"two pieces put down {1000 * (at - t0):.0f} ms apart, {chess.square_distance(sq0, sq)} "
+                     "squares apart (4.1)")
+            return
+
+    def check_two_hands_castling(self, outs: list[Output], at: float, piece: chess.Piece) -> None:
+        """R01 (c): king and rook both off the board for more than one scan while castling."""
+        side = self.g.board.turn
+        if piece.color != side or piece.piece_type not in (chess.KING, chess.ROOK) or self.g.board.chess960:
+            return
+        if self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL:
+            return
+        lifts = self.genuine_lifts(side)
+        king = next((x for x in lifts if x[2].piece_type == chess.KING), None)
+        rook = next((x for x in lifts if x[2].piece_type == chess.ROOK), None)
+        if king is None or rook is None:
+            return
+        if any(p.piece_type in (chess.KING, chess.ROOK) and p.color == side for _, _, p in self.g.seg_places):
+            return  # one of them was already put down
+        both_off = at - max(king[0], rook[0])
+        if both_off > self.rules.timing.t_scan:
+            self.g.two_hands[side] = self.e.findings.raise_finding(
+                outs, "TWO_HANDS_SUSPECTED", side, at,
+                [Evidence(at=king[0], event=f"L {chess.square_name(king[1])}"),
+                 Evidence(at=rook[0], event=f"L {chess.square_name(rook[1])}")],
+                text=f"king and rook both off the board for {1000 * both_off:.0f} ms (4.1)")
+
+    def knock(self, pre: chess.BaseBoard, side: chess.Color, lifts: list[tuple[float, int, chess.Piece]],
+               involved: set[int]) -> bool:
+        """R15 knock signature: an own piece not part of the move lifted within T_knock of another change."""
+        t_knock = self.rules.timing.t_knock
+        events = [(t, s) for t, s, _ in lifts] + [(t, s) for t, s, _ in self.g.seg_places]
+        for t, sq, piece in lifts:
+            if piece.color != side or sq in involved or pre.piece_at(sq) != piece:
+                continue
+            if any(abs(t2 - t) <= t_knock and s2 != sq for t2, s2 in events):
+                return True
+        return False

@@ -1,0 +1,158 @@
+"""Whose change (rules-spec §3.3; articles 4.1, 4.2, 6.2.1): out-of-turn changes, adjustments, early starts."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _bits, _piece_text
+from boardd.core.events import (
+    Content,
+)
+from boardd.core.outputs import (
+    Evidence,
+    Output,
+    Status,
+)
+from boardd.core.recognizer import PhysicalBoard
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+
+class WhoseChange:
+    """Whose change (rules-spec §3.3; articles 4.1, 4.2, 6.2.1): out-of-turn changes, adjustments, early starts."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.rules = e.rules
+
+    def opp_change(self, sq: int, old: Content, new: Content, turn: chess.Color) -> bool:
+        """Is this change the doing of the side without the move (not part of the mover's move)?"""
+        opp = not turn
+        old_opp = isinstance(old, chess.Piece) and old.color == opp
+        new_opp = isinstance(new, chess.Piece) and new.color == opp
+        if not old_opp and not new_opp:
+            return False
+        if sq in self.g.mask:
+            return True
+        targets = self.capture_targets()
+        if old_opp and new is None and (sq in targets or self.g.index.piece_at(sq) is None):
+            return False  # the mover removing the piece he captures (or a parked captured piece)
+        if new_opp and self.g.index.piece_at(sq) == new and sq in targets:
+            return False  # a piece to be captured put back
+        if new_opp and not old_opp and any(x[2] == new and x[1] in targets for x in self.g.seg_lifts):
+            self.g.parked = True
+            return False  # a captured piece parked on another square (§5 CAPTURED_PIECE_PARKED)
+        # a capture seen as a replacement is the mover's; anything else is the opponent's
+        return not (old_opp and isinstance(new, chess.Piece) and new.color == turn)
+
+    def capture_targets(self) -> set[int]:
+        return set(_bits(self.g.index.capture_targets))
+
+    def masked_view(self) -> PhysicalBoard:
+        view = PhysicalBoard()
+        for sq, content in enumerate(self.g.phys.squares):
+            if sq in self.g.mask:
+                content = self.g.index.piece_at(sq)
+            if isinstance(content, chess.Piece):
+                view.set(sq, content)
+        return view
+
+    def parked_capture(self, changed: list[int]) -> bool:
+        """An opponent piece that a legal move could capture was put down elsewhere (captured piece parked)."""
+        targets = {m.to_square for m in self.g.index.legal_moves if self.g.index.board.is_capture(m)}
+        gone = [sq for sq in changed if self.g.phys.squares[sq] is None and self.g.index.piece_at(sq) is not None]
+        return bool(gone) and all(sq in targets for sq in gone)
+
+    def own_changed(self, color: chess.Color) -> bool:
+        """Do *color*'s pieces on the board differ from the official position (bitboards)?"""
+        key = self.g.phys.key()
+        off = self.g.index.key
+        ci = 0 if color == chess.WHITE else 1
+        mine = key[ci] | off[ci]
+        diff = 0
+        for i in range(2, 8):
+            diff |= key[i] ^ off[i]
+        diff = (diff | (key[ci] ^ off[ci])) & mine
+        if diff & key[ci]:
+            return True  # a piece of *color* where the official content differs
+        missing = diff & off[ci] & ~key[ci]
+        if missing and self.g.index.board.turn != color:
+            missing &= ~self.g.index.capture_targets  # the opponent capturing it
+        return bool(missing)
+
+    def note_started(self, outs: list[Output], side: chess.Color, at: float) -> None:
+        """The side to move is touching pieces: the previous mover's post-made window closes."""
+        if self.g.opp_started:
+            return
+        if not any(x[1] for x in self.g.seg_lifts) and not self.g.seg_places:
+            return
+        self.g.opp_started = True
+        mover = not side
+        ply = self.g.uncompleted.get(mover)
+        press_pending = self.g.press is not None and self.g.press.lever_before == mover
+        if ply is not None and self.e.presses.press_expected(ply) and ply == len(self.g.records) \
+                and not press_pending:
+            self.e.findings.raise_finding(outs, "CLOCK_NOT_PRESSED", mover, at, self.g.seg_evidence[-1:],
+                        text="the mover has not pressed and the opponent is already moving (arbiter only, 12.6)")
+        # R08: Article 4 claims against the previous mover close at this first touch
+        for irr in list(self.g.irr.values()):
+            if irr.side == mover and irr.claim_deadline is None and irr.code in _ARTICLE4 and irr.t_raised <= at \
+                    and irr.status is not Status.RESOLVED and irr.ply >= len(self.g.records) - 1:
+                self.e.findings.update_finding(outs, dataclasses.replace(irr, claim_deadline=at))
+
+    def check_out_of_turn_move(self, outs: list[Output], side: chess.Color, at: float) -> None:
+        if self.g.pressed_no_move == side and not self.g.oot_raised and self.g.seg_places:
+            last = self.g.seg_places[-1]
+            if last[0] > (self.g.last_press_at or -1e18) + self.rules.timing.t_latency:
+                self.g.oot_raised = True
+                self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", side, at, self.g.seg_evidence[-1:],
+                            text="change made on the opponent's time after the press; the arbiter may reinstate "
+                                 "(7.6)")
+
+    def check_adjust(self, outs: list[Output], at: float) -> None:
+        """Board back to the official position: a lift-and-replace is a possible adjust (R02)."""
+        lifts = [x for x in self.g.seg_lifts if x[0] >= at - self.rules.timing.t_adjust]
+        if not lifts:
+            return
+        t0, sq, piece = lifts[-1]
+        if self.g.phys.squares[sq] == piece:
+            side = self.g.board.turn
+            actor = piece.color
+            if actor == side and self.g.pressed_no_move != side:
+                self.e.findings.raise_finding(outs, "ADJUST_OBSERVED", actor, at,
+                            [Evidence(at=t0, event=f"L {chess.square_name(sq)}"),
+                             Evidence(at=at, event=f"P {chess.square_name(sq)} {_piece_text(piece)}")],
+                            text="possible adjustment (j'adoube is not observable)")
+
+    def out_of_turn(self, outs: list[Output], actor: chess.Color, at: float, snapshot: bool) -> None:
+        """Changes by the side without the move (R13), takebacks (R29), missed updates."""
+        key = self.g.phys.key()
+        # takeback: the physical board is an earlier official position
+        for back in range(1, min(_TAKEBACK_DEPTH, len(self.g.records)) + 1):
+            if self.g.keys[-1 - back] == key:
+                if not self.g.oot_raised and not snapshot:
+                    self.g.oot_raised = True
+                    self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
+                                text="the side without the move changed the position")
+                self.e.restoration.takeback(outs, len(self.g.records) - back, at)
+                return
+        if snapshot:
+            self.e.restoration.reconcile(outs, at)
+            return
+        squares = self.g.phys.squares
+        placed = [sq for sq in self.g.mask if isinstance(squares[sq], chess.Piece)
+                  and squares[sq] != self.g.index.piece_at(sq)]
+        if not placed or self.e.board_input.fix_in_progress():
+            return  # only lifts so far (wait for where the piece goes), or the board being put right
+        if all(self.g.index.piece_at(sq) is not None for sq in placed) and len(placed) == len(self.g.mask):
+            return  # a piece read as another one on the same square: wait (sensor or flicker)
+        if not self.g.oot_raised:
+            self.g.oot_raised = True
+            self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
+                        text="the side without the move changed the position; the arbiter may reinstate (7.6)",
+                        reinstate_ply=len(self.g.records))

@@ -30,6 +30,7 @@ import chess
 from boardd.core.errors import EventError
 
 __all__ = [
+    "EDITIONS",
     "Acknowledge",
     "ArbiterCommand",
     "BoardEvent",
@@ -69,6 +70,10 @@ class Marker(enum.Enum):
 
 #: What a sensor reports for one square.
 Content: TypeAlias = chess.Piece | Marker | None
+
+
+#: Editions of the Laws the engine knows (rules-spec 0.4); also :data:`boardd.core.settings.EDITIONS`.
+EDITIONS = (2009, 2014, 2018, 2023)
 
 
 def _check_time(at: float) -> None:
@@ -259,6 +264,10 @@ class GameInfo:
     edition: int = 2023
     start_fen: str | None = None
     chess960: bool = False
+
+    def __post_init__(self) -> None:
+        if self.edition not in EDITIONS:
+            raise EventError(f"edition must be one of {', '.join(map(str, EDITIONS))}, got {self.edition!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

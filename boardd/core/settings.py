@@ -10,13 +10,9 @@ import enum
 from dataclasses import dataclass, field
 
 from boardd.core.errors import ConfigError
-from boardd.core.events import ClockSide
+from boardd.core.events import EDITIONS, ClockSide
 
 __all__ = ["EDITIONS", "Category", "Regime", "RulesConfig", "Timing"]
-
-#: Editions of the Laws the engine knows (rules-spec 0.4).
-EDITIONS = (2009, 2014, 2018, 2023)
-
 
 class Category(enum.Enum):
     """Time-control category (rules-spec 7.1)."""

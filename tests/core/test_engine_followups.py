@@ -5,9 +5,10 @@ from __future__ import annotations
 import chess
 import pytest
 
-from boardd.core import _lawshim
 from boardd.core.engine import Engine
 from boardd.core.events import Acknowledge, ClockReading, SetClock, SetOrientation, SetPlayers
+from boardd.core.laws import positions
+from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import (
     Completion,
     IrregularityRaised,
@@ -108,29 +109,29 @@ def test_quiet_clock_reading_publishes_no_state() -> None:
     ("8/4nk2/8/7R/3b1PP1/6K1/8/8 b - - 0 75", chess.WHITE, None),
 ])
 def test_can_mate_answers_only_what_is_proven(fen: str, color: chess.Color, expected: bool | None) -> None:
-    assert _lawshim.can_mate(chess.Board(fen), color) is expected
+    assert positions.can_mate_in_feed(chess.Board(fen), color) is expected
 
 
 def test_can_mate_does_not_search_the_expensive_endgame() -> None:
-    # laws.can_mate took about a second on this 7-piece endgame (shared machine); the shim must not
+    # laws.can_mate took about a second on this 7-piece endgame (shared machine); the engine's tier must not
     board = chess.Board("8/4nk2/8/7R/3b1PP1/6K1/8/8 b - - 0 75")
     calls: list[int] = []
-    original = _lawshim._LAWS.can_mate if _lawshim._LAWS is not None else None
+    original = positions.can_mate
     assert original is not None
     try:
-        _lawshim._LAWS.can_mate = lambda *a: calls.append(1)  # type: ignore[union-attr]
-        _lawshim.can_mate(board, chess.WHITE)
-        _lawshim.can_mate(board, chess.BLACK)
+        positions.can_mate = lambda *a: calls.append(1)  # type: ignore[assignment,misc]
+        positions.can_mate_in_feed(board, chess.WHITE)
+        positions.can_mate_in_feed(board, chess.BLACK)
     finally:
-        _lawshim._LAWS.can_mate = original  # type: ignore[union-attr]
+        positions.can_mate = original  # type: ignore[misc]
     assert calls == []
 
 
-def test_is_illegal_move_class_survives_codes_the_table_does_not_know() -> None:
-    assert _lawshim.is_illegal_move_class("ILLEGAL_MOVE/SOMETHING_NEW", 2023) is True
-    assert _lawshim.is_illegal_move_class("NOT_A_CODE_AT_ALL", 2023) is False
-    assert _lawshim.is_illegal_move_class("CLOCK_PRESS_NO_MOVE", 2014) is False
-    assert _lawshim.is_illegal_move_class("CLOCK_PRESS_NO_MOVE", 2018) is True
+def test_is_illegal_move_class_follows_the_edition() -> None:
+    # (the shim's fallback for codes the table does not know is gone with the shim: the engine raises only
+    # codes of the table, see tests/core/test_engine_modes.py)
+    assert is_illegal_move_class("CLOCK_PRESS_NO_MOVE", 2014) is False
+    assert is_illegal_move_class("CLOCK_PRESS_NO_MOVE", 2018) is True
 
 
 def test_illegal_move_limit_with_unproven_mate_says_loss_unless_the_arbiter_finds_otherwise() -> None:

@@ -9,23 +9,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boardd.core import laws
 from boardd.core.clock import TimeControl
-from boardd.core.laws import (
-    ILLEGAL_MOVE_SUBTYPES,
-    automatic_draw,
-    can_mate,
+from boardd.core.laws.codes import ILLEGAL_MOVE_SUBTYPES, code_info, is_illegal_move_class, known_codes
+from boardd.core.laws.penalties import (
+    PenaltySuggestion,
+    both_flags_suggestion,
     category_of,
-    code_info,
-    draw_claim_available,
     flag_fall_result,
+    flag_suggestion,
     incorrect_draw_claim_penalty_s,
-    is_dead_position,
-    is_illegal_move_class,
-    known_codes,
-    mating_line,
     suggest_penalty,
 )
+from boardd.core.laws.positions import automatic_draw, can_mate, draw_claim_available, is_dead_position, mating_line
 from boardd.core.outputs import Confidence, Severity
 from boardd.core.settings import Category, Regime
 
@@ -278,7 +273,7 @@ def test_category_examples(text: str, e2009: Category, e2014: Category) -> None:
 # --- 6.3 penalties ------------------------------------------------------------------------------
 
 
-def _penalty(edition: int, category: Category, regime: Regime, n: int = 1, **kwargs: object) -> laws.PenaltySuggestion:
+def _penalty(edition: int, category: Category, regime: Regime, n: int = 1, **kwargs: object) -> PenaltySuggestion:
     args: dict[str, object] = {"offender": W, "opp_can_mate": True}
     args.update(kwargs)
     return suggest_penalty(edition=edition, category=category, regime=regime, n=n, **args)  # type: ignore[arg-type]
@@ -632,26 +627,26 @@ Q2 = "8/8/8/4k3/8/8/8/4K2R w - - 0 60"
     [(Q1, B, "1-0", False), (Q2, W, "1/2-1/2", False), (chess.STARTING_FEN, W, "0-1", True)],
 )
 def test_flag_suggestion(fen: str, flagged: chess.Color, result: str, verify: bool) -> None:
-    sug = laws.flag_suggestion(chess.Board(fen), flagged, edition=2023)
+    sug = flag_suggestion(chess.Board(fen), flagged, edition=2023)
     assert sug.result == result
     assert sug.verify is verify
     assert sug.articles == ("6.4", "6.9")
 
 
 def test_flag_suggestion_e2009_articles() -> None:
-    assert laws.flag_suggestion(chess.Board(Q1), B, edition=2009).articles == ("6.3", "6.9")
+    assert flag_suggestion(chess.Board(Q1), B, edition=2009).articles == ("6.3", "6.9")
 
 
 def test_t55b_flag_before_the_control_loses() -> None:
     tc = TimeControl.parse("40/5400+30:1800+30")
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
-    sug = laws.flag_suggestion(board, W, edition=2023, tc=tc, moves_completed=37)
+    sug = flag_suggestion(board, W, edition=2023, tc=tc, moves_completed=37)
     assert sug.result == "0-1"
 
 
 def test_flag_after_the_required_moves_is_a_clock_error() -> None:
     tc = TimeControl.parse("40/5400+30:1800+30")
-    sug = laws.flag_suggestion(chess.Board(), W, edition=2023, tc=tc, moves_completed=40)
+    sug = flag_suggestion(chess.Board(), W, edition=2023, tc=tc, moves_completed=40)
     assert sug.result is None
     assert sug.articles == ("6.10.2",)
     assert "correct the clock" in sug.text
@@ -673,17 +668,17 @@ def test_flag_after_the_required_moves_is_a_clock_error() -> None:
 def test_both_flags_order_unknown(config: tuple[int, Category, Regime, bool, bool],
                                   expected: tuple[str | None, bool]) -> None:
     edition, category, regime, last, increment = config
-    sug = laws.both_flags_suggestion(edition=edition, category=category, regime=regime, last_period=last,
+    sug = both_flags_suggestion(edition=edition, category=category, regime=regime, last_period=last,
                                      increment=increment)
     assert (sug.result, sug.verify) == expected
 
 
 def test_both_flags_order_known_first_decides() -> None:
-    sug = laws.both_flags_suggestion(edition=2023, category=STD, regime=COMP, last_period=True, increment=True,
+    sug = both_flags_suggestion(edition=2023, category=STD, regime=COMP, last_period=True, increment=True,
                                      first=B, board=chess.Board(Q1))
     assert sug.result == "1-0"
     with pytest.raises(ValueError, match="position"):
-        laws.both_flags_suggestion(edition=2023, category=STD, regime=COMP, last_period=True, increment=True, first=B)
+        both_flags_suggestion(edition=2023, category=STD, regime=COMP, last_period=True, increment=True, first=B)
 
 
 def test_penalty_invariants_over_every_configuration() -> None:

@@ -276,10 +276,10 @@ def check(scn: Scn, r: Run) -> None:
     strong = Counter(c for c, i in zip(raised, r.raised, strict=True) if i.severity is not Severity.INFO)
     info = Counter(c for c, i in zip(raised, r.raised, strict=True)
                    if i.severity is Severity.INFO and i.code not in scn.allow_info)
-    from boardd.core import _lawshim
+    from boardd.core.laws.codes import code_info
 
     def severity(code: str) -> Severity:
-        return _lawshim.code_facts(code, scn.edition).severity
+        return code_info(code, scn.edition).severity
 
     exp_strong = Counter(c for c in scn.codes if severity(c) is not Severity.INFO)
     exp_info = Counter(c for c in scn.codes if severity(c) is Severity.INFO)

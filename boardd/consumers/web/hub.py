@@ -53,7 +53,7 @@ _CMD_RESULTS_KEPT = 500
 def code_title(code: str, edition: int | None) -> str:
     """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself."""
     try:
-        from boardd.core.laws import code_info  # noqa: PLC0415 - optional until every edition is known
+        from boardd.core.laws.codes import code_info  # noqa: PLC0415 - optional until every edition is known
 
         return code_info(code, int(edition or 2023)).title
     except (ImportError, KeyError, ValueError, TypeError):

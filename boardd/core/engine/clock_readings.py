@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.engine.common import (
     _CLOCK_HOLD_S,
     _LOGGER,
@@ -23,6 +22,7 @@ from boardd.core.events import (
     ClockSide,
     SetClock,
 )
+from boardd.core.laws.positions import can_mate_in_feed, is_dead_in_feed
 from boardd.core.outputs import (
     ClockState,
     ClockUpdate,
@@ -317,7 +317,7 @@ class ClockReadings:
         if cand is not None and not cand.replace and self.g.board.turn == color:
             probe = self.g.board.copy(stack=False)
             probe.push(cand.move)
-            if probe.is_checkmate() or probe.is_stalemate() or laws.is_dead_position(probe):
+            if probe.is_checkmate() or probe.is_stalemate() or is_dead_in_feed(probe):
                 self.e.findings.raise_finding(outs, "MATE_FLAG_RACE", color, at,
                             [Evidence(at=cand.at, event="placed"),
                              Evidence(at=at, event=f"FLAG {_side_letter(color)}")],
@@ -333,7 +333,7 @@ class ClockReadings:
                              "so this is not a loss on time; the clock did not add the next period (6.4, 6.10.2)")
             return
         opp = not color
-        mate = laws.can_mate(self.g.board, opp)
+        mate = can_mate_in_feed(self.g.board, opp)
         result = "1/2-1/2" if mate is False else ("0-1" if color == chess.WHITE else "1-0")
         self.e.findings.raise_finding(outs, "FLAG_FALL", color, at, [Evidence(at=at,
                                                                               event=f"FLAG {_side_letter(color)}")],

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.engine.common import _LOGGER, _Window
+from boardd.core.laws.codes import code_info, is_illegal_move_class
+from boardd.core.laws.penalties import PenaltySuggestion, suggest_penalty
+from boardd.core.laws.positions import can_mate_in_feed
 from boardd.core.outputs import (
     Evidence,
     Irregularity,
@@ -21,7 +23,7 @@ from boardd.core.outputs import (
     Status,
     Suggestion,
 )
-from boardd.core.settings import Regime
+from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -44,7 +46,7 @@ class Findings:
                move: str | None = None, reinstate_ply: int | None = None, constraints: tuple[str, ...] = (),
                verify: bool = False, result: str | None = None, add_s: int | None = None,
                remove_s: float | None = None, claim_deadline: float | None = None,
-               first_at: float | None = None, penalty: laws.Penalty | None = None) -> Irregularity:
+               first_at: float | None = None, penalty: PenaltySuggestion | None = None) -> Irregularity:
         full = f"{code}/{subtype}" if subtype else code
         if penalty is not None:
             add_s = penalty.add_to_opponent_s
@@ -53,7 +55,7 @@ class Findings:
             text = f"{text}: {penalty.text}" if text else penalty.text
             if reinstate_ply is None and not penalty.stands:
                 reinstate_ply = len(self.g.records)
-        facts = laws.code_facts(full, self.g.edition)
+        facts = code_info(full, self.g.edition)
         ev = tuple(evidence)
         irr = Irregularity(
             id=self.new_id(), code=code, severity=facts.severity, confidence=facts.confidence, side=side,
@@ -81,17 +83,18 @@ class Findings:
             return
         self.update_finding(outs, dataclasses.replace(irr, status=status, ruling=ruling if ruling else irr.ruling))
 
-    def penalty(self, side: chess.Color, code: str, subtype: str | None = None) -> laws.Penalty | None:
+    def penalty(self, side: chess.Color, code: str, subtype: str | None = None) -> PenaltySuggestion | None:
         """Penalty suggestion of an illegal-move-class code (the count goes up once per move)."""
         full = f"{code}/{subtype}" if subtype else code
         self.g.limit_pending = False
-        if not laws.is_illegal_move_class(full, self.g.edition):
+        if not is_illegal_move_class(full, self.g.edition):
             return None
         n = self.g.illegal[side] + 1
         if self.g.regime != Regime.OTHERWISE.value:
             self.g.illegal[side] = n
-        mate = laws.can_mate(self.g.board, not side)
-        pen = laws.suggest_penalty(edition=self.g.edition, category=self.g.category, regime=self.g.regime, n=n,
+        mate = can_mate_in_feed(self.g.board, not side)
+        pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category), regime=Regime(self.g.regime),
+                              n=n,
                                    offender=side, opp_can_mate=mate,
                                    observed_in_window=True, increment_earned_s=self.g.increment,
                                    blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.engine.common import _castling_rook_square, _fen, _illegal_position, _Mode, _squares_apart
+from boardd.core.laws.positions import automatic_draw, is_dead_in_feed
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -22,6 +22,9 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.settings import Regime
+
+#: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
+_AUTOMATIC_DRAW = {"fivefold": "GAME_END_FIVEFOLD", "seventy-five": "GAME_END_75_MOVES"}
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -239,10 +242,11 @@ class MadeMoves:
             code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")
         elif board.is_stalemate():
             code = "GAME_END_STALEMATE"
-        elif laws.is_dead_position(board):
+        elif is_dead_in_feed(board):
             code = "GAME_END_DEAD_POSITION"
         else:
-            code = laws.automatic_draw(board, self.g.edition)
+            found = automatic_draw(board, self.g.edition)
+            code = None if found is None else _AUTOMATIC_DRAW[found]
         if code is None:
             self.check_draw_claim(outs, at)
             return False

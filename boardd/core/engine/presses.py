@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.engine.common import _bits, _Mode, _nearest_legal, _Press, _side_letter, _Window
+from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import (
     Completion,
     Evidence,
@@ -286,7 +286,7 @@ class Presses:
                                             text=text,
                           move=move_text, constraints=constraints, verify=verify, penalty=pen,
                           reinstate_ply=len(self.g.records))
-        if laws.is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition):
+        if is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition):
             if self.g.regime == Regime.OTHERWISE.value:
                 self.g.claim_windows.append(_Window(irr.id, side))
             elif self.g.limit_pending and irr.suggestion.result:

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _Mode, _search
 from boardd.core.events import (
     Resolve,
 )
+from boardd.core.laws.codes import is_illegal_move_class
+from boardd.core.laws.penalties import suggest_penalty
+from boardd.core.laws.positions import can_mate_in_feed
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -27,7 +29,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
-from boardd.core.settings import Regime
+from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -102,7 +104,7 @@ class Restoration:
         """A "press without a move" explained by a recovered move: resolved, its illegal-move count undone."""
         side = irr.side
         assert side is not None
-        if laws.is_illegal_move_class(irr.code, irr.edition) and self.g.regime != Regime.OTHERWISE.value \
+        if is_illegal_move_class(irr.code, irr.edition) and self.g.regime != Regime.OTHERWISE.value \
                 and self.g.illegal[side] > 0:
             self.g.illegal[side] -= 1  # counted by _penalty when it was raised
         self.g.limit_pending = False
@@ -186,10 +188,11 @@ class Restoration:
             side = win.offender
             n = self.g.illegal[side] + 1
             self.g.illegal[side] = n
-            pen = laws.suggest_penalty(edition=self.g.edition, category=self.g.category, regime=self.g.regime, n=n,
-                                       offender=side, opp_can_mate=laws.can_mate(self.g.board, not side),
-                                       observed_in_window=True, increment_earned_s=self.g.increment,
-                                       blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+            pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category),
+                                  regime=Regime(self.g.regime), n=n, offender=side,
+                                  opp_can_mate=can_mate_in_feed(self.g.board, not side),
+                                  observed_in_window=True, increment_earned_s=self.g.increment,
+                                  blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
             sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                       remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)
             self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import chess
 
-from boardd.core import _lawshim as laws
 from boardd.core.clock import ClockModel, TimeControl
 from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Mode, _Press, _Window
 from boardd.core.events import (
@@ -14,6 +15,7 @@ from boardd.core.events import (
     GameInfo,
     Marker,
 )
+from boardd.core.laws.penalties import category_of
 from boardd.core.outputs import (
     ClockState,
     Evidence,
@@ -21,7 +23,13 @@ from boardd.core.outputs import (
     MoveRecord,
 )
 from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
-from boardd.core.settings import Regime, RulesConfig
+from boardd.core.settings import Category, Regime, RulesConfig
+
+
+def _increment_of(time_control: str) -> float:
+    """The Fischer increment (seconds) of the first period that has one (the increment an illegal press earned)."""
+    m = re.search(r"\+(\d+(?:\.\d+)?)", time_control)
+    return float(m.group(1)) if m else 0.0
 
 
 class Game:
@@ -35,18 +43,19 @@ class Game:
         self.field_updates = field_updates
         self.game = game
         self.edition = game.edition
+        self.tc: TimeControl | None = None
+        parsed: TimeControl | None = None
+        try:
+            parsed = TimeControl.parse(game.time_control)
+            self.tc = parsed if parsed.is_timed else None
+        except Exception:  # an unparsable control: no time keeping, no period checks, standard (7.1)
+            _LOGGER.warning("time control %r not understood; no time keeping", game.time_control)
         if self.rules.category is not None:
             self.category = self.rules.category.value
         else:
-            self.category = laws.category_of(game.time_control, game.edition)
+            self.category = (category_of(parsed, game.edition) if parsed is not None else Category.STANDARD).value
         self.regime = Regime.COMPETITION.value if self.category == "standard" else self.rules.regime.value
-        self.increment = laws.increment_of(game.time_control)
-        self.tc: TimeControl | None = None
-        try:
-            tc = TimeControl.parse(game.time_control)
-            self.tc = tc if tc.is_timed else None
-        except Exception:  # an unparsable control: no time keeping, no period checks
-            _LOGGER.warning("time control %r not understood; no time keeping", game.time_control)
+        self.increment = _increment_of(game.time_control)
         self.model: ClockModel | None = ClockModel(self.tc) if self.tc is not None else None
         self.model_started = False
         self.model_flag_done = False

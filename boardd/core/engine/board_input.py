@@ -13,9 +13,9 @@ from boardd.core.engine.common import (
     _SNAPSHOT_INCREMENTAL,
     _content_text,
     _fen,
-    _Mode,
     _search,
 )
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     BoardSnapshot,
     Content,
@@ -73,7 +73,8 @@ class BoardInput:
                 reconcile = True  # a lost scan: the next one is two or three plies ahead (missed updates)
             if reconcile and not self.g.records and \
                     sum(1 for c in snap.squares if isinstance(c, chess.Piece)) < self.g.board.occupied.bit_count():
-                self.g.setting_up = True  # the pieces are being set up: quiet until the start position is there
+                # the pieces are being set up: quiet until the start position is there
+                self.g.phase.fire(PhaseTrigger.PIECES_MISSING)
             self.on_board(outs, changes, at, snapshot=reconcile)
         self.g.resync = False
         self.seen_board = True
@@ -100,7 +101,7 @@ class BoardInput:
         one illegal move) nor, while the last move may still be changed, a replacement of it (R07), and a
         sequence of 2..``_JUMP_DEPTH`` legal moves leads from the official position to it.
         """
-        if self.g.mode is not _Mode.NORMAL or self.g.setting_up or self.g.mask or self.g.pending_fix is not None \
+        if not self.g.playing or self.g.setting_up or self.g.mask or self.g.pending_fix is not None \
                 or self.g.press is not None:
             return False
         mapped = chess.BaseBoard.empty()
@@ -171,10 +172,10 @@ class BoardInput:
                 continue
             if content is None and isinstance(old, chess.Piece):
                 self.g.seg_lifts.append((at, sq, old))
-                if not snapshot and not self.g.setting_up:
+                if not snapshot and self.g.phase.state is not Phase.SETTING_UP:
                     self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
             elif isinstance(content, chess.Piece):
-                if not snapshot and not self.g.setting_up:
+                if not snapshot and self.g.phase.state is not Phase.SETTING_UP:
                     self.e.two_hands.check_two_hands_castling(outs, at, content)
                     self.e.two_hands.check_two_hands_places(outs, at, sq, content)
                 self.g.seg_places.append((at, sq, content))

@@ -12,11 +12,11 @@ from boardd.core.engine.common import (
     _LOGGER,
     _clock_text,
     _clock_update,
-    _Mode,
     _Press,
     _side_letter,
     _suspect_reading,
 )
+from boardd.core.engine.modes import LinkTrigger, Phase
 from boardd.core.events import (
     ClockReading,
     ClockSide,
@@ -103,7 +103,8 @@ class ClockReadings:
         self.g.pre_clock = self.g.clock
         self.g.prev_reading = reading
         if self.g.clock_down:
-            self.g.clock_down = False  # readings again: the clock is back (whether or not its link event came)
+            # readings again: the clock is back (whether or not its link event came)
+            self.g.clock_link.fire(LinkTrigger.DEVICE_REPORTS)
         if (prev is not None and left and right and reading.running is prev.running
                 and reading.lever_high is prev.lever_high and reading.left_flag is prev.left_flag
                 and reading.right_flag is prev.right_flag and reading.model == prev.model
@@ -184,7 +185,7 @@ class ClockReadings:
         are swapped (``GameEvent CLOCK_SIDE_CHANGED``), as the board's orientation is. Later the
         configuration is kept: a wrong side then shows in the findings.
         """
-        if self.g.mode is not _Mode.NORMAL or not self.fresh_setting(reading):
+        if not self.g.playing or not self.fresh_setting(reading):
             return
         moving = self.g.cand is not None and not self.g.cand.replace  # White's first move about to be made
         if moving:
@@ -293,7 +294,7 @@ class ClockReadings:
         for color, new in ((chess.WHITE, new_w), (chess.BLACK, new_b)):
             if new:
                 self.g.flag_t[color] = at
-        if self.g.mode is _Mode.GAME_OVER:
+        if self.g.phase.state is Phase.GAME_OVER:
             end = self.g.game_end_at
             last = self.g.records[-1] if self.g.records else None
             if last is not None and end is not None and self.g.termination and \

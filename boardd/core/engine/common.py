@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
 import types
 from dataclasses import dataclass, field
@@ -43,12 +42,6 @@ _JUMP_DEPTH = 3
 _BACKWARDS_REPORT_S = 60.0
 #: A board dump changing at most this many squares is treated as ordinary changes (one instant).
 _SNAPSHOT_INCREMENTAL = 4
-
-
-class _Mode(enum.Enum):
-    NORMAL = "normal"
-    AWAIT_RESTORE = "await_restore"
-    GAME_OVER = "game_over"
 
 
 def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...] | None:

@@ -93,13 +93,13 @@ from boardd.core.engine.common import (
     _LOGGER,
     _STANDARD_FEN,
     _STATE_COMMANDS,
-    _Mode,
     _republish_state,
 )
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
 from boardd.core.engine.links import Links
 from boardd.core.engine.made_moves import MadeMoves
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.engine.orientation import Orientation
 from boardd.core.engine.presses import Presses
 from boardd.core.engine.recognition import Recognition
@@ -245,7 +245,7 @@ class Engine:
                            self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self.g.press else None, self.clock_readings.model_flag_due(),
                            self.board_input.impossible_due(),
-                           self.g.restore_check if self.g.mode is _Mode.AWAIT_RESTORE else None,
+                           self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
                            self.clock_readings.held_due())
                if d is not None]
         return min(due) if due else None
@@ -323,7 +323,7 @@ class Engine:
             bad_due = self.board_input.impossible_due()
             if bad_due is not None:
                 options.append((bad_due, 3))
-            if self.g.restore_check is not None and self.g.mode is _Mode.AWAIT_RESTORE:
+            if self.g.restore_check is not None and self.g.phase.state is Phase.AWAIT_RESTORE:
                 options.append((self.g.restore_check, 4))
             held_due = self.clock_readings.held_due()
             if held_due is not None:
@@ -405,7 +405,7 @@ class Engine:
                 self.g.result = event.result
                 self.g.termination = event.termination
                 if event.result != "*":
-                    self.g.mode = _Mode.GAME_OVER
+                    self.g.phase.fire(PhaseTrigger.RESULT_SET)
                     self.g.game_end_at = at
                 outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                                       details={"result": event.result, "termination": event.termination}))

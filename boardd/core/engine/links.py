@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from boardd.core.engine.common import _LOGGER, _BlindPress, _Mode, _Press
+from boardd.core.engine.common import _LOGGER, _BlindPress, _Press
+from boardd.core.engine.modes import LinkTrigger
 from boardd.core.events import (
     Link,
     LinkChanged,
@@ -40,7 +41,7 @@ class Links:
         rest are dropped. None was judged: what the board could not see accuses no one. One ``GameEvent
         PRESSES_NOT_JUDGED`` says how many there were and how many completed a recovered move.
         """
-        self.g.board_down = False
+        self.g.board_link.fire(LinkTrigger.DEVICE_REPORTS)
         presses = self.blind_count
         if presses:
             outs.append(GameEvent(at=at, type="PRESSES_NOT_JUDGED", code=None,
@@ -86,7 +87,7 @@ class Links:
         self.blind_count += 1
         ply = self.g.uncompleted.get(side)
         if ply is not None and ply == len(self.g.records) and side != self.g.board.turn \
-                and self.g.mode is _Mode.NORMAL and not any(p.side == side for p in self.g.blind_presses):
+                and self.g.playing and not any(p.side == side for p in self.g.blind_presses):
             self.g.blind_matched += 1
             self.e.made_moves.complete(outs, ply, press.first_at, Completion.PRESS)
             outs.append(StateChanged(at=press.first_at))
@@ -101,11 +102,12 @@ class Links:
         if event.link is Link.BOARD and event.up:
             self.g.resync = True  # the next board dump reconciles what was missed
         elif event.link is Link.BOARD:
-            self.g.board_down = True  # presses are recorded, not judged, until the board reports again
+            # presses are recorded, not judged, until the board reports again
+            self.g.board_link.fire(LinkTrigger.LINK_DOWN)
         if event.link is Link.CLOCK and not event.up and not self.g.clock_down:
             self.clock_lost(outs, at)
         elif event.link is Link.CLOCK and event.up:
-            self.g.clock_down = False
+            self.g.clock_link.fire(LinkTrigger.LINK_UP)
 
     def clock_lost(self, outs: list[Output], at: float) -> None:
         """The clock link went down: play on as without a clock until its readings come back.
@@ -115,7 +117,7 @@ class Links:
         running), so no move carries a frozen ``[%clk]``. The first reading after the outage takes the lever
         as it finds it (presses during the outage were not seen).
         """
-        self.g.clock_down = True
+        self.g.clock_link.fire(LinkTrigger.LINK_DOWN)
         if not self.g.clock_seen:
             return  # no clock yet (the engine keeps time if it can): nothing to forget
         self.g.clock_resync = True

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _castling_rook_square, _fen, _illegal_position, _Mode, _squares_apart
+from boardd.core.engine.common import _castling_rook_square, _fen, _illegal_position, _squares_apart
+from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.laws.positions import automatic_draw, is_dead_in_feed
 from boardd.core.outputs import (
     ClockState,
@@ -25,6 +26,7 @@ from boardd.core.settings import Regime
 
 #: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
 _AUTOMATIC_DRAW = {"fivefold": "GAME_END_FIVEFOLD", "seventy-five": "GAME_END_75_MOVES"}
+
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -257,7 +259,7 @@ class MadeMoves:
         self.complete(outs, rec.ply, at, Completion.GAME_END)
         self.g.result = result
         self.g.termination = code
-        self.g.mode = _Mode.GAME_OVER
+        self.g.phase.fire(PhaseTrigger.GAME_END)
         self.g.game_end_at = at
         outs.append(GameEvent(at=at, type="GAME_END", code=code, details={"result": result, "ply": rec.ply}))
         return True

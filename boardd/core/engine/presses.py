@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _Mode, _nearest_legal, _Press, _side_letter, _Window
+from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter, _Window
+from boardd.core.engine.modes import Phase
 from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import (
     Completion,
@@ -58,7 +59,7 @@ class Presses:
         shows exactly the official position (nothing in hand, no change masked) and no other
         recognition is pending, no board event can change the outcome of the table's first row.
         """
-        if self.g.mode is not _Mode.NORMAL or self.g.paused or side == self.g.board.turn:
+        if not self.g.playing or self.g.paused or side == self.g.board.turn:
             return False
         ply = self.g.uncompleted.get(side)
         if ply is None or ply != len(self.g.records) or self.g.records[ply - 1].completed_at is not None:
@@ -141,7 +142,7 @@ class Presses:
 
     def on_press(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence) -> None:
         self.g.last_press_at = at
-        if self.g.mode is _Mode.GAME_OVER or self.g.mode is _Mode.AWAIT_RESTORE:
+        if self.g.phase.state is Phase.GAME_OVER or self.g.phase.state is Phase.AWAIT_RESTORE:
             return
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:

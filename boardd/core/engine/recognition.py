@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _Candidate, _content_text, _Mode
+from boardd.core.engine.common import _bits, _Candidate, _content_text
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Content,
 )
@@ -34,17 +35,17 @@ class Recognition:
 
     def evaluate(self, outs: list[Output], at: float, *, snapshot: bool,
                   batch: list[tuple[int, Content, Content]] | None = None) -> None:
-        if self.g.mode is _Mode.GAME_OVER:
+        if self.g.phase.state is Phase.GAME_OVER:
             if not self.after_game_raised:
                 self.after_game_raised = True
                 self.e.findings.raise_finding(outs, "MOVE_AFTER_GAME_END", None, at, self.g.seg_evidence[-1:],
                             text="board activity after the end of the game (analysis?)")
             return
-        if self.g.mode is _Mode.AWAIT_RESTORE:
+        if self.g.phase.state is Phase.AWAIT_RESTORE:
             self.g.restore_check = at + self.rules.timing.t_adjust
             if self.g.phys.key() == self.g.restore_key:
                 self.g.restore_check = None
-                self.g.mode = _Mode.NORMAL
+                self.g.phase.fire(PhaseTrigger.RESTORED)
                 self.g.seg_lifts = []
                 self.g.seg_places = []
                 self.g.seg_evidence = []
@@ -55,7 +56,8 @@ class Recognition:
             return
         if self.g.setting_up:
             if self.g.phys.key() == self.g.index.key and not self.g.mask:
-                self.g.setting_up = False  # the start position is complete: the game can begin
+                # the start position is complete: the game can begin
+                self.g.phase.fire(PhaseTrigger.START_POSITION_SHOWN)
                 self.g.seg_lifts = []
                 self.g.seg_places = []
                 self.g.seg_evidence = []

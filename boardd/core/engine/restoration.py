@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _Mode, _search
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _search
+from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     Resolve,
 )
@@ -123,7 +124,8 @@ class Restoration:
             return
         if not self.g.records and self.g.phys.key()[0].bit_count() + self.g.phys.key()[1].bit_count() < \
                 self.g.index.board.occupied.bit_count():
-            self.g.setting_up = True  # pieces still being set up before the game: nothing to report yet
+            # pieces still being set up before the game: nothing to report yet
+            self.g.phase.fire(PhaseTrigger.PIECES_MISSING)
             return
         self.g.divergence_key = key
         irr = self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at,
@@ -201,7 +203,7 @@ class Restoration:
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
         if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
-                and self.g.mode is _Mode.NORMAL and self.g.phys.key() != self.g.index.key:
+                and self.g.playing and self.g.phys.key() != self.g.index.key:
             if event.accept:
                 self.on_reinstate(outs, len(self.g.records), at)  # the suggestion: put the position back
             else:
@@ -273,10 +275,10 @@ class Restoration:
         self.g.replacement_due = rep if rep is not None and rep[1] == ply else None
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
         if self.g.phys.key() != self.g.index.key:
-            self.g.mode = _Mode.AWAIT_RESTORE
+            self.g.phase.fire(PhaseTrigger.REINSTATE_PENDING)
             self.g.restore_key = self.g.index.key
         else:
-            self.g.mode = _Mode.NORMAL
+            self.g.phase.fire(PhaseTrigger.REINSTATED)
             outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply}))
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"reinstate_ply": ply}))
 

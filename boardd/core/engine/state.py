@@ -1,4 +1,4 @@
-"""The game's mutable state, one object that every room of the engine receives."""
+"""The game's mutable state: one object (:class:`Game`) that every room of the engine receives."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ import re
 import chess
 
 from boardd.core.clock import ClockModel, TimeControl
-from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Mode, _Press, _Window
+from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Press, _Window
+from boardd.core.engine.modes import (
+    BOARD_LINK,
+    CLOCK_LINK,
+    PHASES,
+    PLAYING,
+    LinkState,
+    LinkTrigger,
+    Machine,
+    Phase,
+    PhaseTrigger,
+)
 from boardd.core.events import (
     ClockReading,
     Content,
@@ -33,7 +44,12 @@ def _increment_of(time_control: str) -> float:
 
 
 class Game:
-    """Everything about the current game that more than one room reads (reset by ``NewGame``)."""
+    """Everything about the current game that more than one room reads (a new one for every ``NewGame``).
+
+    The attributes are grouped as the steps of ``__init__`` set them: the rules of this game, the positions
+    and the record, the board input, the findings and the phase, the current segment (the moves being made),
+    the clock. A room's own state that no other room reads lives in the room (see the room's ``__init__``).
+    """
 
     def __init__(self, rules: RulesConfig, game: GameInfo, at: float | None, *, irr_counter: int = 0,
                  field_updates: bool = False) -> None:
@@ -41,6 +57,35 @@ class Game:
         self.irr_counter = irr_counter
         #: the board sends field updates (DGT): its snapshots are dumps, not scans (kept across games)
         self.field_updates = field_updates
+        self._init_rules(game)
+        self._init_positions(game)
+        self._init_board_input()
+        self._init_findings_and_phase()
+        self._init_segment(at)
+        self._init_clock()
+
+    @property
+    def playing(self) -> bool:
+        """The game is being played (set-up or play phase): board changes are recognised, presses judged."""
+        return self.phase.state in PLAYING
+
+    @property
+    def setting_up(self) -> bool:
+        """The pieces are being set up before the first move (quiet until the start position is there)."""
+        return self.phase.state is Phase.SETTING_UP
+
+    @property
+    def board_down(self) -> bool:
+        """The board link is down: presses are recorded, not judged."""
+        return self.board_link.state is LinkState.DOWN
+
+    @property
+    def clock_down(self) -> bool:
+        """The clock link is down: moves complete as without a clock."""
+        return self.clock_link.state is LinkState.DOWN
+
+    def _init_rules(self, game: GameInfo) -> None:
+        """The game, its edition, category (7.1), regime and time control."""
         self.game = game
         self.edition = game.edition
         self.tc: TimeControl | None = None
@@ -59,6 +104,9 @@ class Game:
         self.model: ClockModel | None = ClockModel(self.tc) if self.tc is not None else None
         self.model_started = False
         self.model_flag_done = False
+
+    def _init_positions(self, game: GameInfo) -> None:
+        """The official position with the record, and the physical position (rules-spec §3.1)."""
         fen = game.start_fen or _STANDARD_FEN
         self.start_fen = fen
         self.board = chess.Board(fen, chess960=game.chess960)
@@ -66,18 +114,25 @@ class Game:
         self.records: list[MoveRecord] = []
         start = self.board
         self.base_moves = {chess.WHITE: start.fullmove_number - (0 if start.turn == chess.BLACK else 1),
-                            chess.BLACK: start.fullmove_number - 1}
+                           chess.BLACK: start.fullmove_number - 1}
         self.keys: list[tuple[int, ...]] = [self.index.key]
         self.phys = PhysicalBoard(self.board)
         self.raw: list[Content] = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        self.result = "*"
+        self.termination: str | None = None
+        self.game_end_at: float | None = None
+
+    def _init_board_input(self) -> None:
+        """What the board said, its frame, and the outage and set-up memory (rules-spec §3.6)."""
         self.markers: dict[int, Marker] = {}
         self.raw_touched: set[int] = set()
         self.resync = False
-        self.board_down = False
+        #: the board link (up, or down from its LinkChanged until the next board event: presses are not judged)
+        self.board_link: Machine[LinkState, LinkTrigger] = Machine("board link", BOARD_LINK, LinkState.UP)
         self.blind_presses: list[_BlindPress] = []
-        self.blind_matched = 0  # of which completed a recovered move
+        self.blind_matched = 0  # presses of the outage that completed a recovered move
+        #: the POSITION_DIVERGENCE of the dump after an outage: presses are not judged until it is resolved
         self.outage_divergence: str | None = None
-        self.setting_up = False
         self.pending_fix: tuple[int, tuple[int, ...], chess.Move, chess.Board, str] | None = None
         self.impossible_since: tuple[float, str] | None = None
         self.impossible_raised = False
@@ -85,13 +140,24 @@ class Game:
         self.adopted_open: int | None = None  # ply of a position adopted with the side to move unknown
         self.rot = 0  # quarter turns from the board's own frame to the official frame
         self.orientation_known = False
+
+    def _init_findings_and_phase(self) -> None:
+        """The findings, the illegal-move counts, the phase of the game and the restoration it waits for."""
         self.irr: dict[str, Irregularity] = {}
         self.illegal = {chess.WHITE: 0, chess.BLACK: 0}
-        self.mode = _Mode.NORMAL
-        self.result = "*"
-        self.termination: str | None = None
+        #: setting up, play, awaiting a restoration, game over (:data:`boardd.core.engine.modes.PHASES`)
+        self.phase: Machine[Phase, PhaseTrigger] = Machine("phase", PHASES, Phase.PLAY)
         self.restore_key: tuple[int, ...] | None = None
         self.restore_check: float | None = None
+        self.limit_pending = False
+        self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
+        self.claim_windows: list[_Window] = []
+        # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square)
+        self.replacement: tuple[str, int, int] | None = None
+        self.replacement_due: tuple[str, int, int] | None = None
+
+    def _init_segment(self, at: float | None) -> None:
+        """The segment: what happened on the board since the last made move (rules-spec §3.3, §3.4)."""
         self.seg_start = at if at is not None else 0.0
         self.seg_lifts: list[tuple[float, int, chess.Piece]] = []
         self.prev_lifts: list[tuple[float, int, chess.Piece]] = []
@@ -103,31 +169,30 @@ class Game:
         self.cand: _Candidate | None = None
         self.uncompleted: dict[chess.Color, int] = {}
         self.opp_started = False
-        self.oot_raised = False
+        self.oot_raised = False  # an out-of-turn finding was raised in this segment (raised once)
+        self.opp_early_raised = False  # OPPONENT_STARTED_BEFORE_MOVE_MADE was raised in this segment
         self.pressed_no_move: chess.Color | None = None
         self.promo_seen = False
         self.illegal_settled: tuple[float, chess.Move] | None = None
-        self.replacement: tuple[str, int, int] | None = None
-        self.replacement_due: tuple[str, int, int] | None = None
         self.gesture_hold = False  # a kings-in-the-centre signal was given and a king is still on the centre
-        self.limit_pending = False
-        self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
-        self.claim_windows: list[_Window] = []
         self.parked = False
         self.two_hands: dict[chess.Color, Irregularity | None] = {}
         self.mask: set[int] = set()
         self.last_diff = Diff(DiffClass.NONE)
-        self.opp_early_raised = False
         self.castle_king: tuple[float, chess.Move] | None = None
         self.castle_released: tuple[float, chess.Move, str] | None = None
         self.illegal_state: tuple[float, chess.Move] | None = None
+
+    def _init_clock(self) -> None:
+        """The clock as read, the press waiting to be judged, the flags (rules-spec §3.5)."""
         self.shown: tuple[object, ...] | None = None
         self.prev_reading: ClockReading | None = None
         self.held_reading: ClockReading | None = None  # a suspect reading waiting for confirmation
         self.pre_clock: ClockState | None = None
         self.running: chess.Color | None = None
         self.clock_seen = False
-        self.clock_down = False
+        #: the clock link (down: moves complete as without a clock, the clock is unknown, no press codes)
+        self.clock_link: Machine[LinkState, LinkTrigger] = Machine("clock link", CLOCK_LINK, LinkState.UP)
         self.clock_resync = False  # the first reading after the link came back sets the lever (no press)
         self.clockless: set[int] = set()  # plies made (or left uncompleted) while the clock link was down
         self.paused = False
@@ -137,4 +202,3 @@ class Game:
         self.flag_t: dict[chess.Color, float] = {}
         self.clock = ClockState()
         self.last_press_at: float | None = None
-        self.game_end_at: float | None = None

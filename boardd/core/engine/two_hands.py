@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _Mode, _piece_text
+from boardd.core.engine.common import _piece_text
 from boardd.core.outputs import (
     Evidence,
     Output,
@@ -39,7 +39,7 @@ class TwoHands:
         """R01 (a): two lifts of different pieces within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
-        if self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL or sq in self.g.mask:
+        if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask:
             return
         lifts = self.genuine_lifts()
         if not any(t == at and s == sq for t, s, _ in lifts):
@@ -64,7 +64,7 @@ class TwoHands:
         """R01 (b): two own pieces put down within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
-        if piece.color != side or self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL:
+        if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing:
             return
         ghost = sum(1 for content in self.g.phys.squares if content == piece) > \
             len(self.g.board.pieces(piece.piece_type, piece.color))
@@ -88,7 +88,7 @@ class TwoHands:
         side = self.g.board.turn
         if piece.color != side or piece.piece_type not in (chess.KING, chess.ROOK) or self.g.board.chess960:
             return
-        if self.g.two_hands.get(side) is not None or self.g.mode is not _Mode.NORMAL:
+        if self.g.two_hands.get(side) is not None or not self.g.playing:
             return
         lifts = self.genuine_lifts(side)
         king = next((x for x in lifts if x[2].piece_type == chess.KING), None)

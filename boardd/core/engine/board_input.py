@@ -15,7 +15,7 @@ from boardd.core.engine.common import (
     _fen,
     _search,
 )
-from boardd.core.engine.modes import Phase, PhaseTrigger
+from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     BoardSnapshot,
     Content,
@@ -119,8 +119,8 @@ class BoardInput:
         return _search(self.g.board, view.key(), _JUMP_DEPTH, self.g.index.changed_squares(view)) is not None
 
     def on_board(self, outs: list[Output], changes: list[tuple[int, Content]], at: float, *,
-                  snapshot: bool) -> None:
-        timing = self.rules.timing
+                 snapshot: bool) -> None:
+        """Square changes (one instant) into the physical position, then recognition (§3.1, §3.2)."""
         if (not self.g.model_started and self.g.model is not None and self.e.clock_readings.keeps_time()
                 and not snapshot):
             self.g.model.start(at, self.g.board.turn)  # no clock: White's time starts with the first activity
@@ -128,58 +128,8 @@ class BoardInput:
         changed_any = False
         batch: list[tuple[int, Content, Content]] = []
         for raw_sq, content in changes:
-            self.g.raw_touched.add(raw_sq)
-            if self.g.raw[raw_sq] == content:
-                continue
-            self.g.raw[raw_sq] = content
-            sq = self.map(raw_sq)
-            if isinstance(content, Marker):
-                self.on_marker(outs, sq, content, at)
-                continue
-            if sq in self.g.markers:
-                del self.g.markers[sq]
-            old = self.g.phys.set(sq, content)
-            if old == content:
-                continue
-            changed_any = True
-            batch.append((sq, old, content))
-            text = (f"L {chess.square_name(sq)}" if content is None
-                    else f"P {chess.square_name(sq)} {_content_text(content)}" if old is None
-                    else f"X {chess.square_name(sq)} {_content_text(old)}→{_content_text(content)}")
-            self.g.seg_evidence.append(Evidence(at=at, event=text))
-            if len(self.g.seg_evidence) > 200:
-                del self.g.seg_evidence[:100]
-            burst = self.burst.get(sq)
-            if burst is None or at - burst[0] > timing.t_flicker:
-                burst = (at, old)
-                self.burst[sq] = burst
-            self.recent.append((at, sq))
-            if len(self.recent) > 64:
-                del self.recent[:32]
-            if (not snapshot and burst[1] == content and at - burst[0] <= timing.t_flicker
-                    and not any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
-                # the square reverted within T_flicker with nothing else nearby: a sensor glitch
-                self.burst.pop(sq, None)
-                self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
-                            [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
-                             Evidence(at=at, event=text)],
-                            text="sensor glitch ignored (not a touch, not a displacement)")
-                self.g.seg_lifts = [x for x in self.g.seg_lifts if not (x[1] == sq and x[0] >= burst[0])]
-                self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]
-                self.g.mask.discard(sq)
-                batch.pop()
-                self.g.last_board_t = at
-                continue
-            if content is None and isinstance(old, chess.Piece):
-                self.g.seg_lifts.append((at, sq, old))
-                if not snapshot and self.g.phase.state is not Phase.SETTING_UP:
-                    self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
-            elif isinstance(content, chess.Piece):
-                if not snapshot and self.g.phase.state is not Phase.SETTING_UP:
-                    self.e.two_hands.check_two_hands_castling(outs, at, content)
-                    self.e.two_hands.check_two_hands_places(outs, at, sq, content)
-                self.g.seg_places.append((at, sq, content))
-            self.g.last_board_t = at
+            if self._change(outs, raw_sq, content, at, snapshot=snapshot, batch=batch):
+                changed_any = True
         if self.g.markers:
             self.e.gestures.check_result_gesture(outs, at)
         if not changed_any:
@@ -203,6 +153,67 @@ class BoardInput:
             batch = []
         self.e.recognition.evaluate(outs, at, snapshot=snapshot, batch=batch)
         self.check_impossible(at)
+
+    def _change(self, outs: list[Output], raw_sq: int, content: Content, at: float, *, snapshot: bool,
+                batch: list[tuple[int, Content, Content]]) -> bool:
+        """One square's new content; True if the physical position changed (the change is added to *batch*)."""
+        self.g.raw_touched.add(raw_sq)
+        if self.g.raw[raw_sq] == content:
+            return False
+        self.g.raw[raw_sq] = content
+        sq = self.map(raw_sq)
+        if isinstance(content, Marker):
+            self.on_marker(outs, sq, content, at)
+            return False
+        if sq in self.g.markers:
+            del self.g.markers[sq]
+        old = self.g.phys.set(sq, content)
+        if old == content:
+            return False
+        batch.append((sq, old, content))
+        text = (f"L {chess.square_name(sq)}" if content is None
+                else f"P {chess.square_name(sq)} {_content_text(content)}" if old is None
+                else f"X {chess.square_name(sq)} {_content_text(old)}→{_content_text(content)}")
+        self.g.seg_evidence.append(Evidence(at=at, event=text))
+        if len(self.g.seg_evidence) > 200:
+            del self.g.seg_evidence[:100]
+        if self._flicker(outs, sq, content, old, at, snapshot=snapshot, text=text):
+            batch.pop()
+        elif content is None and isinstance(old, chess.Piece):
+            self.g.seg_lifts.append((at, sq, old))
+            if not snapshot and not self.g.setting_up:
+                self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
+        elif isinstance(content, chess.Piece):
+            if not snapshot and not self.g.setting_up:
+                self.e.two_hands.check_two_hands_castling(outs, at, content)
+                self.e.two_hands.check_two_hands_places(outs, at, sq, content)
+            self.g.seg_places.append((at, sq, content))
+        self.g.last_board_t = at
+        return True
+
+    def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool,
+                 text: str) -> bool:
+        """A square that reverted within T_flicker with nothing else nearby: a sensor glitch (True), ignored."""
+        timing = self.rules.timing
+        burst = self.burst.get(sq)
+        if burst is None or at - burst[0] > timing.t_flicker:
+            burst = (at, old)
+            self.burst[sq] = burst
+        self.recent.append((at, sq))
+        if len(self.recent) > 64:
+            del self.recent[:32]
+        if (snapshot or burst[1] != content or at - burst[0] > timing.t_flicker
+                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
+            return False
+        self.burst.pop(sq, None)
+        self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
+                    [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
+                     Evidence(at=at, event=text)],
+                    text="sensor glitch ignored (not a touch, not a displacement)")
+        self.g.seg_lifts = [x for x in self.g.seg_lifts if not (x[1] == sq and x[0] >= burst[0])]
+        self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]
+        self.g.mask.discard(sq)
+        return True
 
     def apply_fix(self, outs: list[Output], at: float) -> bool:
         """The board now shows the law-based outcome of the last illegal completion: record that move instead."""
@@ -273,6 +284,15 @@ class BoardInput:
         if self.g.impossible_since is None or self.g.impossible_raised:
             return None
         return self.g.impossible_since[0] + self.rules.timing.t_settle
+
+    def impossible_overdue(self, outs: list[Output], due: float) -> None:
+        """An impossible reading persisted: ``SENSOR_FAULT`` (no move is inferred from it)."""
+        since = self.g.impossible_since
+        assert since is not None
+        self.g.impossible_raised = True
+        self.e.findings.raise_finding(outs, "SENSOR_FAULT", None, due, [Evidence(at=since[0], event="reading")],
+                    text=f"impossible reading: {since[1]}; no move is inferred from it until "
+                         "the readings make sense (check the board and the pieces)")
 
     def on_marker(self, outs: list[Output], sq: int, marker: Marker, at: float) -> None:
         self.g.markers[sq] = marker

@@ -87,6 +87,7 @@ class ClockReadings:
         return None if held is None else held.at + _CLOCK_HOLD_S
 
     def on_clock(self, outs: list[Output], reading: ClockReading, at: float, *, confirmed: bool = False) -> None:
+        """A clock reading: filtered (suspect readings wait), published, then lever, pause and flags (§3.5)."""
         prev = self.g.prev_reading
         held = self.g.held_reading
         left, right = reading.left, reading.right
@@ -117,6 +118,10 @@ class ClockReadings:
             self.g.clock = update.clock
             outs.append(update)
             return
+        self._on_reading_changed(outs, reading, at)
+
+    def _on_reading_changed(self, outs: list[Output], reading: ClockReading, at: float) -> None:
+        """A reading whose lever, run state or flags may have changed."""
         if not self.clock_started and reading.running is not None and len(self.g.records) < 2:
             self.check_clock_side(outs, reading, at)
         if self.white_left:
@@ -135,7 +140,7 @@ class ClockReadings:
             # publish when what a display would show changes (seconds, run state, flags)
             self.g.shown = shown
             self.g.clock = ClockState(white=white, black=black, running=running, flag_white=flag_w,
-                                     flag_black=flag_b, model=reading.model)
+                                      flag_black=flag_b, model=reading.model)
             outs.append(ClockUpdate(at=at, clock=self.g.clock))
         if (self.g.clock_seen and not self.g.clock_resync and running == self.g.running and lever == self.lever
                 and not self.g.paused
@@ -147,9 +152,21 @@ class ClockReadings:
         if running is not None and not self.clock_started:
             # the clock is set before it is started: judge the setting when it starts (6.6)
             self.check_clock_setting(outs, white, black, at)
-        # pause / resume (R14)
+        self._pause_and_lever(outs, reading, lever, first=first, at=at)
+        self.g.running = running
+        # flags (R26)
+        new_w = flag_w and not self.g.flag[chess.WHITE]
+        new_b = flag_b and not self.g.flag[chess.BLACK]
+        self.g.flag[chess.WHITE] = flag_w
+        self.g.flag[chess.BLACK] = flag_b
+        if new_w or new_b:
+            self.on_flag(outs, new_w, new_b, flag_w and flag_b, at)
+
+    def _pause_and_lever(self, outs: list[Output], reading: ClockReading, lever: chess.Color | None, *,
+                         first: bool, at: float) -> None:
+        """Pause and resume (R14), and a lever transition: a press (§3.5)."""
         was_paused = self.g.paused
-        if running is not None:
+        if reading.running is not None:
             self.clock_started = True
         # stopped before the game's first start is not a pause (6.6: the arbiter starts White's clock)
         self.g.paused = reading.running is None and not first and lever is not None and self.clock_started
@@ -167,14 +184,25 @@ class ClockReadings:
             self.lever = lever
         elif self.lever is None:
             self.lever = lever
-        self.g.running = running
-        # flags (R26)
-        new_w = flag_w and not self.g.flag[chess.WHITE]
-        new_b = flag_b and not self.g.flag[chess.BLACK]
-        self.g.flag[chess.WHITE] = flag_w
-        self.g.flag[chess.BLACK] = flag_b
-        if new_w or new_b:
-            self.on_flag(outs, new_w, new_b, flag_w and flag_b, at)
+
+    def confirm_held(self, outs: list[Output]) -> None:
+        """Nothing contradicted the suspect reading in time: the clock meant it.
+
+        (A clock that stops sending after it, e.g. at a flag fall without the flag bit, must not leave it pending.)
+        """
+        held = self.g.held_reading
+        assert held is not None
+        self.g.held_reading = None
+        self.on_clock(outs, held, held.at, confirmed=True)
+
+    def model_flag_fall(self, outs: list[Output], due: float) -> None:
+        """The engine's own clock model (no clock) reached zero: the running side's flag falls (6.9)."""
+        self.g.model_flag_done = True
+        running = self.g.model.running if self.g.model is not None else None
+        if running is not None:
+            self.model_clock(due, running)
+            self.g.flag[running] = True
+            self.on_flag(outs, running == chess.WHITE, running == chess.BLACK, False, due)
 
     def check_clock_side(self, outs: list[Output], reading: ClockReading, at: float) -> None:
         """The game's first clock start tells on which side White's time is (before ply 2).

@@ -134,7 +134,6 @@ from boardd.core.outputs import (
     StateChanged,
     Status,
 )
-from boardd.core.recognizer import describe_change
 from boardd.core.settings import RulesConfig
 
 __all__ = ["Engine"]
@@ -334,40 +333,17 @@ class Engine:
             if due > now or (due == now and not inclusive):
                 return
             if kind == 5:
-                # nothing contradicted the suspect reading in time: the clock meant it (a clock that stops
-                # sending after it, e.g. at a flag fall without the flag bit, must not leave it pending)
-                held = self.g.held_reading
-                assert held is not None
-                self.g.held_reading = None
-                self.clock_readings.on_clock(outs, held, held.at, confirmed=True)
+                self.clock_readings.confirm_held(outs)
             elif kind == 0:
                 self.presses.judge_press(outs, due)
             elif kind == 1:
                 self.made_moves.settle(outs, due)
             elif kind == 4:
-                self.g.restore_check = None
-                if self.g.phys.key() != self.g.divergence_key:
-                    self.g.divergence_key = self.g.phys.key()
-                    self.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due,
-                                                                                                  event="board")],
-                                text="the board does not show the reinstated position: "
-                                     f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
-                                     "position); recognition resumes when it does",
-                                reinstate_ply=len(self.g.records))
+                self.restoration.restore_overdue(outs, due)
             elif kind == 3:
-                assert self.g.impossible_since is not None
-                self.g.impossible_raised = True
-                self.findings.raise_finding(outs, "SENSOR_FAULT", None, due, [Evidence(at=self.g.impossible_since[0],
-                                                                                       event="reading")],
-                            text=f"impossible reading: {self.g.impossible_since[1]}; no move is inferred from it until "
-                                 "the readings make sense (check the board and the pieces)")
+                self.board_input.impossible_overdue(outs, due)
             else:
-                self.g.model_flag_done = True
-                running = self.g.model.running if self.g.model is not None else None
-                if running is not None:
-                    self.clock_readings.model_clock(due, running)
-                    self.g.flag[running] = True
-                    self.clock_readings.on_flag(outs, running == chess.WHITE, running == chess.BLACK, False, due)
+                self.clock_readings.model_flag_fall(outs, due)
 
     def _dispatch(self, outs: list[Output], event: Event, at: float) -> None:
         match event:

@@ -86,21 +86,52 @@ class MadeMoves:
                     text=f"{old.san} was presumed released; the first released move stands (4.7)")
 
     def make(self, outs: list[Output], move: chess.Move, at: float, *, completed: bool,
-              completion: Completion | None = None, press_at: float | None = None,
-              replaced: MoveRecord | None = None, recovered: bool = False,
-              clock: ClockState | None = None) -> MoveRecord:
+             completion: Completion | None = None, press_at: float | None = None,
+             replaced: MoveRecord | None = None, recovered: bool = False,
+             clock: ClockState | None = None) -> MoveRecord:
+        """A made move (§3.4): into the record, the made-time findings, then the opponent has the move (1.3)."""
         board = self.g.board
         side = board.turn
         san = board.san(move)
         pre_lifts = list(self.g.seg_lifts)
         pre_board = board.copy(stack=False)
-        # previous own move not completed: completed now by this move (6.2.1.2)
+        self._complete_previous(outs, side, at, recovered=recovered)
+        rec = self._record(outs, move, san, side, at=at, clock=clock)
+        touch_done = self._illegal_corrected(outs, move, pre_board, side, at, replaced=replaced)
+        touch_done = self._replacement_and_promotion(outs, move, pre_board, side, at, replaced=replaced,
+                                                     recovered=recovered) or touch_done
+        if recovered:
+            touch_done = True
+            self.g.castle_released = None
+            pre_lifts = []
+        if not touch_done:
+            self.e.touch_move.check_touch_rules(outs, pre_board, move, side, at=at, lifts=pre_lifts, replaced=replaced)
+        self._castling_and_knock(outs, move, pre_board, lifts=pre_lifts, side=side, at=at, replaced=replaced)
+        self._next_segment(outs, side, pre_lifts, at)
+        ended = self.check_game_end(outs, rec, at)
+        if ended:
+            pass
+        elif completed:
+            self.complete(outs, rec.ply, press_at if press_at is not None else at,
+                          completion or Completion.PRESS, clock=clock)
+        else:
+            self.g.uncompleted[side] = rec.ply
+        outs.append(StateChanged(at=at))
+        return rec
+
+    def _complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
+        """The player's previous move, not completed yet, is completed now by this move (6.2.1.2)."""
         prev_ply = self.g.uncompleted.pop(side, None)
         if prev_ply is not None and prev_ply <= len(self.g.records):
             self.complete(outs, prev_ply, at, Completion.NEXT_MOVE)
             if self.e.presses.press_expected(prev_ply) and not recovered:
                 self.e.findings.raise_finding(outs, "MOVE_COMPLETED_WITHOUT_PRESS", side, at, [],
                             text=f"{self.g.records[prev_ply - 1].san} completed by the player's next move (6.2.1.2)")
+
+    def _record(self, outs: list[Output], move: chess.Move, san: str, side: chess.Color, *, at: float,
+                clock: ClockState | None) -> MoveRecord:
+        """The move on the official board and in the record (``MoveMade``); the clock model switches."""
+        board = self.g.board
         board.push(move)
         if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
             self.g.model.press(side, at)
@@ -115,6 +146,14 @@ class MadeMoves:
         if self.g.clock_down:
             self.g.clockless.add(rec.ply)
         outs.append(MoveMade(move=rec))
+        return rec
+
+    def _illegal_corrected(self, outs: list[Output], move: chess.Move, pre_board: chess.Board, side: chess.Color,
+                           at: float, *, replaced: MoveRecord | None) -> bool:
+        """A parked capture, an illegal placement corrected before the press (and with which piece, 4.3).
+
+        Returns whether a touch-move finding was raised (the Article 4 heuristics then stay quiet).
+        """
         if self.g.parked and pre_board.is_capture(move):
             self.e.findings.raise_finding(outs, "CAPTURED_PIECE_PARKED", side, at, self.g.seg_evidence[-6:],
                         text="the captured piece was put down on another square during the move, then taken off")
@@ -135,6 +174,16 @@ class MadeMoves:
                             constraints=(f"move the piece on {chess.square_name(ill.from_square)}",))
         self.g.illegal_settled = None
         self.g.illegal_state = None
+        return touch_done
+
+    def _replacement_and_promotion(self, outs: list[Output], move: chess.Move, pre_board: chess.Board,
+                                   side: chess.Color, at: float, *, replaced: MoveRecord | None,
+                                   recovered: bool) -> bool:
+        """The E2009 promotion order, the replacement move after a reinstatement (§3.7), the promotion choice.
+
+        Returns whether a touch-move finding was raised.
+        """
+        touch_done = False
         if self.g.edition == 2009 and move.promotion and not any(
                 p[1] == move.to_square and p[2].piece_type == chess.PAWN for p in self.g.seg_places):
             self.e.findings.raise_finding(outs, "PROMOTION_ORDER_2009", side, at, self.g.seg_evidence[-4:],
@@ -159,12 +208,12 @@ class MadeMoves:
                 self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
                             move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
                             text="the first piece placed on the promotion square stands (4.4.4)")
-        if recovered:
-            touch_done = True
-            self.g.castle_released = None
-            pre_lifts = []
-        if not touch_done:
-            self.e.touch_move.check_touch_rules(outs, pre_board, move, side, at=at, lifts=pre_lifts, replaced=replaced)
+        return touch_done
+
+    def _castling_and_knock(self, outs: list[Output], move: chess.Move, pre_board: chess.Board, *,
+                            lifts: list[tuple[float, int, chess.Piece]], side: chess.Color, at: float,
+                            replaced: MoveRecord | None) -> None:
+        """A castling king released but another move made (4.7.2); a piece knocked and restored (7.4)."""
         if self.g.castle_released is not None and move != self.g.castle_released[1] and replaced is None:
             t_rel, _, castle_san = self.g.castle_released
             king_sq = chess.square_name(chess.square(6 if pre_board.is_kingside_castling(self.g.castle_released[1])
@@ -176,11 +225,13 @@ class MadeMoves:
         involved = {move.from_square, move.to_square}
         if pre_board.is_castling(move):
             involved |= {_castling_rook_square(pre_board, move)}
-        if self.e.two_hands.knock(pre_board, side, pre_lifts, involved):
+        if self.e.two_hands.knock(pre_board, side, lifts, involved):
             self.e.findings.raise_finding(outs, "DISPLACED_PIECES", side, at, self.g.seg_evidence[-6:],
                         text="a piece was knocked during the move and restored before the press (7.4)")
 
-        # the opponent now has the move (1.3): a new segment
+    def _next_segment(self, outs: list[Output], side: chess.Color, pre_lifts: list[tuple[float, int, chess.Piece]],
+                      at: float) -> None:
+        """The opponent now has the move (1.3): a new segment; the mover's claim windows close (R22)."""
         self.g.two_hands.pop(not side, None)
         self.g.prev_lifts = pre_lifts
         self.g.opp_early_raised = False
@@ -190,18 +241,6 @@ class MadeMoves:
         self.g.promo_seen = False
         self.g.pressed_no_move = None if self.g.pressed_no_move == side else self.g.pressed_no_move
         self.e.findings.close_claim_windows(outs, side, at)
-        ended = self.check_game_end(outs, rec, at)
-        if ended:
-            pass
-        elif completed:
-            self.complete(outs, rec.ply, press_at if press_at is not None else at,
-                           completion or Completion.PRESS, clock=clock)
-        else:
-            self.g.uncompleted[side] = rec.ply
-            if not self.rules.clock_expected or recovered:
-                pass
-        outs.append(StateChanged(at=at))
-        return rec
 
     def complete(self, outs: list[Output], ply: int, at: float, how: Completion,
                   clock: ClockState | None = None) -> None:

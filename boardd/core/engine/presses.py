@@ -260,6 +260,21 @@ class Presses:
                     penalty=self.e.findings.penalty(side, "TWO_HANDS_AT_PRESS"),
                     text=f"two-handed move ({suspected.id}) completed by a press; the arbiter must confirm (7.5.4)")
 
+    def _suggested_move(self, pre: chess.Board, code: str, subtype: str | None, diff: Diff) -> str | None:
+        """The law-based move to suggest with an illegal-move-class completion (7.5.2 queen, castling, nearest)."""
+        if code == "PAWN_NOT_REPLACED" and diff.move is not None:
+            queen = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
+            if queen in pre.legal_moves and self.g.edition >= 2014:
+                return pre.san(queen)
+        elif code == "CASTLING_INCOMPLETE_AT_PRESS" and diff.move is not None:
+            return pre.san(diff.move)
+        elif code in ("POSITION_MISMATCH_AT_PRESS", "DISPLACED_NOT_RESTORED_AT_PRESS", "ILLEGAL_MOVE") and \
+                subtype in (None, "TWO_PIECES_MOVED"):
+            near = _nearest_legal(pre, self.g.phys.squares, diff.changed)
+            if near is not None:
+                return pre.san(near)
+        return None
+
     def illegal_press(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence, code: str, *,
                        subtype: str | None, diff: Diff) -> None:
         """An illegal-move-class (or mismatch) completion: report it, then play on from the physical board (G6)."""
@@ -268,18 +283,7 @@ class Presses:
         constraints = self.e.touch_move.replacement_constraints(pre, diff)
         verify = code in ("CASTLING_INCOMPLETE_AT_PRESS", "PROMOTION_INCOMPLETE_AT_PRESS")
         desc = describe_change(pre, self.g.phys.squares)
-        move_text: str | None = None
-        if code == "PAWN_NOT_REPLACED" and diff.move is not None:
-            queen = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
-            if queen in pre.legal_moves and self.g.edition >= 2014:
-                move_text = pre.san(queen)
-        elif code == "CASTLING_INCOMPLETE_AT_PRESS" and diff.move is not None:
-            move_text = pre.san(diff.move)
-        elif code in ("POSITION_MISMATCH_AT_PRESS", "DISPLACED_NOT_RESTORED_AT_PRESS", "ILLEGAL_MOVE") and \
-                subtype in (None, "TWO_PIECES_MOVED"):
-            near = _nearest_legal(pre, self.g.phys.squares, diff.changed)
-            if near is not None:
-                move_text = pre.san(near)
+        move_text = self._suggested_move(pre, code, subtype, diff)
         text = desc if pen is not None else f"position at the press: {desc}; the arbiter inspects"
         if move_text and pen is None:
             text += f"; closest legal move: {move_text} (the rest is restored on the offender's own time, 7.4)"

@@ -34,14 +34,43 @@ class Recognition:
         self.g.index = PositionIndex(self.g.board)
 
     def evaluate(self, outs: list[Output], at: float, *, snapshot: bool,
-                  batch: list[tuple[int, Content, Content]] | None = None) -> None:
-        if self.g.phase.state is Phase.GAME_OVER:
+                 batch: list[tuple[int, Content, Content]] | None = None) -> None:
+        """Classify the physical position after a change (§3.2) and act on the class (§3.3, §3.4)."""
+        if self._phase_gate(outs, at):
+            return
+        turn = self.g.board.turn
+        mover = not turn
+        post_open = self.post_made_open()
+        before = self.g.last_diff
+        opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
+        view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
+        diff = self.g.index.classify(view)
+        self.g.last_diff = diff
+        if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
+                and diff.kind is not DiffClass.NONE:
+            self.g.opp_early_raised = True
+            self.e.findings.raise_finding(outs, "OPPONENT_STARTED_BEFORE_MOVE_MADE", mover, at,
+                                          self.g.seg_evidence[-1:],
+                        text="the opponent touched a piece while the move was still being made (1.3); touch-move "
+                             "applies to him")
+        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            self.g.cand = None
+        if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
+            self._after_made(outs, at, snapshot=snapshot)
+            return
+        self.track_castle_king(diff, at, self.g.index)
+        self._act(outs, diff, at, snapshot=snapshot)
+
+    def _phase_gate(self, outs: list[Output], at: float) -> bool:
+        """What the phase of the game does with a change before any recognition; True: nothing more to do."""
+        phase = self.g.phase.state
+        if phase is Phase.GAME_OVER:
             if not self.after_game_raised:
                 self.after_game_raised = True
                 self.e.findings.raise_finding(outs, "MOVE_AFTER_GAME_END", None, at, self.g.seg_evidence[-1:],
                             text="board activity after the end of the game (analysis?)")
-            return
-        if self.g.phase.state is Phase.AWAIT_RESTORE:
+            return True
+        if phase is Phase.AWAIT_RESTORE:
             self.g.restore_check = at + self.rules.timing.t_adjust
             if self.g.phys.key() == self.g.restore_key:
                 self.g.restore_check = None
@@ -51,9 +80,9 @@ class Recognition:
                 self.g.seg_evidence = []
                 self.g.mask.clear()
                 outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": len(self.g.records)}))
-            return
+            return True
         if self.g.pending_fix is not None and self.e.board_input.apply_fix(outs, at):
-            return
+            return True
         if self.g.setting_up:
             if self.g.phys.key() == self.g.index.key and not self.g.mask:
                 # the start position is complete: the game can begin
@@ -62,16 +91,18 @@ class Recognition:
                 self.g.seg_places = []
                 self.g.seg_evidence = []
                 self.g.two_hands.clear()
-            return
+            return True
         if self.g.adopted_open is not None:
             if self.g.adopted_open == len(self.g.records):
                 self.e.restoration.adopted_turn()
             else:
                 self.g.adopted_open = None
-        turn = self.g.board.turn
+        return False
+
+    def _mask_opponent(self, outs: list[Output], at: float, turn: chess.Color, *, snapshot: bool, post_open: bool,
+                       batch: list[tuple[int, Content, Content]] | None) -> bool:
+        """Keep the opponent's own changes apart (masked); True if the opponent touched a piece in this batch."""
         mover = not turn
-        post_open = self.post_made_open()
-        before = self.g.last_diff
         opp_touch = False
         if not post_open and not snapshot:
             for sq, old, new in batch or ():
@@ -91,29 +122,23 @@ class Recognition:
                             text=f"{_content_text(piece)} on {chess.square_name(sq)} lifted and put back on the "
                                  "opponent's time (6.2.5); actor unknown: the player on move may have touched it "
                                  "(4.3.2)")
-        view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
-        diff = self.g.index.classify(view)
-        self.g.last_diff = diff
-        if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
-                and diff.kind is not DiffClass.NONE:
-            self.g.opp_early_raised = True
-            self.e.findings.raise_finding(outs, "OPPONENT_STARTED_BEFORE_MOVE_MADE", mover, at,
-                                          self.g.seg_evidence[-1:],
-                        text="the opponent touched a piece while the move was still being made (1.3); touch-move "
-                             "applies to him")
-        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
-            self.g.cand = None
-        if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
-            base = self.base_index()
-            bdiff = base.classify(self.g.phys)
-            if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
-                self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
-            self.track_castle_king(bdiff, at, base)
-            if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
-                self.e.restoration.reconcile(outs,
-                                             at)  # a dump that is no change of the last move: missed updates or R15
-            return
-        self.track_castle_king(diff, at, self.g.index)
+        return opp_touch
+
+    def _after_made(self, outs: list[Output], at: float, *, snapshot: bool) -> None:
+        """A change of the last mover's own move before the opponent started (R07): a replacement candidate."""
+        base = self.base_index()
+        bdiff = base.classify(self.g.phys)
+        if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
+            self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
+        self.track_castle_king(bdiff, at, base)
+        if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
+            # a dump that is no change of the last move: missed updates or R15
+            self.e.restoration.reconcile(outs, at)
+
+    def _act(self, outs: list[Output], diff: Diff, at: float, *, snapshot: bool) -> None:
+        """Act on the class of the difference: back to the official position, a LEGAL candidate, the rest."""
+        turn = self.g.board.turn
+        mover = not turn
         if diff.kind is DiffClass.NONE:
             self.g.match_t = at
             if self.g.mask or self.g.phys.key() != self.g.index.key:

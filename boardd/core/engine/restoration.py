@@ -269,6 +269,17 @@ class Restoration:
         self.g.mask.clear()
         self.g.oot_raised = False
 
+    def restore_overdue(self, outs: list[Output], due: float) -> None:
+        """T_adjust after a change the board still does not show the reinstated position (§3.7)."""
+        self.g.restore_check = None
+        if self.g.phys.key() != self.g.divergence_key:
+            self.g.divergence_key = self.g.phys.key()
+            self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due, event="board")],
+                        text="the board does not show the reinstated position: "
+                             f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
+                             "position); recognition resumes when it does",
+                        reinstate_ply=len(self.g.records))
+
     def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self.g.records)))
         rep = self.g.replacement

@@ -124,34 +124,11 @@ def suggest_penalty(*, edition: int, category: Category, regime: Regime, n: int,
         ValueError: unknown edition, ``n < 1``, a negative increment or a penalty other than 1 or 2.
     """
     check_edition(edition)
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n counts the current illegal move and must be >= 1, got {n!r}")
-    if increment_earned_s < 0:
-        raise ValueError(f"increment_earned_s must be >= 0, got {increment_earned_s!r}")
-    if blitz_adequate_penalty_2023 not in (1, 2):
-        raise ValueError(f"blitz_adequate_penalty_2023 must be 1 or 2, got {blitz_adequate_penalty_2023!r}")
+    _check_penalty_args(n, increment_earned_s, blitz_adequate_penalty_2023)
     opponent = not offender
     otherwise = regime is Regime.OTHERWISE and category in (Category.RAPID, Category.BLITZ)
     base = _BASE_ARTICLE[edition]
     regime_articles = _REGIME_ARTICLES.get((category, otherwise), {}).get(edition, ())
-
-    def lose(articles: list[str], why: str) -> PenaltySuggestion:
-        arts = _dedupe([a for a in articles if a])
-        cite = ", ".join(arts)
-        if opp_can_mate is False:
-            return PenaltySuggestion(
-                stands=False, add_to_opponent_s=None, remove_from_offender_s=None, result="1/2-1/2",
-                reinstate=False, articles=arts,
-                text=f"1/2-1/2: {why}, but {_side(opponent)} cannot checkmate by any series of legal moves ({cite})")
-        result = "0-1" if offender == chess.WHITE else "1-0"
-        if opp_can_mate is None:
-            text = (f"{result}: {why}; {_side(offender)} loses unless the arbiter finds that the opponent cannot "
-                    f"mate ({cite})")
-        else:
-            text = f"{result}: {why}; {_side(offender)} loses ({cite})"
-        return PenaltySuggestion(stands=False, add_to_opponent_s=None, remove_from_offender_s=None, result=result,
-                                 reinstate=False, text=text, articles=arts)
-
     if otherwise:
         if not observed_in_window:
             cite = ", ".join(regime_articles)
@@ -160,16 +137,55 @@ def suggest_penalty(*, edition: int, category: Category, regime: Regime, n: int,
                 articles=regime_articles,
                 text=f"the illegal move stands: no ruling or claim before {_side(opponent)}'s next move ({cite})")
         if edition == 2014:
-            return lose(list(regime_articles), f"{_side(offender)}'s illegal move observed or claimed in time")
+            return _loss(list(regime_articles), f"{_side(offender)}'s illegal move observed or claimed in time",
+                         offender, opp_can_mate)
         if edition == 2009 and category is Category.BLITZ:
-            return lose(list(regime_articles),
-                        f"{_side(opponent)} claimed {_side(offender)}'s illegal move before moving")
-
+            return _loss(list(regime_articles),
+                         f"{_side(opponent)} claimed {_side(offender)}'s illegal move before moving",
+                         offender, opp_can_mate)
     limit = 3 if edition == 2009 else 2
     ordinal = _ORDINAL.get(n, f"{n}th")
     if n >= limit:
-        return lose([base, *regime_articles], f"{ordinal} illegal move by {_side(offender)}")
+        return _loss([base, *regime_articles], f"{ordinal} illegal move by {_side(offender)}", offender, opp_can_mate)
+    return _time_penalty(edition, category, otherwise=otherwise, articles=(base, *regime_articles),
+                         offender=offender, increment_earned_s=increment_earned_s,
+                         blitz_adequate_penalty_2023=blitz_adequate_penalty_2023)
 
+
+def _check_penalty_args(n: int, increment_earned_s: float, blitz_adequate_penalty_2023: int) -> None:
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n counts the current illegal move and must be >= 1, got {n!r}")
+    if increment_earned_s < 0:
+        raise ValueError(f"increment_earned_s must be >= 0, got {increment_earned_s!r}")
+    if blitz_adequate_penalty_2023 not in (1, 2):
+        raise ValueError(f"blitz_adequate_penalty_2023 must be 1 or 2, got {blitz_adequate_penalty_2023!r}")
+
+
+def _loss(articles: list[str], why: str, offender: chess.Color, opp_can_mate: bool | None) -> PenaltySuggestion:
+    """The game lost by the offender, or drawn when the opponent cannot checkmate (6.9 / 7.5.5)."""
+    opponent = not offender
+    arts = _dedupe([a for a in articles if a])
+    cite = ", ".join(arts)
+    if opp_can_mate is False:
+        return PenaltySuggestion(
+            stands=False, add_to_opponent_s=None, remove_from_offender_s=None, result="1/2-1/2",
+            reinstate=False, articles=arts,
+            text=f"1/2-1/2: {why}, but {_side(opponent)} cannot checkmate by any series of legal moves ({cite})")
+    result = "0-1" if offender == chess.WHITE else "1-0"
+    if opp_can_mate is None:
+        text = (f"{result}: {why}; {_side(offender)} loses unless the arbiter finds that the opponent cannot "
+                f"mate ({cite})")
+    else:
+        text = f"{result}: {why}; {_side(offender)} loses ({cite})"
+    return PenaltySuggestion(stands=False, add_to_opponent_s=None, remove_from_offender_s=None, result=result,
+                             reinstate=False, text=text, articles=arts)
+
+
+def _time_penalty(edition: int, category: Category, *, otherwise: bool, articles: tuple[str, ...],
+                  offender: chess.Color, increment_earned_s: float,
+                  blitz_adequate_penalty_2023: int) -> PenaltySuggestion:
+    """Time to the opponent (2 minutes, 1 in the editions' faster categories) and the position reinstated."""
+    opponent = not offender
     minutes = 2
     minute_article = ""
     if edition in (2014, 2018) and category is Category.BLITZ:
@@ -180,7 +196,7 @@ def suggest_penalty(*, edition: int, category: Category, regime: Regime, n: int,
         # Adequate supervision with blitz_adequate_penalty_2023 == 2 keeps the literal B.2 reading
         # (Competition Rules, 7.5.5): 2 minutes (O1).
         minutes, minute_article = 1, "A.3"
-    arts = _dedupe([a for a in (base, *regime_articles, minute_article) if a])
+    arts = _dedupe([a for a in (*articles, minute_article) if a])
     parts = [f"+{_clock_text(minutes * 60)} to {_side(opponent)} ({', '.join(arts)})"]
     remove = float(increment_earned_s) if increment_earned_s > 0 else None
     if remove is not None:

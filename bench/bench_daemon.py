@@ -15,7 +15,7 @@ as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
     completion was rendered for, in ms; the journal outbox row's ``wall``). Runs
     (``--e2e-runs``, default ``settled,early,zero``): ``settled``: the spec's timing, the press
     two scans (400-500 ms) after the move, when the move has settled (``T_settle`` 400 ms) and
-    the engine completes it in the feed of the press (``boardd/core/engine.py`` ``_clean_press``);
+    the engine completes it in the feed of the press (``boardd/core/engine/presses.py`` ``Presses.clean_press``);
     ``early``: the spec's timing, the press one scan after the move, before it settled, so the
     engine judges the press ``max(T_latency, T_bounce)`` after it (``_Press.due``); ``zero``:
     ``early`` with ``t_latency = t_bounce = 0``.

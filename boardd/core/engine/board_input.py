@@ -45,6 +45,7 @@ class BoardInput:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        self.impossible_raised = False
         self.seen_board = False
         self.burst: dict[int, tuple[float, Content]] = {}
         self.recent: list[tuple[float, int]] = []
@@ -275,13 +276,13 @@ class BoardInput:
             problem = None  # e.g. the new piece put on the promotion square before the pawn is taken off (R06 P3)
         if problem is None:
             self.g.impossible_since = None
-            self.g.impossible_raised = False
+            self.impossible_raised = False
         elif self.g.impossible_since is None or self.g.impossible_since[1] != problem:
             self.g.impossible_since = (at, problem)  # a transient within one scan is normal: wait T_settle
-            self.g.impossible_raised = False
+            self.impossible_raised = False
 
     def impossible_due(self) -> float | None:
-        if self.g.impossible_since is None or self.g.impossible_raised:
+        if self.g.impossible_since is None or self.impossible_raised:
             return None
         return self.g.impossible_since[0] + self.rules.timing.t_settle
 
@@ -289,7 +290,7 @@ class BoardInput:
         """An impossible reading persisted: ``SENSOR_FAULT`` (no move is inferred from it)."""
         since = self.g.impossible_since
         assert since is not None
-        self.g.impossible_raised = True
+        self.impossible_raised = True
         self.e.findings.raise_finding(outs, "SENSOR_FAULT", None, due, [Evidence(at=since[0], event="reading")],
                     text=f"impossible reading: {since[1]}; no move is inferred from it until "
                          "the readings make sense (check the board and the pieces)")

@@ -44,6 +44,8 @@ class ClockReadings:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        self.model_flag_done = False  # the clock model's flag fell (no clock)
+        self.flag = {chess.WHITE: False, chess.BLACK: False}  # the flags as last read (R26)
         self.white_left = self.rules.white_clock_side is ClockSide.LEFT
         self.clock_glitches = 0
         self.lever: chess.Color | None = None
@@ -55,7 +57,7 @@ class ClockReadings:
 
     def model_flag_due(self) -> float | None:
         model = self.g.model
-        if model is None or not self.g.model_started or self.g.model_flag_done or not self.keeps_time():
+        if model is None or not self.g.model_started or self.model_flag_done or not self.keeps_time():
             return None
         running = model.running
         return None if running is None else model.flag_time(running)
@@ -144,7 +146,7 @@ class ClockReadings:
             outs.append(ClockUpdate(at=at, clock=self.g.clock))
         if (self.g.clock_seen and not self.g.clock_resync and running == self.g.running and lever == self.lever
                 and not self.g.paused
-                and flag_w == self.g.flag[chess.WHITE] and flag_b == self.g.flag[chess.BLACK]):
+                and flag_w == self.flag[chess.WHITE] and flag_b == self.flag[chess.BLACK]):
             return  # nothing but the times changed (the common case: ~1 reading per second)
         first = not self.g.clock_seen or self.g.clock_resync
         self.g.clock_seen = True
@@ -155,10 +157,10 @@ class ClockReadings:
         self._pause_and_lever(outs, reading, lever, first=first, at=at)
         self.g.running = running
         # flags (R26)
-        new_w = flag_w and not self.g.flag[chess.WHITE]
-        new_b = flag_b and not self.g.flag[chess.BLACK]
-        self.g.flag[chess.WHITE] = flag_w
-        self.g.flag[chess.BLACK] = flag_b
+        new_w = flag_w and not self.flag[chess.WHITE]
+        new_b = flag_b and not self.flag[chess.BLACK]
+        self.flag[chess.WHITE] = flag_w
+        self.flag[chess.BLACK] = flag_b
         if new_w or new_b:
             self.on_flag(outs, new_w, new_b, flag_w and flag_b, at)
 
@@ -197,11 +199,11 @@ class ClockReadings:
 
     def model_flag_fall(self, outs: list[Output], due: float) -> None:
         """The engine's own clock model (no clock) reached zero: the running side's flag falls (6.9)."""
-        self.g.model_flag_done = True
+        self.model_flag_done = True
         running = self.g.model.running if self.g.model is not None else None
         if running is not None:
             self.model_clock(due, running)
-            self.g.flag[running] = True
+            self.flag[running] = True
             self.on_flag(outs, running == chess.WHITE, running == chess.BLACK, False, due)
 
     def check_clock_side(self, outs: list[Output], reading: ClockReading, at: float) -> None:
@@ -233,7 +235,7 @@ class ClockReadings:
             self.lever = not self.lever
         if self.g.running is not None:
             self.g.running = not self.g.running
-        self.g.flag = {chess.WHITE: self.g.flag[chess.BLACK], chess.BLACK: self.g.flag[chess.WHITE]}
+        self.flag = {chess.WHITE: self.flag[chess.BLACK], chess.BLACK: self.flag[chess.WHITE]}
         self.g.shown = None
         side = ClockSide.LEFT if self.white_left else ClockSide.RIGHT
         outs.append(GameEvent(at=at, type="CLOCK_SIDE_CHANGED", code=None,
@@ -374,7 +376,7 @@ class ClockReadings:
         self.g.clock = dataclasses.replace(self.g.clock, white=event.white, black=event.black)
         if self.g.model is not None:
             self.g.model.set_times(at, event.white, event.black, event.moves_white, event.moves_black)
-            self.g.model_flag_done = False
+            self.model_flag_done = False
             if event.moves_white is not None:
                 self.g.base_moves[chess.WHITE] += event.moves_white - self.e.made_moves.law_moves(chess.WHITE)
             if event.moves_black is not None:

@@ -74,10 +74,20 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   unknown, no press codes). The game's first clock start corrects a clock standing the other way
   round (``GameEvent CLOCK_SIDE_CHANGED``, before ply 2).
 * Findings are :class:`boardd.core.outputs.Irregularity` objects with codes verbatim from
-  rules-spec §5; severity, confidence and articles come from :mod:`boardd.core.laws` for the
-  game's edition, penalties from ``laws.suggest_penalty`` (the illegal count goes up once
-  per move). Bad input never raises: time going backwards, unknown markers, impossible
+  rules-spec §5; severity, confidence and articles come from :mod:`boardd.core.laws.codes` for the
+  game's edition, penalties from :func:`boardd.core.laws.penalties.suggest_penalty` (the illegal count
+  goes up once per move). Bad input never raises: time going backwards, unknown markers, impossible
   readings and internal errors become ``SENSOR_FAULT`` findings.
+
+Layout
+------
+:class:`Engine` (this module) is the façade: it dispatches each event to the room that handles it and
+fires the timers. The rooms (``findings``, ``board_input``, ``orientation``, ``recognition``,
+``whose_change``, ``two_hands``, ``touch_move``, ``made_moves``, ``clock_readings``, ``presses``,
+``restoration``, ``links``, ``gestures``) each apply one part of rules-spec §3–§4 and name their articles
+in their docstring; they share one :class:`~boardd.core.engine.state.Game` and reach each other through
+the façade. The phase of the game and the device links are the state machines of
+:mod:`boardd.core.engine.modes`. docs/architecture.md maps every §5.2 code to the function that judges it.
 """
 
 from __future__ import annotations

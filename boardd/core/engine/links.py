@@ -37,7 +37,7 @@ class Links:
     def board_back(self, outs: list[Output], at: float) -> None:
         """The board reports again after an outage: the presses seen meanwhile are settled.
 
-        The reconciling dump (:meth:`_forward_jump`) has given the matching ones to the recovered moves; the
+        The reconciling dump (:meth:`Restoration.forward_jump`) has given the matching ones to the recovered moves; the
         rest are dropped. None was judged: what the board could not see accuses no one. One ``GameEvent
         PRESSES_NOT_JUDGED`` says how many there were and how many completed a recovered move.
         """
@@ -70,7 +70,7 @@ class Links:
 
         The presser's own made move still waiting for its press (the last move of the record) is completed
         by it, as it would be with the board. Any later press waits for the board's return: the reconciling
-        dump gives it to the recovered move it completed, in order (:meth:`_forward_jump`).
+        dump gives it to the recovered move it completed, in order (:meth:`Restoration.forward_jump`).
         """
         side = press.lever_before
         if side is None or press.lever_after is None or side == press.lever_after:

@@ -75,7 +75,7 @@ class Presses:
 
         The press stays open for ``T_bounce`` after its last transition: a bounce that keeps the
         press is ``CLOCK_BOUNCE`` only; one that ends with the lever back where it was is no press,
-        and :meth:`_judge_press` withdraws the completion (see :meth:`_close_fast`).
+        and :meth:`judge_press` withdraws the completion (see :meth:`close_fast`).
         """
         side = press.lever_before
         assert side is not None

@@ -43,6 +43,7 @@ class Restoration:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        self.divergence_key: tuple[int, ...] | None = None
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, full dump): up to three legal plies leading to the physical board."""
@@ -82,7 +83,7 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
-        self.g.divergence_key = None
+        self.divergence_key = None
         return True
 
     def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
@@ -120,14 +121,14 @@ class Restoration:
         if self.forward_jump(outs, at):
             return
         key = self.g.phys.key()
-        if key == self.g.divergence_key:
+        if key == self.divergence_key:
             return
         if not self.g.records and self.g.phys.key()[0].bit_count() + self.g.phys.key()[1].bit_count() < \
                 self.g.index.board.occupied.bit_count():
             # pieces still being set up before the game: nothing to report yet
             self.g.phase.fire(PhaseTrigger.PIECES_MISSING)
             return
-        self.g.divergence_key = key
+        self.divergence_key = key
         irr = self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at,
                                                                                              event="board dump")],
                           text="the board differs from the official position and no sequence of up to "
@@ -216,7 +217,7 @@ class Restoration:
         entry with ``legal=False`` (like an illegal move that stood, G6): the moves played from it are
         recorded again instead of the record staying stuck. The side to move is the side whose clock runs;
         without a running clock it is unknown: the side to move stays as it was, and the first move of the
-        other side turns it round (:meth:`_adopted_turn`). (An accepted divergence is a reinstatement.)
+        other side turns it round (:meth:`adopted_turn`). (An accepted divergence is a reinstatement.)
         """
         if self.g.setting_up or self.g.markers or self.g.impossible_since is not None:
             return
@@ -242,7 +243,7 @@ class Restoration:
         self.g.keys.append(self.g.index.key)
         self.g.uncompleted.clear()
         self.g.adopted_open = None if clock_live else rec.ply
-        self.g.divergence_key = None
+        self.divergence_key = None
         self.g.cand = None
         self.e.clock_readings.new_segment(at)
         outs.append(MoveMade(move=rec))
@@ -272,8 +273,8 @@ class Restoration:
     def restore_overdue(self, outs: list[Output], due: float) -> None:
         """T_adjust after a change the board still does not show the reinstated position (§3.7)."""
         self.g.restore_check = None
-        if self.g.phys.key() != self.g.divergence_key:
-            self.g.divergence_key = self.g.phys.key()
+        if self.g.phys.key() != self.divergence_key:
+            self.divergence_key = self.g.phys.key()
             self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due, event="board")],
                         text="the board does not show the reinstated position: "
                              f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "

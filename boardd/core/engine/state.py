@@ -103,7 +103,6 @@ class Game:
         self.increment = _increment_of(game.time_control)
         self.model: ClockModel | None = ClockModel(self.tc) if self.tc is not None else None
         self.model_started = False
-        self.model_flag_done = False
 
     def _init_positions(self, game: GameInfo) -> None:
         """The official position with the record, and the physical position (rules-spec §3.1)."""
@@ -135,8 +134,6 @@ class Game:
         self.outage_divergence: str | None = None
         self.pending_fix: tuple[int, tuple[int, ...], chess.Move, chess.Board, str] | None = None
         self.impossible_since: tuple[float, str] | None = None
-        self.impossible_raised = False
-        self.divergence_key: tuple[int, ...] | None = None
         self.adopted_open: int | None = None  # ply of a position adopted with the side to move unknown
         self.rot = 0  # quarter turns from the board's own frame to the official frame
         self.orientation_known = False
@@ -198,7 +195,6 @@ class Game:
         self.paused = False
         self.press: _Press | None = None
         self.buffer: list[Event] = []
-        self.flag = {chess.WHITE: False, chess.BLACK: False}
         self.flag_t: dict[chess.Color, float] = {}
         self.clock = ClockState()
         self.last_press_at: float | None = None

@@ -17,7 +17,16 @@ from boardd.core.settings import EDITIONS
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ILLEGAL_MOVE_SUBTYPES", "CodeInfo", "check_edition", "code_info", "is_illegal_move_class", "known_codes"]
+__all__ = [
+    "ILLEGAL_MOVE_SUBTYPES",
+    "MOVE_RECORD_CODES",
+    "CodeInfo",
+    "check_edition",
+    "code_info",
+    "irregularity_codes",
+    "is_illegal_move_class",
+    "known_codes",
+]
 
 _INFO = Severity.INFO
 _WARN = Severity.WARNING
@@ -350,6 +359,20 @@ _PATTERN_CODES = frozenset({"CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLE
 def known_codes() -> frozenset[str]:
     """Every code of rules-spec 5.1 and 5.2 (``ILLEGAL_MOVE`` without its subtypes)."""
     return frozenset(_TABLE)
+
+
+#: The codes of rules-spec §5.1 (move-record events, not irregularities); every other code of the table is §5.2.
+MOVE_RECORD_CODES = frozenset({
+    "MOVE_MADE", "MOVE_COMPLETED", "MOVE_COMPLETED_WITHOUT_PRESS", "CLOCK_NOT_PRESSED", "CLOCK_LATE_PRESS",
+    "LATENCY_RACE", "GAME_END_CHECKMATE", "GAME_END_STALEMATE", "GAME_END_DEAD_POSITION", "GAME_END_FIVEFOLD",
+    "GAME_END_75_MOVES", "DRAW_CLAIM_AVAILABLE", "MOVE_AFTER_GAME_END", "ARBITER_ADJUST",
+})
+
+
+def irregularity_codes() -> tuple[str, ...]:
+    """The codes of rules-spec §5.2 in the table's order (``ILLEGAL_MOVE`` as ``ILLEGAL_MOVE/<subtype>``)."""
+    return tuple(f"{code}/<subtype>" if code == "ILLEGAL_MOVE" else code
+                 for code in _TABLE if code not in MOVE_RECORD_CODES)
 
 
 def _split_code(code: str) -> tuple[str, str | None]:

@@ -16,7 +16,7 @@ from boardd.core.engine.common import (
     _side_letter,
     _suspect_reading,
 )
-from boardd.core.engine.modes import LinkTrigger, Phase
+from boardd.core.engine.modes import LinkState, LinkTrigger, Phase
 from boardd.core.events import (
     ClockReading,
     ClockSide,
@@ -32,6 +32,8 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import Diff, DiffClass
+
+_LINK_DOWN = LinkState.DOWN
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -90,34 +92,35 @@ class ClockReadings:
 
     def on_clock(self, outs: list[Output], reading: ClockReading, at: float, *, confirmed: bool = False) -> None:
         """A clock reading: filtered (suspect readings wait), published, then lever, pause and flags (§3.5)."""
-        prev = self.g.prev_reading
-        held = self.g.held_reading
+        g = self.g  # the hot path (about one reading per second per board): one lookup
+        prev = g.prev_reading
+        held = g.held_reading
         left, right = reading.left, reading.right
         if not confirmed and (held is not None or not (left and right)):
             # a side at 0:00 (or unknown), or a suspect reading pending: the full test
             if _suspect_reading(reading):
                 if held is None:
-                    self.g.held_reading = reading  # wait for the next reading (or the flag bit) to confirm it
+                    g.held_reading = reading  # wait for the next reading (or the flag bit) to confirm it
                     return
-                self.g.held_reading = None  # two suspect readings in a row: the clock means it
+                g.held_reading = None  # two suspect readings in a row: the clock means it
             elif held is not None:
-                self.g.held_reading = None
+                g.held_reading = None
                 self.clock_glitch(outs, held, at)
-        self.g.pre_clock = self.g.clock
-        self.g.prev_reading = reading
-        if self.g.clock_down:
+        g.pre_clock = g.clock
+        g.prev_reading = reading
+        if g.clock_link.state is _LINK_DOWN:  # (g.clock_down without the property call: the hot path)
             # readings again: the clock is back (whether or not its link event came)
-            self.g.clock_link.fire(LinkTrigger.DEVICE_REPORTS)
+            g.clock_link.fire(LinkTrigger.DEVICE_REPORTS)
         if (prev is not None and left and right and reading.running is prev.running
                 and reading.lever_high is prev.lever_high and reading.left_flag is prev.left_flag
                 and reading.right_flag is prev.right_flag and reading.model == prev.model
-                and not self.g.paused and self.g.clock_seen and prev.left and prev.right):
+                and not g.paused and g.clock_seen and prev.left and prev.right):
             # same lever, run state and flags: only the times moved (the common case, about one reading per second)
             if int(left) == int(prev.left) and int(right) == int(prev.right):
                 return  # the display shows the same: nothing to publish
-            update = _clock_update(at, left, right, self.g.clock) if self.white_left else \
-                _clock_update(at, right, left, self.g.clock)
-            self.g.clock = update.clock
+            update = _clock_update(at, left, right, g.clock) if self.white_left else \
+                _clock_update(at, right, left, g.clock)
+            g.clock = update.clock
             outs.append(update)
             return
         self._on_reading_changed(outs, reading, at)

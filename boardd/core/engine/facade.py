@@ -195,9 +195,10 @@ class Engine:
         outs: list[Output] = []
         at = event.at
         last = self._last_t
-        if (type(event) is ClockReading and last is not None and at >= last and self.g.press is None
-                and self.g.cand is None and not self.g.model_started and self.g.impossible_since is None
-                and self.g.restore_check is None):
+        g = self.g
+        if (type(event) is ClockReading and last is not None and at >= last and g.press is None
+                and g.cand is None and not g.model_started and g.impossible_since is None
+                and g.restore_check is None):
             # fast path of the most frequent event: no timer can be due
             self._last_t = at
             try:

@@ -186,3 +186,13 @@ def test_the_engine_raises_only_codes_of_the_code_table() -> None:
     for code in sorted(codes):
         for edition in (2009, 2014, 2018, 2023):
             assert code_info(code, edition).code == code
+
+
+def test_rooms_reach_each_other_only_through_the_facade() -> None:
+    shared = {"common", "modes", "state"}
+    for path in sorted(ENGINE_DIR.glob("*.py")):
+        if path.stem in ("facade", "__init__"):
+            continue
+        imported = set(re.findall(r"^\s*from boardd\.core\.engine\.(\w+) import", path.read_text(encoding="utf-8"),
+                                  re.M))
+        assert imported <= shared | {"facade"}, (path.name, imported - shared)

@@ -578,6 +578,7 @@ class Publisher:
             "category": irregularity.category,
             "regime": irregularity.regime,
             "ruling": irregularity.ruling,
+            "incident": irregularity.incident,
         }
 
     def _clock_body(self, clock: ClockState, at: float) -> dict[str, object]:
@@ -610,7 +611,8 @@ class Publisher:
         has nothing open. The objects have the ``irregularity`` payload's fields except ``change``,
         which describes a publication, not the finding.
         """
-        details = [item for item in state.open_irregularity_details if item.status is not Status.RESOLVED]
+        details = [item for item in state.open_irregularity_details
+                   if item.status not in (Status.RESOLVED, Status.NOTED)]
         if not details and state.open_irregularities:
             return None
         bodies = []
@@ -764,7 +766,7 @@ _SPECS: dict[str, dict[str, _Spec]] = {
         "articles": _ListOf((str,)),
         "evidence": _ListOf({"at": _ISO, "event": (str,)}),
         "suggestion": (dict,),
-        "status": _OneOf(frozenset({"open", "acknowledged", "resolved"})),
+        "status": _OneOf(frozenset({"open", "acknowledged", "resolved", "noted"})),
     },
     "clock": {
         "white": _NUM_OR_NULL,

@@ -66,6 +66,7 @@ class Status(enum.Enum):
     OPEN = "open"
     ACKNOWLEDGED = "acknowledged"
     RESOLVED = "resolved"
+    NOTED = "noted"  # an info finding: for the record, it asks for no action
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +136,8 @@ class Irregularity:
     category: str = "standard"
     regime: str = "competition"
     ruling: str | None = None
+    #: the id of the primary finding of the same incident, None for a primary (contract ``incident``)
+    incident: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

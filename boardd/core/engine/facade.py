@@ -264,7 +264,7 @@ class Engine:
     def state(self) -> GameState:
         """The whole truth about the current game."""
         g = self.g.game
-        open_details = tuple(irr for irr in self.g.irr.values() if irr.status is not Status.RESOLVED)
+        open_details = tuple(irr for irr in self.g.irr.values() if irr.status not in (Status.RESOLVED, Status.NOTED))
         open_ids = tuple(irr.id for irr in open_details)
         return GameState(
             game_id=g.id, white=g.white, black=g.black, event=g.event, site=g.site, date=g.date,

@@ -46,7 +46,12 @@ class Findings:
                move: str | None = None, reinstate_ply: int | None = None, constraints: tuple[str, ...] = (),
                verify: bool = False, result: str | None = None, add_s: int | None = None,
                remove_s: float | None = None, claim_deadline: float | None = None,
-               first_at: float | None = None, penalty: PenaltySuggestion | None = None) -> Irregularity:
+               first_at: float | None = None, penalty: PenaltySuggestion | None = None,
+               incident: str | None = None) -> Irregularity:
+        """Raise a finding; it joins the incident under way (or ``incident``), else opens one (contract ``incident``).
+
+        Info findings are ``noted``: a log entry that asks for no action and never opens an incident.
+        """
         full = f"{code}/{subtype}" if subtype else code
         if penalty is not None:
             add_s = penalty.add_to_opponent_s
@@ -57,8 +62,14 @@ class Findings:
                 reinstate_ply = len(self.g.records)
         facts = code_info(full, self.g.edition)
         ev = tuple(evidence)
+        info = facts.severity is Severity.INFO
+        if incident is None:
+            incident = self.current_incident()
+        ident = self.new_id()
+        if incident is None and not info:
+            self.g.incident = (ident, len(self.g.records))
         irr = Irregularity(
-            id=self.new_id(), code=code, severity=facts.severity, confidence=facts.confidence, side=side,
+            id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code, severity=facts.severity, confidence=facts.confidence, side=side,
             ply=len(self.g.records), edition=self.g.edition, articles=facts.articles, t_raised=at,
             t_first_evidence=first_at if first_at is not None else (ev[0].at if ev else at), evidence=ev,
             subtype=subtype, suggestion=Suggestion(text=text, move=move, add_to_opponent_s=add_s,
@@ -71,6 +82,16 @@ class Findings:
         level = logging.INFO if facts.severity is Severity.INFO else logging.WARNING
         _LOGGER.log(level, "%s %s side=%s ply=%d at=%.3f", irr.id, full, side, irr.ply, at)
         return irr
+
+    def current_incident(self) -> str | None:
+        """The primary finding of the incident under way: raised at most one completed move ago."""
+        if self.g.incident is None:
+            return None
+        primary, ply = self.g.incident
+        if len(self.g.records) > ply + 1 or primary not in self.g.irr:
+            self.g.incident = None
+            return None
+        return primary
 
     def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
         self.g.irr[irr.id] = irr
@@ -111,6 +132,6 @@ class Findings:
                 continue
             irr = self.g.irr.get(win.irregularity_id)
             if irr is not None and irr.status is not Status.RESOLVED and not win.claimed:
-                self.raise_finding(outs, "ILLEGAL_MOVE_STANDS", win.offender, at, [],
+                self.raise_finding(outs, "ILLEGAL_MOVE_STANDS", win.offender, at, [], incident=irr.incident or irr.id,
                             text=f"no claim or ruling before the opponent's move was made: {irr.code} stands")
         self.g.claim_windows = keep

@@ -256,9 +256,12 @@ class Presses:
         suspected = self.g.two_hands.pop(side, None)
         if suspected is None:
             return
+        confirm = ("if the arbiter confirms it: reinstate and the illegal-move penalty (7.5.4, 7.5.5)"
+                   if self.g.edition >= 2018 else "discretionary (4.1)")
         self.e.findings.raise_finding(outs, "TWO_HANDS_AT_PRESS", side, at, [*suspected.evidence, ev],
-                    penalty=self.e.findings.penalty(side, "TWO_HANDS_AT_PRESS"),
-                    text=f"two-handed move ({suspected.id}) completed by a press; the arbiter must confirm (7.5.4)")
+                    incident=suspected.incident or suspected.id,
+                    text=f"two-handed move ({suspected.id}) completed by a press, suspected from timing only; "
+                         f"{confirm}")
 
     def _suggested_move(self, pre: chess.Board, code: str, subtype: str | None, diff: Diff) -> str | None:
         """The law-based move to suggest with an illegal-move-class completion (7.5.2 queen, castling, nearest)."""
@@ -310,7 +313,7 @@ class Presses:
         if two_hands is not None:
             # R19: a two-handed move that is also illegal for another reason counts once
             self.e.findings.raise_finding(outs, "TWO_HANDS_AT_PRESS", side, at, [*two_hands.evidence, ev],
-                        text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
+                        incident=irr.incident or irr.id, text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
                              "(Arbiters' Manual)")
         self.e.restoration.adopt_physical(outs, side, at, desc, diff)
         if fix is not None and fix in pre.legal_moves:

@@ -26,6 +26,7 @@ from boardd.core.outputs import (
     MoveRecord,
     MovesRetracted,
     Output,
+    Severity,
     StateChanged,
     Status,
 )
@@ -201,6 +202,9 @@ class Restoration:
             self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,
                                                                      ruling=ruling))
             return
+        if irr.code == "TWO_HANDS_AT_PRESS" and event.accept and irr.side is not None:
+            self.confirm_two_hands(outs, irr, ruling, at)
+            return
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
         if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
@@ -209,6 +213,28 @@ class Restoration:
                 self.on_reinstate(outs, len(self.g.records), at)  # the suggestion: put the position back
             else:
                 self.adopt_divergence(outs, irr, at)
+
+    def confirm_two_hands(self, outs: list[Output], irr: Irregularity, ruling: str, at: float) -> None:
+        """R19: the arbiter confirms a two-handed move; from 2018 it is then an illegal move (7.5.4, 7.5.5).
+
+        It counts once: not when the same move was already an illegal move of its own (its incident's primary).
+        """
+        assert irr.side is not None
+        primary = self.g.irr.get(irr.incident) if irr.incident else None
+        counted = primary is not None and is_illegal_move_class(
+            f"{primary.code}/{primary.subtype}" if primary.subtype else primary.code, self.g.edition)
+        if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
+            self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+            return
+        pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")
+        assert pen is not None
+        sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
+                                  remove_from_offender_s=pen.remove_from_offender_s,
+                                  reinstate_ply=irr.suggestion.reinstate_ply or irr.ply,
+                                  text=f"confirmed two-handed move (7.5.4): {pen.text}")
+        self.e.findings.update_finding(outs, dataclasses.replace(
+            irr, severity=Severity.ILLEGAL_MOVE, suggestion=sug, status=Status.RESOLVED, ruling=ruling))
+        outs.append(StateChanged(at=at))
 
     def adopt_divergence(self, outs: list[Output], irr: Irregularity, at: float) -> None:
         """A POSITION_DIVERGENCE dismissed (no reinstatement): the game goes on from the board.

@@ -174,6 +174,8 @@ class Game:
         self.gesture_hold = False  # a kings-in-the-centre signal was given and a king is still on the centre
         self.parked = False
         self.two_hands: dict[chess.Color, Irregularity | None] = {}
+        #: (primary finding id, ply at its raise) of the incident under way (contract ``incident``)
+        self.incident: tuple[str, int] | None = None
         self.mask: set[int] = set()
         self.last_diff = Diff(DiffClass.NONE)
         self.castle_king: tuple[float, chess.Move] | None = None

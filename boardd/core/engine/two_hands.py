@@ -44,14 +44,16 @@ class TwoHands:
         lifts = self.genuine_lifts()
         if not any(t == at and s == sq for t, s, _ in lifts):
             return
+        if piece.color != side:
+            return  # R01 (clarified): a captured piece and its capturer are never two-hands evidence
         for t0, sq0, p0 in lifts:
-            if sq0 == sq or at - t0 > timing.t_simul or sq0 in self.g.mask:
+            if sq0 == sq or at - t0 > timing.t_simul or sq0 in self.g.mask or p0.color != side:
                 continue
             if chess.square_distance(sq0, sq) < timing.d_far:
                 continue
             kinds = {p0.piece_type, piece.piece_type}
-            if kinds == {chess.KING, chess.ROOK} and p0.color == piece.color:
-                continue  # castling: judged by rule (c)
+            if kinds == {chess.KING, chess.ROOK}:
+                continue  # castling: judged by rule (c), and never in Chess960 (R27)
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=t0, event=f"L {chess.square_name(sq0)}"),

@@ -216,7 +216,9 @@ _TABLE: dict[str, _Row] = {
     "TWO_HANDS_SUSPECTED": _row(_arts("4.1", "4.1", "4.1"), _WARN, _SUSP,
                                 "Article 4 breach; see TWO_HANDS_AT_PRESS",
                                 "Simultaneous far-apart lifts or placements (two hands?) before the press"),
-    "TWO_HANDS_AT_PRESS": _row(_arts("4.1", "4.1", "7.5.4"), _IMP_FROM_2018, _SUSP,
+    # R19 (clarified): a warning until the arbiter confirms it; confirmed in 2018/2023 it is of the illegal-move
+    # class (is_illegal_move_class) and the engine raises its severity then.
+    "TWO_HANDS_AT_PRESS": _row(_arts("4.1", "4.1", "7.5.4"), _WARN, _SUSP,
                                {2009: "discretionary (4.1, 13.4)", 2014: "discretionary (4.1, 12.9)",
                                 2018: "reinstate + illegal-move penalty (7.5.4, 7.5.5)",
                                 2023: "reinstate + illegal-move penalty (7.5.4, 7.5.5)"},

@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 import chess
 
-from boardd.core.errors import BoarddError, EventLogError
+from boardd.core.errors import BoarddError, EventError, EventLogError
 from boardd.core.events import (
     Acknowledge,
     BoardSnapshot,
@@ -327,6 +327,8 @@ def game_to_json(game: GameInfo) -> dict[str, Any]:
     """A :class:`GameInfo` as a JSON object (all fields)."""
     obj: dict[str, Any] = {name: getattr(game, name) for name in _GAME_STR}
     obj.update(board_no=game.board_no, edition=game.edition, start_fen=game.start_fen, chess960=game.chess960)
+    if game.variant:
+        obj["variant"] = game.variant
     return obj
 
 
@@ -338,7 +340,7 @@ def game_from_json(obj: Any) -> GameInfo:
     """
     if not isinstance(obj, Mapping):
         raise _fail(f"game must be an object, got {obj!r}")
-    _check_keys(obj, (*_GAME_STR, "board_no", "edition", "start_fen", "chess960"), "game")
+    _check_keys(obj, (*_GAME_STR, "board_no", "edition", "start_fen", "chess960", "variant"), "game")
     kwargs: dict[str, Any] = {name: _as_str(obj[name], f"game.{name}") for name in _GAME_STR if name in obj}
     if "board_no" in obj:
         kwargs["board_no"] = _as_opt_int(obj["board_no"], "game.board_no")
@@ -348,7 +350,12 @@ def game_from_json(obj: Any) -> GameInfo:
         kwargs["start_fen"] = _as_opt_str(obj["start_fen"], "game.start_fen")
     if "chess960" in obj:
         kwargs["chess960"] = _as_bool(obj["chess960"], "game.chess960")
-    return GameInfo(**kwargs)
+    if "variant" in obj:
+        kwargs["variant"] = _as_str(obj["variant"], "game.variant")
+    try:
+        return GameInfo(**kwargs)
+    except EventError as exc:
+        raise _fail(str(exc)) from None
 
 
 # --- events ---------------------------------------------------------------------

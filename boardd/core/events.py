@@ -242,6 +242,10 @@ BoardEvent: TypeAlias = SquareChanged | BoardSnapshot | ClockReading | LinkChang
 # --- Arbiter and operator commands (already validated by the daemon) -------
 
 
+#: the values of :attr:`GameInfo.variant` (board config ``variant``)
+VARIANTS = ("standard", "chess960", "auto")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GameInfo:
     """Who plays what under which rules. Strings are free text from the organiser.
@@ -264,10 +268,21 @@ class GameInfo:
     edition: int = 2023
     start_fen: str | None = None
     chess960: bool = False
+    #: ``standard``, ``chess960`` or ``auto``; empty: ``chess960`` if :attr:`chess960` else ``standard``.
+    #: Without a ``start_fen``, ``chess960`` takes the start array from the board (any of the 960) and ``auto``
+    #: accepts a valid Chess960 start array seen before the first move; ``standard`` flags one (SETUP_INCORRECT).
+    variant: str = ""
 
     def __post_init__(self) -> None:
         if self.edition not in EDITIONS:
             raise EventError(f"edition must be one of {', '.join(map(str, EDITIONS))}, got {self.edition!r}")
+        if self.variant not in ("", *VARIANTS):
+            raise EventError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+
+    @property
+    def effective_variant(self) -> str:
+        """The variant rule in force: :attr:`variant`, or what :attr:`chess960` says."""
+        return self.variant or ("chess960" if self.chess960 else "standard")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

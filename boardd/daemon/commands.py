@@ -14,7 +14,8 @@ Payloads (``id`` is the caller's command id, echoed in the answer; ``token``
 is required only when tokens are configured)::
 
     new-game     {"id", "white"?, "black"?, "event"?, "site"?, "date"?, "round"?, "board_no"?,
-                  "time_control"?, "edition"?, "start_fen"?, "chess960"?}
+                  "time_control"?, "edition"?, "start_fen"?, "chess960"?,
+                  "variant"?}
     set-players  {"id", "white", "black"}
     ack          {"id", "irregularity"}
     resolve      {"id", "irregularity", "ruling"?, "accept"?, "claim"?}
@@ -144,6 +145,9 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
         _check_time_control(f, time_control)
     start_fen = f.text("start_fen")
     chess960 = f.boolean("chess960")
+    variant = f.text("variant")
+    if variant is not None and variant not in ev.VARIANTS:
+        raise f.error(f"field 'variant' must be one of {', '.join(ev.VARIANTS)}, got {variant!r}")
     if start_fen is not None:
         try:
             board = chess.Board(start_fen, chess960=bool(chess960))
@@ -172,7 +176,9 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
         time_control=time_control or defaults.time_control,
         edition=edition or defaults.edition,
         start_fen=start_fen,
-        chess960=bool(chess960) if chess960 is not None else start_fen is not None and defaults.chess960,
+        chess960=(bool(chess960) if chess960 is not None else start_fen is not None and defaults.chess960)
+        or variant == "chess960",
+        variant=variant if variant is not None else ("" if chess960 is not None else defaults.variant),
     )
     return ev.NewGame(at=at, game=game)
 
@@ -236,7 +242,7 @@ _Parser = Callable[[_Fields, float, ev.GameInfo, bool], ev.ArbiterCommand]
 #: name -> (allowed fields, parser)
 _COMMANDS: dict[str, tuple[set[str], _Parser]] = {
     "new-game": ({"white", "black", "event", "site", "date", "round", "board_no", "time_control", "edition",
-                  "start_fen", "chess960"}, _new_game),
+                  "start_fen", "chess960", "variant"}, _new_game),
     "set-players": ({"white", "black"}, _set_players),
     "ack": ({"irregularity"}, _ack),
     "resolve": ({"irregularity", "ruling", "accept", "claim"}, _resolve),

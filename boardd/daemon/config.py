@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from boardd.core.errors import ConfigError
-from boardd.core.events import ClockSide, GameInfo
+from boardd.core.events import VARIANTS, ClockSide, GameInfo
 from boardd.core.settings import EDITIONS, Category, Regime, RulesConfig, Timing
 
 __all__ = [
@@ -434,7 +434,7 @@ def _time_control(t: _Table, name: str, default: str) -> str:
 
 
 _GAME_KEYS = ("event", "site", "date", "round", "board_no", "time_control", "white", "black", "start_fen", "chess960",
-              "auto_new_game")
+              "variant", "auto_new_game")
 
 
 def _game(board: _Table, edition: int) -> GameInfo:
@@ -447,6 +447,9 @@ def _game(board: _Table, edition: int) -> GameInfo:
             chess.Board(start_fen, chess960=True)
         except ValueError as exc:
             raise t.error("start_fen", f"expected a FEN: {exc}") from None
+    variant = t.get_str("variant", "") or ""
+    if variant not in ("", *VARIANTS):
+        raise t.error("variant", f"expected one of {', '.join(VARIANTS)}, got {variant!r}")
     rnd = t.data.get("round", "?")
     if isinstance(rnd, int) and not isinstance(rnd, bool):
         rnd = str(rnd)
@@ -462,7 +465,8 @@ def _game(board: _Table, edition: int) -> GameInfo:
         white=t.get_str("white", "?"),
         black=t.get_str("black", "?"),
         start_fen=start_fen,
-        chess960=t.get_bool("chess960", False),
+        chess960=t.get_bool("chess960", False) or variant == "chess960",
+        variant=variant,
         edition=edition,
     )
 

@@ -56,7 +56,7 @@ from boardd.core.contract import Publication, Publisher, iso_timestamp, validate
 from boardd.core.engine import Engine
 from boardd.core.errors import BoarddError, ConfigError, EventLogError
 from boardd.core.eventlog import LogHeader, read_events, read_header
-from boardd.core.events import Event, GameInfo, NewGame
+from boardd.core.events import VARIANTS, Event, GameInfo, NewGame
 from boardd.core.outputs import GameState, Output, StateChanged
 from boardd.core.record import archive_pgn
 from boardd.core.settings import EDITIONS, RulesConfig
@@ -85,6 +85,8 @@ class ReplayOptions:
         edition: edition of the Laws (overrides the game's).
         time_control: time control (overrides the game's).
         driver: the device family of a capture, ``None`` for an event log.
+        variant: ``standard``, ``chess960`` or ``auto`` (overrides the game's); a capture without a header
+            replays with ``auto`` unless given.
     """
 
     board: str | None = None
@@ -92,6 +94,7 @@ class ReplayOptions:
     edition: int | None = None
     time_control: str | None = None
     driver: str | None = None
+    variant: str | None = None
 
 
 @dataclass(slots=True)
@@ -132,7 +135,8 @@ class Replay:
         if header is None and self.options.driver is not None:
             # a device capture does not say which time control was played: unknown ("?"), not a default
             # the clock readings would then contradict (CLOCK_SETTING_SUSPECT, period checks)
-            game = dataclasses.replace(game, time_control="?")
+            # nor the variant: a valid Chess960 start array on the board is taken as such (variant auto)
+            game = dataclasses.replace(game, time_control="?", variant="auto")
         self._check_overrides()
         self.engine = Engine(rules, self._override(game))
         self.publisher = Publisher(board=self._board_id(header), prefix=self.options.prefix, session=1, seq=0,
@@ -164,6 +168,9 @@ class Replay:
             game = dataclasses.replace(game, edition=self.options.edition)
         if self.options.time_control is not None:
             game = dataclasses.replace(game, time_control=self.options.time_control)
+        if self.options.variant is not None:
+            game = dataclasses.replace(game, variant=self.options.variant,
+                                       chess960=game.chess960 or self.options.variant == "chess960")
         return game
 
     def _emit(self, publications: list[Publication]) -> list[Publication]:
@@ -256,6 +263,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix", default="boardd", help="topic prefix (default boardd)")
     parser.add_argument("--edition", type=int, choices=EDITIONS, help="edition of the Laws (overrides the log)")
     parser.add_argument("--time-control", help="time control in PGN form, e.g. 900+10 (overrides the log)")
+    parser.add_argument("--variant", choices=VARIANTS,
+                        help="standard, chess960 (start array from the board unless the log gives one) or auto "
+                             "(a Chess960 start array on the board is taken as such); default: the log's, "
+                             "auto for a capture")
     parser.add_argument("--pgn-only", action="store_true", help="print the PGN of the game(s) instead")
     parser.add_argument("--driver", choices=DRIVERS,
                         help="the input is a capture of this device family ({\"t\",\"rx\"} JSON Lines or raw bytes)")
@@ -301,7 +312,8 @@ def run(args: argparse.Namespace) -> int:
     """``boardd replay``: 0 when the input was read to the end (bad lines included), 1 on a read failure,
     2 on a usage error (missing file, bad option)."""
     options = ReplayOptions(board=args.board, prefix=args.prefix, edition=args.edition,
-                            time_control=args.time_control, driver=args.driver)
+                            time_control=args.time_control, driver=args.driver,
+                            variant=getattr(args, "variant", None))
     out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
     status = 0
     capture_stats: Counter[str] = Counter()   # drivers.capture counts its bad lines here

@@ -72,8 +72,9 @@ class MadeMoves:
         base = self.g.board.copy(stack=False)
         self.make(outs, move, at, completed=False, replaced=old)
         old_move = chess.Move.from_uci(old.uci)
-        if base.chess960 and base.is_castling(move) and old_move.from_square == move.from_square:
-            # R27: a lone king step next to its start, then the rook: castling in a non-standard order
+        if base.chess960 and base.is_castling(move) and old_move.from_square in (move.from_square, move.to_square):
+            # R27: a lone king step next to its start, then the rook (or the rook first, then the king): castling
+            # in an order the Laws do not forbid in Chess960 (F.3, Guidelines II.3)
             self.e.findings.raise_finding(outs, "CHESS960_CASTLING_ORDER", side, at, self.g.seg_evidence[-4:],
                         text=f"{old.san} was presumed released, then the rook completed {base.san(move)}: the "
                              "arbiter checks the intention (Guidelines II.3)")

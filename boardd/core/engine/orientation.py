@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from boardd.core.outputs import (
     Evidence,
     GameEvent,
     Output,
+    StateChanged,
 )
 from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard
 
@@ -87,6 +89,43 @@ class Orientation:
         if tdiff.kind is DiffClass.LEGAL:  # only a whole move decides: a lift alone could be an adjustment
             self.set_orientation(outs, True, at, forced=False)
 
+    def adopt_chess960_start(self, outs: list[Output], at: float, squares: list[Content] | None = None) -> bool:
+        """Before the first move: take a Chess960 start array seen on the board as the start position.
+
+        Only where the variant says so and no start position was given: ``chess960`` takes any of the 960
+        arrays (518 is the standard one), ``auto`` any but the standard one (which is already expected).
+        ``standard`` never does: there a Chess960-looking set-up is SETUP_INCORRECT (7.2).
+        """
+        game = self.g.game
+        variant = game.effective_variant
+        if self.g.records or game.start_fen is not None or variant == "standard" or self.g.mask:
+            return False
+        placement = chess.BaseBoard.empty()
+        cells = squares if squares is not None else self.g.phys.squares
+        for sq in chess.SQUARES:
+            content = cells[sq]
+            if not isinstance(content, chess.Piece):
+                if content is not None:
+                    return False
+                continue
+            placement.set_piece_at(sq, content)
+        n = placement.chess960_pos()
+        if n is None or (variant == "auto" and n == 518):
+            return False
+        board = chess.Board.from_chess960_pos(n)
+        if self.g.board.chess960 and board.board_fen() == self.g.board.board_fen():
+            return False
+        fen = board.fen()
+        self.g.game = dataclasses.replace(game, chess960=True, start_fen=fen)
+        self.g.board = board
+        self.g.start_fen = fen
+        self.e.recognition.rebuild_index()
+        self.g.keys = [self.g.index.key]
+        outs.append(GameEvent(at=at, type="CHESS960_START", code=None,
+                              details={"position": n, "fen": fen, "variant": variant}))
+        outs.append(StateChanged(at=at))
+        return True
+
     def check_setup(self, outs: list[Output], squares: tuple[Content, ...], at: float) -> None:
         if self.g.records:
             return
@@ -96,6 +135,8 @@ class Orientation:
         expected = self.g.board
         wrong = [sq for sq in chess.SQUARES if phys[sq] != expected.piece_at(sq)]
         if not wrong or len(wrong) > 16:
+            return
+        if self.adopt_chess960_start(outs, at, phys):
             return
         # only a set-up error if the same material is there (otherwise: pieces still being set up)
         def material(cells: Iterable[Content]) -> list[str]:

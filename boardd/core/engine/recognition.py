@@ -36,6 +36,8 @@ class Recognition:
     def evaluate(self, outs: list[Output], at: float, *, snapshot: bool,
                  batch: list[tuple[int, Content, Content]] | None = None) -> None:
         """Classify the physical position after a change (§3.2) and act on the class (§3.3, §3.4)."""
+        if not self.g.records and self.g.phys.key() != self.g.index.key:
+            self.e.orientation.adopt_chess960_start(outs, at)  # the variant's start array (chess960 / auto)
         if self._phase_gate(outs, at):
             return
         turn = self.g.board.turn

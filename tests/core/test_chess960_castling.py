@@ -1,0 +1,173 @@
+"""Chess960 castling as the Laws describe it (2009/2014 Appendix F.3, 2018/2023 Guidelines II.3; rules-spec R27).
+
+Four methods: king move plus rook move, king-rook swap, king move only, rook move only; the recommended
+physical procedure puts the king off the board beside its final square, moves the rook, then places the
+king. Every placement order that a physical board allows (a piece can only be put on a square that is
+empty at that moment) is generated for random start arrays, both wings and both colours, with random
+timing: each must be recorded as castling with no two-hands, rook-first or changed-move finding.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import chess
+import pytest
+
+from boardd.core.events import BoardSnapshot, GameInfo
+from boardd.core.outputs import GameEvent, Severity
+from tests.core.scenario import POSITIONS
+from tests.core.test_scenarios import Scn, _code, check, run
+
+#: info notes a castling may carry: R27's order note (a lone adjacent king step, then the rook)
+ALLOWED_INFO = ("CHESS960_CASTLING_ORDER", "ADJUST_OBSERVED")
+
+
+def _castling_fen(n: int, color: chess.Color) -> str:
+    """Start array ``n`` with every back-rank piece but king and rooks removed (castling paths clear)."""
+    board = chess.Board.from_chess960_pos(n)
+    for sq in chess.SQUARES:
+        piece = board.piece_at(sq)
+        if piece is not None and piece.piece_type not in (chess.KING, chess.ROOK, chess.PAWN):
+            board.remove_piece_at(sq)
+    board.turn = color
+    return board.fen()
+
+
+def _orders(moving: dict[str, tuple[int, int]]) -> list[list[tuple[str, str]]]:
+    """Every physically possible order of lifts (L) and places (P) of the moving pieces."""
+    items = [(kind, name) for name in moving for kind in ("L", "P")]
+    out = []
+    for perm in itertools.permutations(items):
+        if any(perm.index(("L", n)) > perm.index(("P", n)) for n in moving):
+            continue
+        occupied = {start for start, _ in moving.values()}
+        ok = True
+        for kind, name in perm:
+            start, dest = moving[name]
+            if kind == "L":
+                occupied.discard(start)
+            elif dest in occupied:
+                ok = False
+                break
+            else:
+                occupied.add(dest)
+        if ok:
+            out.append(list(perm))
+    return out
+
+
+def _cases() -> list[tuple[int, chess.Color, chess.Move, list[tuple[str, str]], int]]:
+    rng = random.Random(960)
+    cases = []
+    for n in rng.sample(range(960), 24) + [518, 0, 959]:
+        for color in (chess.WHITE, chess.BLACK):
+            board = chess.Board(_castling_fen(n, color), chess960=True)
+            for move in board.legal_moves:
+                if not board.is_castling(move):
+                    continue
+                king_to = chess.square(6 if board.is_kingside_castling(move) else 2, chess.square_rank(move.from_square))
+                rook_to = chess.square(5 if board.is_kingside_castling(move) else 3, chess.square_rank(move.from_square))
+                moving = {k: v for k, v in (("K", (move.from_square, king_to)), ("R", (move.to_square, rook_to)))
+                          if v[0] != v[1]}
+                for order in _orders(moving):
+                    cases.append((n, color, move, order, rng.randrange(1 << 30)))
+    return cases
+
+
+CASES = _cases()
+
+
+def _events(fen: str, move: chess.Move, order: list[tuple[str, str]], seed: int) -> str:
+    board = chess.Board(fen, chess960=True)
+    rng = random.Random(seed)
+    rank = chess.square_rank(move.from_square)
+    kingside = board.is_kingside_castling(move)
+    squares = {"K": (move.from_square, chess.square(6 if kingside else 2, rank)),
+               "R": (move.to_square, chess.square(5 if kingside else 3, rank))}
+    letter = "w" if board.turn == chess.WHITE else "b"
+    t = 0
+    items = []
+    for kind, name in order:
+        start, dest = squares[name]
+        if kind == "L":
+            items.append(f"{t} L {chess.square_name(start)}")
+        else:
+            items.append(f"{t} P {chess.square_name(dest)} {letter}{name}")
+        t += rng.choice((rng.randrange(10, 60), rng.randrange(150, 900)))
+    t += rng.randrange(200, 700)
+    items.append(f"{t} C {'W' if board.turn == chess.WHITE else 'B'}")
+    return " · ".join(items)
+
+
+def test_the_cases_cover_every_method_wing_and_colour() -> None:
+    methods = set()
+    for n, color, move, order, _ in CASES:
+        board = chess.Board(_castling_fen(n, color), chess960=True)
+        kinds = {name for _, name in order}
+        method = "swap" if kinds == {"K", "R"} and squares_swap(board, move) else \
+            "king+rook" if kinds == {"K", "R"} else "king only" if kinds == {"K"} else "rook only"
+        methods.add((method, board.is_kingside_castling(move), color))
+    assert {m for m, _, _ in methods} == {"king+rook", "swap", "king only", "rook only"}
+    assert {(w, c) for _, w, c in methods} == {(True, True), (True, False), (False, True), (False, False)}
+    assert len(CASES) > 300
+
+
+def squares_swap(board: chess.Board, move: chess.Move) -> bool:
+    """King's destination is the rook's start square, or the rook's destination the king's start."""
+    rank = chess.square_rank(move.from_square)
+    kingside = board.is_kingside_castling(move)
+    return chess.square(6 if kingside else 2, rank) == move.to_square or \
+        chess.square(5 if kingside else 3, rank) == move.from_square
+
+
+@pytest.mark.parametrize(("n", "color", "move", "order", "seed"), CASES,
+                         ids=[f"{n}-{'w' if c else 'b'}-{m.uci()}-{''.join(k + x for k, x in o)}"
+                              for n, c, m, o, _ in CASES])
+def test_chess960_castling_every_method_and_order(n: int, color: chess.Color, move: chess.Move,
+                                                  order: list[tuple[str, str]], seed: int) -> None:
+    fen = _castling_fen(n, color)
+    POSITIONS.setdefault(fen, (fen, None))
+    san = chess.Board(fen, chess960=True).san(move)
+    events = _events(fen, move, order, seed)
+    scn = Scn(fen, events, (san,), chess960=True, allow_info=ALLOWED_INFO)
+    r = run(scn)
+    check(scn, r)
+    assert [m.uci for m in r.engine.state.moves] == [move.uci()], events
+    assert not [c for c, i in zip(map(_code, r.raised), r.raised, strict=True) if i.severity is not Severity.INFO]
+
+
+def _engine_with_variant(variant: str):  # type: ignore[no-untyped-def]
+    from boardd.core.engine import Engine
+    from boardd.core.settings import RulesConfig
+
+    return Engine(RulesConfig(), GameInfo(variant=variant, chess960=variant == "chess960", time_control="?"))
+
+
+def _dump(board: chess.Board, at: float) -> BoardSnapshot:
+    return BoardSnapshot(at=at, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES))
+
+
+@pytest.mark.parametrize("variant", ["auto", "chess960"])
+def test_a_chess960_start_array_is_taken_where_the_variant_allows(variant: str) -> None:
+    engine = _engine_with_variant(variant)
+    start = chess.Board.from_chess960_pos(123)
+    outs = engine.feed(_dump(start, 0.5))
+    assert [o.type for o in outs if isinstance(o, GameEvent)] == ["CHESS960_START"]
+    assert engine.state.chess960 and engine.state.start_fen == start.fen()
+    assert not engine.irregularities
+
+
+def test_a_standard_event_flags_a_chess960_looking_setup() -> None:
+    engine = _engine_with_variant("standard")
+    engine.feed(_dump(chess.Board.from_chess960_pos(123), 0.5))
+    assert [i.code for i in engine.irregularities] == ["SETUP_INCORRECT"]
+    assert not engine.state.chess960
+
+
+def test_auto_keeps_the_standard_game_for_the_standard_array() -> None:
+    engine = _engine_with_variant("auto")
+    outs = engine.feed(_dump(chess.Board(), 0.5))
+    assert not [o for o in outs if isinstance(o, GameEvent) and o.type == "CHESS960_START"]
+    assert not engine.state.chess960 and not engine.irregularities

@@ -61,14 +61,15 @@ def _orders(moving: dict[str, tuple[int, int]]) -> list[list[tuple[str, str]]]:
 def _cases() -> list[tuple[int, chess.Color, chess.Move, list[tuple[str, str]], int]]:
     rng = random.Random(960)
     cases = []
-    for n in rng.sample(range(960), 24) + [518, 0, 959]:
+    for n in [*rng.sample(range(960), 24), 518, 0, 959]:
         for color in (chess.WHITE, chess.BLACK):
             board = chess.Board(_castling_fen(n, color), chess960=True)
             for move in board.legal_moves:
                 if not board.is_castling(move):
                     continue
-                king_to = chess.square(6 if board.is_kingside_castling(move) else 2, chess.square_rank(move.from_square))
-                rook_to = chess.square(5 if board.is_kingside_castling(move) else 3, chess.square_rank(move.from_square))
+                rank = chess.square_rank(move.from_square)
+                king_to = chess.square(6 if board.is_kingside_castling(move) else 2, rank)
+                rook_to = chess.square(5 if board.is_kingside_castling(move) else 3, rank)
                 moving = {k: v for k, v in (("K", (move.from_square, king_to)), ("R", (move.to_square, rook_to)))
                           if v[0] != v[1]}
                 for order in _orders(moving):

@@ -69,7 +69,8 @@ class Findings:
         if incident is None and not info:
             self.g.incident = (ident, len(self.g.records))
         irr = Irregularity(
-            id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code, severity=facts.severity, confidence=facts.confidence, side=side,
+            id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code,
+            severity=facts.severity, confidence=facts.confidence, side=side,
             ply=len(self.g.records), edition=self.g.edition, articles=facts.articles, t_raised=at,
             t_first_evidence=first_at if first_at is not None else (ev[0].at if ev else at), evidence=ev,
             subtype=subtype, suggestion=Suggestion(text=text, move=move, add_to_opponent_s=add_s,

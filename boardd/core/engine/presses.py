@@ -313,7 +313,8 @@ class Presses:
         if two_hands is not None:
             # R19: a two-handed move that is also illegal for another reason counts once
             self.e.findings.raise_finding(outs, "TWO_HANDS_AT_PRESS", side, at, [*two_hands.evidence, ev],
-                        incident=irr.incident or irr.id, text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
+                        incident=irr.incident or irr.id,
+                        text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
                              "(Arbiters' Manual)")
         self.e.restoration.adopt_physical(outs, side, at, desc, diff)
         if fix is not None and fix in pre.legal_moves:

@@ -166,6 +166,24 @@ def parse(text: str, clock: ClockSim, *, offset: float = 0.0) -> list[Event | Ar
             out.append(clock.flag(_SIDE[words[1]], at))
         elif kind == "LEVER":  # test helper: the arbiter sets the lever while the clock is paused
             clock.lever = _SIDE[words[1]]
+        elif kind == "LEVERX":  # the arbiter moves the lever (paused or at the restart): seen in the next reading
+            clock.lever = _SIDE[words[1]]
+            if clock.running is not None:
+                clock.running = clock.lever
+            out.append(clock.reading(at))
+        elif kind == "SET":  # the arbiter sets the times on the clock: SET <white s> <black s>
+            clock._tick(at)
+            clock.white, clock.black = float(words[1]), float(words[2])
+            out.append(clock.reading(at))
+        elif kind == "ADD":  # the arbiter adds (or with a negative number takes) time: ADD <W|B> <seconds>
+            clock._tick(at)
+            if _SIDE[words[1]] == chess.WHITE:
+                clock.white += float(words[2])
+            else:
+                clock.black += float(words[2])
+            out.append(clock.reading(at))
+        elif kind == "TICK":  # a reading (about one a second while the clock runs or shows the pause)
+            out.append(clock.reading(at))
         elif kind == "ARB":
             out.append(Arb(at, " ".join(words[1:])))
         else:

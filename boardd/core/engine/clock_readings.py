@@ -176,8 +176,10 @@ class ClockReadings:
         # stopped before the game's first start is not a pause (6.6: the arbiter starts White's clock)
         self.g.paused = reading.running is None and not first and lever is not None and self.clock_started
         if self.g.paused and not was_paused:
+            self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)
             self.on_pause(outs, at)
         if was_paused and not self.g.paused:
+            self.e.correction.on_resume(outs, self.g.clock.white, self.g.clock.black, at)
             self.lever = lever  # the lever may be set during a pause: no press
             if lever is not None and lever == self.g.pressed_no_move:
                 self.g.pressed_no_move = None  # the arbiter restarted the presser's clock (7.5.3): his own time again
@@ -376,6 +378,8 @@ class ClockReadings:
                           "loss on time unless the move requirement was met or the game already ended (6.4, 6.9)"))
 
     def on_set_clock(self, outs: list[Output], event: SetClock, at: float) -> None:
+        self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)
+        self.e.correction.on_resume(outs, event.white, event.black, at)
         self.g.clock = dataclasses.replace(self.g.clock, white=event.white, black=event.black)
         if self.g.model is not None:
             self.g.model.set_times(at, event.white, event.black, event.moves_white, event.moves_black)

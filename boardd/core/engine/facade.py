@@ -98,6 +98,7 @@ import chess
 
 from boardd.core.engine.board_input import BoardInput
 from boardd.core.engine.clock_readings import ClockReadings
+from boardd.core.engine.correction import Correction
 from boardd.core.engine.common import (
     _BACKWARDS_REPORT_S,
     _LOGGER,
@@ -185,6 +186,7 @@ class Engine:
         self.two_hands = TwoHands(self)
         self.gestures = Gestures(self)
         self.whose_change = WhoseChange(self)
+        self.correction = Correction(self)
 
     def feed(self, event: Event) -> list[Output]:
         """Process one event. Timers due before ``event.at`` fire first (as ``advance(event.at)``).

@@ -93,6 +93,7 @@ class MadeMoves:
         """A made move (§3.4): into the record, the made-time findings, then the opponent has the move (1.3)."""
         board = self.g.board
         side = board.turn
+        self.e.correction.on_move_made(outs, side, at)
         san = board.san(move)
         pre_lifts = list(self.g.seg_lifts)
         pre_board = board.copy(stack=False)

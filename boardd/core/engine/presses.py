@@ -144,6 +144,8 @@ class Presses:
         self.g.last_press_at = at
         if self.g.phase.state is Phase.GAME_OVER or self.g.phase.state is Phase.AWAIT_RESTORE:
             return
+        if self.e.correction.arbiter_restart(outs, side, at):
+            return  # 7.5.1: the arbiter gives the offender the clock back; no press by the opponent
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move
@@ -317,6 +319,7 @@ class Presses:
                         text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
                              "(Arbiters' Manual)")
         self.e.restoration.adopt_physical(outs, side, at, desc, diff)
+        self.e.correction.open(irr, side, len(self.g.records) - 1, at)
         if fix is not None and fix in pre.legal_moves:
             after = pre.copy(stack=False)
             after.push(fix)

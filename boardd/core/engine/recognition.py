@@ -40,6 +40,8 @@ class Recognition:
             self.e.orientation.adopt_chess960_start(outs, at)  # the variant's start array (chess960 / auto)
         if self._phase_gate(outs, at):
             return
+        if self.e.correction.board_reinstated(outs, at):
+            return
         turn = self.g.board.turn
         mover = not turn
         post_open = self.post_made_open()

@@ -319,6 +319,18 @@ class Restoration:
             self.g.phase.fire(PhaseTrigger.REINSTATED)
             outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply}))
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"reinstate_ply": ply}))
+        if self.e.correction.arbiter_reinstates(ply):
+            self.e.correction.note_reinstated(outs, at, "reinstated by the arbiter")
+
+    def reinstate_from_board(self, outs: list[Output], ply: int, at: float) -> None:
+        """7.5.1 done on the board: the position before the illegal move is back, the offender has the move."""
+        rep = self.g.replacement
+        self.g.replacement_due = rep if rep is not None and rep[1] == ply else None
+        if self.g.pending_fix is not None and self.g.pending_fix[0] == ply:
+            self.g.pending_fix = None
+        self.retract_to(outs, ply, at, "position reinstated on the board (7.5.1)")
+        self.divergence_key = None
+        outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply, "by": "board"}))
 
     def retract_to(self, outs: list[Output], ply: int, at: float, reason: str) -> None:
         if ply >= len(self.g.records):

@@ -147,7 +147,7 @@ class WhoseChange:
         squares = self.g.phys.squares
         placed = [sq for sq in self.g.mask if isinstance(squares[sq], chess.Piece)
                   and squares[sq] != self.g.index.piece_at(sq)]
-        if not placed or self.e.board_input.fix_in_progress():
+        if not placed or self.e.board_input.fix_in_progress() or self.e.correction.restoring(placed):
             return  # only lifts so far (wait for where the piece goes), or the board being put right
         if all(self.g.index.piece_at(sq) is not None for sq in placed) and len(placed) == len(self.g.mask):
             return  # a piece read as another one on the same square: wait (sensor or flicker)

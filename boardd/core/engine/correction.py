@@ -1,0 +1,200 @@
+"""The arbiter's correction cycle (articles 7.5.1, 7.5.2, 7.5.5; rules-spec §3.7): after an illegal move.
+
+After an illegal move completed by a press the arbiter (or the players under his instruction) pauses the
+clock, or corrects on the running clock; puts the pieces back in any order (a captured piece comes back
+from beside the board, a promoted piece is exchanged for the pawn); corrects the times (the penalty time to
+the opponent, the increment taken back); restarts the clock with the offender's side running, which on a
+DGT 3000 shows as the lever changing while the clock is paused or at the restart; and the offender makes
+his replacement move, under touch-move for the piece touched in the illegal move (7.5.1 applies 4.3).
+
+None of these steps is a player's irregularity. This room follows one cycle from the illegal press until
+the offender's replacement move is completed (or the opponent plays on from the illegal position, which
+then stood): the board showing the position before the illegal move reinstates it (the finding resolves
+itself), the lever moved to the offender's side is the arbiter's restart (no press by the opponent), and the
+time added or taken away on the clock during the cycle is compared with the suggestion (a difference is an
+info note for the record).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, StateChanged, Status
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+#: time differences under this are display rounding, not a correction (s)
+_TIME_TOLERANCE_S = 2.0
+
+
+def _mmss(seconds: float) -> str:
+    sign = "-" if seconds < 0 else "+"
+    s = round(abs(seconds))
+    return f"{sign}{s // 60}:{s % 60:02d}"
+
+
+@dataclass(slots=True)
+class _Cycle:
+    """One correction cycle: the illegal-move finding, its offender and the ply to reinstate."""
+
+    irregularity_id: str
+    offender: chess.Color
+    ply: int
+    opened_at: float
+    before: chess.BaseBoard  # the placement before the illegal move
+    reinstated_at: float | None = None
+    how: str = ""
+    #: times (white, black) when the clock was paused, and the changes seen at the restarts
+    paused_times: tuple[float | None, float | None] | None = None
+    changed: dict[chess.Color, float] = dataclasses.field(
+        default_factory=lambda: {chess.WHITE: 0.0, chess.BLACK: 0.0})
+    restarted: bool = False
+
+
+class Correction:
+    """The arbiter's correction cycle (articles 7.5.1, 7.5.2, 7.5.5): reinstatement, restart, penalty time."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        self.cycle: _Cycle | None = None
+
+    # ------------------------------------------------------------------ opening and closing
+
+    def open(self, irr: Irregularity, offender: chess.Color, ply: int, at: float) -> None:
+        """An illegal-move-class completion (or a mismatch at a press) that the arbiter may correct."""
+        fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
+        self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply, opened_at=at,
+                            before=chess.BaseBoard(fen.split(" ")[0]))
+
+    @property
+    def active(self) -> bool:
+        return self.cycle is not None
+
+    def restoring(self, placed: list[int]) -> bool:
+        """Pieces put down on these squares while the position before the illegal move is not back yet are the
+        correction's when each one is what that position has there (7.5.1): not a change out of turn."""
+        cycle = self.cycle
+        if cycle is None or cycle.reinstated_at is not None:
+            return False
+        return all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+
+    def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
+        """A move entered the record: the offender's replacement (or a reply to a move that stood) ends it."""
+        cycle = self.cycle
+        if cycle is None:
+            return
+        if cycle.reinstated_at is None and side == cycle.offender:
+            return  # the offender again before any reinstatement: still the same cycle (not a replacement)
+        self.close(outs, at)
+
+    def close(self, outs: list[Output], at: float) -> None:
+        cycle = self.cycle
+        if cycle is None:
+            return
+        self.cycle = None
+        if cycle.reinstated_at is not None:
+            self._rule(outs, cycle, at, final=True)
+
+    # ------------------------------------------------------------------ the board
+
+    def board_reinstated(self, outs: list[Output], at: float) -> bool:
+        """The board shows the position before the illegal move: reinstated (7.5.1), whoever put it back."""
+        cycle = self.cycle
+        g = self.g
+        if cycle is None or cycle.reinstated_at is not None or cycle.ply >= len(g.records):
+            return False
+        if g.keys[cycle.ply] != g.phys.key():
+            return False
+        self.e.restoration.reinstate_from_board(outs, cycle.ply, at)
+        self.note_reinstated(outs, at, "the position was put back on the board")
+        return True
+
+    def note_reinstated(self, outs: list[Output], at: float, how: str) -> None:
+        """The position before the illegal move is the official one again (by the board or by the arbiter)."""
+        cycle = self.cycle
+        if cycle is None or cycle.reinstated_at is not None:
+            return
+        cycle.reinstated_at = at
+        cycle.how = how
+        self._rule(outs, cycle, at, final=False)
+
+    def arbiter_reinstates(self, ply: int) -> bool:
+        """Is the arbiter's reinstatement to *ply* the one of this cycle?"""
+        return self.cycle is not None and self.cycle.ply == ply
+
+    # ------------------------------------------------------------------ the clock
+
+    def on_pause(self, white: float | None, black: float | None) -> None:
+        if self.cycle is not None:
+            self.cycle.paused_times = (white, black)
+
+    def on_resume(self, outs: list[Output], white: float | None, black: float | None, at: float) -> None:
+        cycle = self.cycle
+        if cycle is None or cycle.paused_times is None:
+            return
+        for color, before, after in ((chess.WHITE, cycle.paused_times[0], white),
+                                     (chess.BLACK, cycle.paused_times[1], black)):
+            if before is not None and after is not None and abs(after - before) >= _TIME_TOLERANCE_S:
+                cycle.changed[color] += after - before
+        cycle.paused_times = None
+        cycle.restarted = True
+        if cycle.reinstated_at is not None:
+            self._rule(outs, cycle, at, final=False)
+
+    def arbiter_restart(self, outs: list[Output], presser: chess.Color, at: float) -> bool:
+        """A lever change that gives the offender the clock during the cycle is the arbiter's restart.
+
+        The opponent has nothing to complete (his move was not made yet: the offender must replace his
+        illegal move), so the lever moved from his side is the arbiter giving the offender the move back,
+        on a running clock or at the restart; never a press without a move.
+        """
+        cycle = self.cycle
+        if cycle is None or presser == cycle.offender:
+            return False
+        if self.g.uncompleted.get(presser) is not None and self.g.uncompleted[presser] > cycle.ply:
+            return False  # the opponent made a move after the illegal one: a real press
+        official = self.g.index
+        for sq in chess.SQUARES:
+            content = self.g.phys.squares[sq]
+            if content != official.piece_at(sq) and content is not None and content != cycle.before.piece_at(sq):
+                return False  # the board shows something the presser did, not the position being put back
+        cycle.restarted = True
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
+                              details={"clock_restarted_for": "white" if cycle.offender == chess.WHITE else "black",
+                                       "irregularity": cycle.irregularity_id}))
+        return True
+
+    # ------------------------------------------------------------------ the finding
+
+    def _rule(self, outs: list[Output], cycle: _Cycle, at: float, *, final: bool) -> None:
+        """The finding resolves itself: how it was reinstated and what the clock shows of the penalty."""
+        irr = self.g.irr.get(cycle.irregularity_id)
+        if irr is None:
+            return
+        opponent = not cycle.offender
+        added = cycle.changed[opponent]
+        removed = -cycle.changed[cycle.offender]
+        parts = [f"position reinstated at ply {cycle.ply} ({cycle.how})"]
+        name = "White" if opponent == chess.WHITE else "Black"
+        if abs(added) >= _TIME_TOLERANCE_S:
+            parts.append(f"{_mmss(added)} seen on the clock for {name}")
+        if removed >= _TIME_TOLERANCE_S:
+            parts.append(f"{_mmss(-removed)} for the offender")
+        ruling = "; ".join(parts)
+        if irr.status is not Status.RESOLVED or irr.ruling != ruling:
+            self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+            outs.append(StateChanged(at=at))
+        if not final:
+            return
+        suggested = irr.suggestion.add_to_opponent_s
+        if suggested is not None and cycle.restarted and abs(added - suggested) >= _TIME_TOLERANCE_S:
+            self.e.findings.raise_finding(
+                outs, "ARBITER_ADJUST", None, at, [Evidence(at=at, event="clock")], incident=irr.id,
+                text=f"penalty time applied on the clock: {_mmss(added)} for {name}; the suggestion was "
+                     f"{_mmss(float(suggested))} (7.5.5)")

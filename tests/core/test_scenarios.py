@@ -445,7 +445,8 @@ def test_s37_replacement_move_after_reinstatement_must_use_the_touched_piece() -
     """§3.7: after T34's illegal Bf1-c5 is reinstated, White plays Nc3 although the bishop can move."""
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 ARB reinstate · 1600 PAUSE · 1700 LEVER W · "
                    "2000 L c5 · 2200 P f1 wB · 2500 RESUME · 3000 L b1 · 3300 P c3 wN · 3800 C W",
-              ("Nc3",), ("ILLEGAL_MOVE/GEOMETRY", "TOUCH_MOVE_VIOLATION"), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+              ("Nc3",), ("ILLEGAL_MOVE/GEOMETRY", "TOUCH_MOVE_VIOLATION"),
+              allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
     check(scn, run(scn))
 
 

@@ -98,7 +98,6 @@ import chess
 
 from boardd.core.engine.board_input import BoardInput
 from boardd.core.engine.clock_readings import ClockReadings
-from boardd.core.engine.correction import Correction
 from boardd.core.engine.common import (
     _BACKWARDS_REPORT_S,
     _LOGGER,
@@ -106,6 +105,7 @@ from boardd.core.engine.common import (
     _STATE_COMMANDS,
     _republish_state,
 )
+from boardd.core.engine.correction import Correction
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
 from boardd.core.engine.links import Links

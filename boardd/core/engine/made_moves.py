@@ -237,6 +237,7 @@ class MadeMoves:
         self.g.two_hands.pop(not side, None)
         self.g.prev_lifts = pre_lifts
         self.g.opp_early_raised = False
+        self.e.recognition.early_pending = None
         self.g.castle_king = None
         self.g.castle_released = None
         self.e.clock_readings.new_segment(at)

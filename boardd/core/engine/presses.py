@@ -144,6 +144,7 @@ class Presses:
         self.g.last_press_at = at
         if self.g.phase.state is Phase.GAME_OVER or self.g.phase.state is Phase.AWAIT_RESTORE:
             return
+        self.e.recognition.flush_early(outs)
         if self.e.correction.arbiter_restart(outs, side, at):
             return  # 7.5.1: the arbiter gives the offender the clock back; no press by the opponent
         turn = self.g.board.turn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import chess
@@ -12,8 +13,11 @@ from boardd.core.events import (
     Content,
 )
 from boardd.core.outputs import (
+    Evidence,
     GameEvent,
+    Irregularity,
     Output,
+    Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex
 
@@ -29,6 +33,8 @@ class Recognition:
         self.g = e.g
         self.rules = e.rules
         self.after_game_raised = False
+        self.opp_early: Irregularity | None = None
+        self.early_pending: tuple[float, chess.Color, tuple[Evidence, ...]] | None = None
 
     def rebuild_index(self) -> None:
         self.g.index = PositionIndex(self.g.board)
@@ -52,11 +58,13 @@ class Recognition:
         self.g.last_diff = diff
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
                 and diff.kind is not DiffClass.NONE:
+            # held until the opponent's touch is confirmed: the lift may yet turn out the mover's capture
             self.g.opp_early_raised = True
-            self.e.findings.raise_finding(outs, "OPPONENT_STARTED_BEFORE_MOVE_MADE", mover, at,
-                                          self.g.seg_evidence[-1:],
-                        text="the opponent touched a piece while the move was still being made (1.3); touch-move "
-                             "applies to him")
+            self.early_pending = (at, mover, tuple(self.g.seg_evidence[-1:]))
+        if self.early_pending is not None and self.g.mask and (
+                diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
+                                                    for sq in self.g.mask)):
+            self.flush_early(outs)
         if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
             self.g.cand = None
         if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
@@ -114,6 +122,8 @@ class Recognition:
                     self.g.mask.add(sq)
                     opp_touch = True
         if self.g.mask:
+            self._revise_captures(outs, turn, at)
+        if self.g.mask:
             # the opponent's own activity is kept apart; restore squares that are back to normal
             restored = [sq for sq in self.g.mask if self.g.phys.squares[sq] == self.g.index.piece_at(sq)]
             for sq in restored:
@@ -127,6 +137,43 @@ class Recognition:
                                  "opponent's time (6.2.5); actor unknown: the player on move may have touched it "
                                  "(4.3.2)")
         return opp_touch
+
+    def flush_early(self, outs: list[Output]) -> None:
+        """OPPONENT_STARTED_BEFORE_MOVE_MADE, once the opponent's touch is confirmed (or at the press)."""
+        pending, self.early_pending = self.early_pending, None
+        if pending is None or not self.g.mask:
+            return
+        at, mover, evidence = pending
+        self.opp_early = self.e.findings.raise_finding(
+            outs, "OPPONENT_STARTED_BEFORE_MOVE_MADE", mover, at, evidence,
+            text="the opponent touched a piece while the move was still being made (1.3); touch-move applies to him")
+
+    def _revise_captures(self, outs: list[Output], turn: chess.Color, at: float) -> None:
+        """A lift read as the opponent's that the side to move then fills with his own piece was his capture.
+
+        Two lifts in one scan have no order, and a capturing hand may take its own piece first: the lift
+        of an opponent's piece that no legal move captures looks like the opponent's own activity until a
+        piece of the side to move lands on that square. Then it is revised: the square belongs to the move
+        (legal or not, the press judges it), and an early-start finding that it caused is withdrawn.
+        """
+        revised = [sq for sq in self.g.mask
+                   if isinstance(self.g.phys.squares[sq], chess.Piece)
+                   and self.g.phys.squares[sq].color == turn  # type: ignore[union-attr]
+                   and isinstance(self.g.index.piece_at(sq), chess.Piece)
+                   and self.g.index.piece_at(sq).color != turn]  # type: ignore[union-attr]
+        if not revised:
+            return
+        for sq in revised:
+            self.g.mask.discard(sq)
+        if not self.g.mask:
+            self.early_pending = None
+        early = self.opp_early
+        if early is not None and not self.g.mask and early.status is not Status.RESOLVED:
+            self.opp_early = None
+            self.e.findings.update_finding(outs, dataclasses.replace(
+                early, status=Status.RESOLVED,
+                ruling=f"withdrawn: the piece lifted on {chess.square_name(revised[0])} was captured there by the "
+                       "side to move, not touched by the opponent"))
 
     def _after_made(self, outs: list[Output], at: float, *, snapshot: bool) -> None:
         """A change of the last mover's own move before the opponent started (R07): a replacement candidate."""

@@ -169,6 +169,7 @@ class Restoration:
         outs.append(MoveCompleted(move=rec))
         self.g.prev_lifts = self.g.seg_lifts
         self.g.opp_early_raised = False
+        self.e.recognition.early_pending = None
         self.g.castle_king = None
         self.g.castle_released = None
         self.e.clock_readings.new_segment(at)

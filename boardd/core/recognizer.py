@@ -419,6 +419,23 @@ class PositionIndex:
 
     # -- illegal shapes (§3.2 ILLEGAL_1 / TWO_MOVES) --------------------------
 
+    def _wrong_colour_promotion(self, squares: list[Content], changed: int, own_missing: int, own_added: int,
+                                *, opp_added: int, opp_missing: int) -> Diff:
+        """A pawn taken off the seventh rank and a piece of the opponent's colour put on the promotion square
+        (3.7.5.1: a new piece of the same colour): an illegal move, ``PROMOTION_INVALID_PIECE``."""
+        if own_added or opp_added.bit_count() != 1 or own_missing.bit_count() != 1:
+            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+        target = chess.lsb(opp_added)
+        origin = _promotion_origin(self.board, own_missing, target)
+        placed = squares[target]
+        if origin is None or not isinstance(placed, chess.Piece) or opp_missing & ~(1 << target):
+            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+        if chess.square_file(origin) != chess.square_file(target) and not opp_missing & (1 << target):
+            return Diff(DiffClass.UNRECOGNISED, changed=changed)  # a diagonal step needs a capture
+        move = chess.Move(origin, target, promotion=placed.piece_type)
+        return Diff(DiffClass.ILLEGAL_1, move=move, subtype="PROMOTION_INVALID_PIECE", changed=changed,
+                    relocations=((origin, target),))
+
     def _analyse(self, squares: list[Content], changed: int, own: int, opp: int) -> Diff:
         turn = self.board.turn
         official = self.squares
@@ -440,7 +457,8 @@ class PositionIndex:
                 else:
                     opp_added |= 1 << sq
         if opp_added:
-            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            return self._wrong_colour_promotion(squares, changed, own_missing, own_added, opp_added=opp_added,
+                                                opp_missing=opp_missing)
         if not own_missing and not own_added:
             return Diff(DiffClass.OPP_ONLY, changed=changed)
         tos = _squares(own_added)
@@ -482,6 +500,20 @@ class PositionIndex:
                                 relocations=tuple(pairs))
             return Diff(DiffClass.TWO_MOVES, changed=changed, relocations=tuple(pairs))
         return Diff(DiffClass.UNRECOGNISED, changed=changed)
+
+
+def _promotion_origin(board: chess.Board, own_missing: int, target: int) -> int | None:
+    """The square of the side to move's pawn that could have promoted on *target* (one step forward)."""
+    turn = board.turn
+    last = 7 if turn == chess.WHITE else 0
+    if chess.square_rank(target) != last:
+        return None
+    for origin in _squares(own_missing):
+        if board.piece_at(origin) == chess.Piece(chess.PAWN, turn) and \
+                chess.square_rank(origin) == last - (1 if turn == chess.WHITE else -1) and \
+                abs(chess.square_file(origin) - chess.square_file(target)) <= 1:
+            return origin
+    return None
 
 
 def _pair(official: list[chess.Piece | None], squares: list[Content], froms: list[int],

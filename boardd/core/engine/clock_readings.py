@@ -32,6 +32,7 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import Diff, DiffClass
+from boardd.core.settings import Regime
 
 _LINK_DOWN = LinkState.DOWN
 
@@ -321,7 +322,8 @@ class ClockReadings:
                         text="clock paused during a promotion: supply the piece (6.11.2)")
         else:
             self.e.findings.raise_finding(outs, "CLOCK_PAUSED", None, at, [Evidence(at=at, event="PAUSE")],
-                        text="clock paused: the arbiter checks the reason (6.11)")
+                        text="clock paused: the arbiter checks the reason "
+                             f"({'6.12' if self.g.edition < 2018 else '6.11.2'})")
         outs.append(StateChanged(at=at))
 
     def on_flag(self, outs: list[Output], new_w: bool, new_b: bool, both: bool, at: float) -> None:
@@ -342,10 +344,7 @@ class ClockReadings:
                             text="game-ending move and flag within the uncertainty of release; the arbiter decides")
             return
         if both:
-            self.e.findings.raise_finding(outs, "BOTH_FLAGS_FALLEN", None, at, [Evidence(at=at, event="FLAG W"),
-                                                               Evidence(at=at, event="FLAG B")],
-                        text="both flags down: the first flag decides if known (clock display); otherwise 6.11 / "
-                             "Guidelines III.3.1", result="1/2-1/2")
+            self.both_flags(outs, new_w, new_b, at)
             return
         color = chess.WHITE if new_w else chess.BLACK
         # a game-ending move placed but not yet presumed released: a race (7.4)
@@ -376,6 +375,40 @@ class ClockReadings:
                     result=result,
                     text=("the opponent cannot checkmate: draw (6.9)" if mate is False else
                           "loss on time unless the move requirement was met or the game already ended (6.4, 6.9)"))
+
+    def both_flags(self, outs: list[Output], new_w: bool, new_b: bool, at: float) -> None:
+        """Both flags down (rules-spec §7.4): the first flag decides when the order is known; otherwise 6.11
+        (2009/2014) or Guidelines III.3.1 (2018/2023: standard and rapid without increment only)."""
+        evidence = [Evidence(at=self.g.flag_t.get(chess.WHITE, at), event="FLAG W"),
+                    Evidence(at=self.g.flag_t.get(chess.BLACK, at), event="FLAG B")]
+        if not (new_w and new_b):
+            first = chess.BLACK if new_w else chess.WHITE  # the other flag was already down before this reading
+            mate = can_mate_in_feed(self.g.board, not first)
+            name = "White" if first == chess.WHITE else "Black"
+            result = "1/2-1/2" if mate is False else ("0-1" if first == chess.WHITE else "1-0")
+            self.e.findings.raise_finding(
+                outs, "BOTH_FLAGS_FALLEN", first, at, evidence, result=result, articles=("6.9",),
+                text=f"both flags down, {name}'s first: the first flag decides (6.9)"
+                     + (": draw, the opponent cannot checkmate" if mate is False else ""))
+            return
+        tc = self.g.tc
+        done = max(self.e.made_moves.law_moves(chess.WHITE), self.e.made_moves.law_moves(chess.BLACK))
+        last = tc is None or tc.period_of_move(done + 1) == len(tc.periods) - 1
+        category = self.g.category
+        rule = "6.11" if self.g.edition < 2018 else "Guidelines III.3.1"
+        applies = self.g.edition < 2018 or (category in ("standard", "rapid") and not self.g.increment)
+        if self.g.edition == 2009 and category == "rapid" and self.g.regime == Regime.OTHERWISE.value:
+            rule, applies, last = "A.4 d.3", True, True
+        if not applies:
+            self.e.findings.raise_finding(
+                outs, "BOTH_FLAGS_FALLEN", None, at, evidence, articles=("6.9",),
+                text="both flags down, order unknown: Guidelines III.3.1 does not apply here ("
+                     + ("blitz" if category == "blitz" else "increment") + "); the arbiter decides")
+            return
+        self.e.findings.raise_finding(
+            outs, "BOTH_FLAGS_FALLEN", None, at, evidence, result="1/2-1/2" if last else None,
+            text=f"both flags down, order unknown: {'draw in the last period' if last else 'play continues'} "
+                 f"({rule})")
 
     def on_set_clock(self, outs: list[Output], event: SetClock, at: float) -> None:
         self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
 
+#: codes whose Appendix A articles apply only in the rapid/blitz "otherwise" regime
+_APPENDIX_A_OTHERWISE = frozenset({"FLAG_FALL", "BOTH_FLAGS_FALLEN"})
+
+
 class Findings:
     """Findings: ids, raise, update, status, penalties, claim windows (rules-spec §4, §5)."""
 
@@ -47,7 +51,7 @@ class Findings:
                verify: bool = False, result: str | None = None, add_s: int | None = None,
                remove_s: float | None = None, claim_deadline: float | None = None,
                first_at: float | None = None, penalty: PenaltySuggestion | None = None,
-               incident: str | None = None) -> Irregularity:
+               incident: str | None = None, articles: tuple[str, ...] | None = None) -> Irregularity:
         """Raise a finding; it joins the incident under way (or ``incident``), else opens one (contract ``incident``).
 
         Info findings are ``noted``: a log entry that asks for no action and never opens an incident.
@@ -61,6 +65,9 @@ class Findings:
             if reinstate_ply is None and not penalty.stands:
                 reinstate_ply = len(self.g.records)
         facts = code_info(full, self.g.edition)
+        if articles is None and code in _APPENDIX_A_OTHERWISE and self.g.regime != Regime.OTHERWISE.value:
+            # the Appendix A rules cited for these codes are those of play without adequate supervision
+            articles = tuple(a for a in facts.articles if not a.startswith("A.")) or facts.articles
         ev = tuple(evidence)
         info = facts.severity is Severity.INFO
         if incident is None:
@@ -71,7 +78,8 @@ class Findings:
         irr = Irregularity(
             id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code,
             severity=facts.severity, confidence=facts.confidence, side=side,
-            ply=len(self.g.records), edition=self.g.edition, articles=facts.articles, t_raised=at,
+            ply=len(self.g.records), edition=self.g.edition,
+            articles=articles if articles is not None else facts.articles, t_raised=at,
             t_first_evidence=first_at if first_at is not None else (ev[0].at if ev else at), evidence=ev,
             subtype=subtype, suggestion=Suggestion(text=text, move=move, add_to_opponent_s=add_s,
                                                   remove_from_offender_s=remove_s, result=result,

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
 
+#: classes that are no move of the side to move: the board may show an earlier position (a takeback)
+_NOT_A_MOVE = (DiffClass.UNRECOGNISED, DiffClass.OPP_ONLY, DiffClass.TWO_MOVES, DiffClass.ILLEGAL_1)
+
+
 class Recognition:
     """Recognition (rules-spec §3.2–§3.3): the difference official → physical classified after every change."""
 
@@ -68,6 +72,18 @@ class Recognition:
         if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
             self.g.cand = None
         if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
+            self._after_made(outs, at, snapshot=snapshot)
+            return
+        if diff.kind in _NOT_A_MOVE and not self.g.mask and not post_open:
+            back = self.earlier_position()
+            if back is not None:
+                # R29: the board shows an earlier official position (a takeback of any depth)
+                self.e.restoration.takeback(outs, back, at)
+                return
+        if not post_open and diff.kind is DiffClass.UNRECOGNISED and not snapshot and self._start_contradicted():
+            # 4.7: what looked like the opponent starting (a capture on the square of the made move) was the
+            # last mover taking his released move back and making another: revised, judged as a change (R07)
+            self.g.opp_started = False
             self._after_made(outs, at, snapshot=snapshot)
             return
         self.track_castle_king(diff, at, self.g.index)
@@ -238,6 +254,24 @@ class Recognition:
             self.g.castle_king = None
         if state is not None and self.g.castle_king is None:
             self.g.castle_king = state
+
+    def earlier_position(self) -> int | None:
+        """The latest earlier ply whose position the board shows (placement), if any."""
+        key = self.g.phys.key()
+        keys = self.g.keys
+        for ply in range(len(keys) - 2, -1, -1):
+            if keys[ply] == key:
+                return ply
+        return None
+
+    def _start_contradicted(self) -> bool:
+        """The opponent seemed to have started, but the board is the last mover's made move changed (R07)."""
+        mover = not self.g.board.turn
+        ply = self.g.uncompleted.get(mover)
+        if ply is None or ply != len(self.g.records) or not self.g.opp_started or not self.g.board.move_stack \
+                or self.g.mask:
+            return False
+        return self.base_index().classify(self.g.phys).kind is DiffClass.LEGAL
 
     def post_made_open(self) -> bool:
         mover = not self.g.board.turn

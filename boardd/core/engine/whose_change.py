@@ -39,6 +39,8 @@ class WhoseChange:
             return False
         if sq in self.g.mask:
             return True
+        if new_opp and self.wrong_colour_promotion(sq, turn):
+            return False  # the mover's pawn promoted to a piece of the wrong colour (3.7.5.1): his illegal move
         targets = self.capture_targets()
         if old_opp and new is None and (sq in targets or self.g.index.piece_at(sq) is None):
             return False  # the mover removing the piece he captures (or a parked captured piece)
@@ -49,6 +51,15 @@ class WhoseChange:
             return False  # a captured piece parked on another square (§5 CAPTURED_PIECE_PARKED)
         # a capture seen as a replacement is the mover's; anything else is the opponent's
         return not (old_opp and isinstance(new, chess.Piece) and new.color == turn)
+
+    def wrong_colour_promotion(self, sq: int, turn: chess.Color) -> bool:
+        """An opponent-coloured piece put on a square where the mover's lifted pawn promotes."""
+        last = 7 if turn == chess.WHITE else 0
+        if chess.square_rank(sq) != last:
+            return False
+        pawn = chess.Piece(chess.PAWN, turn)
+        return any(p == pawn and self.g.phys.squares[s] is None and chess.square_rank(s) == last + (-1 if turn else 1)
+                   and abs(chess.square_file(s) - chess.square_file(sq)) <= 1 for _, s, p in self.g.seg_lifts)
 
     def capture_targets(self) -> set[int]:
         return set(_bits(self.g.index.capture_targets))

@@ -246,6 +246,7 @@ class BoardInput:
         outs.append(MoveMade(move=rec))
         outs.append(MoveCompleted(move=rec))
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"fixed": irr_id, "move": san}))
+        self.e.correction.board_fixed(outs, irr_id, san, at)
         outs.append(StateChanged(at=at))
         return True
 

@@ -54,6 +54,8 @@ class _Cycle:
     changed: dict[chess.Color, float] = dataclasses.field(
         default_factory=lambda: {chess.WHITE: 0.0, chess.BLACK: 0.0})
     restarted: bool = False
+    arbiter_seen: bool = False  # the clock was paused during the cycle (the arbiter stepped in)
+    fixed: str | None = None  # the law-based move the board was put right to (7.5.2 queen, a finished move)
 
 
 class Correction:
@@ -124,6 +126,23 @@ class Correction:
         cycle.how = how
         self._rule(outs, cycle, at, final=False)
 
+    def board_fixed(self, outs: list[Output], irr_id: str, san: str, at: float) -> None:
+        """The board shows the law-based outcome (7.5.2: the pawn replaced by a queen; a castling or en passant
+        finished after the press): the move stands as that move and the finding resolves itself."""
+        cycle = self.cycle
+        if not self.g.paused and (cycle is None or not cycle.arbiter_seen):
+            return  # finished by the player on the opponent's time: the finding stays for the arbiter
+        if cycle is not None and cycle.irregularity_id == irr_id and cycle.reinstated_at is None:
+            cycle.reinstated_at = at
+            cycle.fixed = san
+            cycle.restarted = True  # the opponent's clock runs on: nothing to restart
+            self._rule(outs, cycle, at, final=False)
+            return
+        irr = self.g.irr.get(irr_id)
+        if irr is not None and irr.status is not Status.RESOLVED:
+            self.e.findings.update_finding(outs, dataclasses.replace(
+                irr, status=Status.RESOLVED, ruling=f"put right on the board: {san} stands"))
+
     def arbiter_reinstates(self, ply: int) -> bool:
         """Is the arbiter's reinstatement to *ply* the one of this cycle?"""
         return self.cycle is not None and self.cycle.ply == ply
@@ -133,6 +152,7 @@ class Correction:
     def on_pause(self, white: float | None, black: float | None) -> None:
         if self.cycle is not None:
             self.cycle.paused_times = (white, black)
+            self.cycle.arbiter_seen = True
 
     def on_resume(self, outs: list[Output], white: float | None, black: float | None, at: float) -> None:
         cycle = self.cycle
@@ -180,7 +200,8 @@ class Correction:
         opponent = not cycle.offender
         added = cycle.changed[opponent]
         removed = -cycle.changed[cycle.offender]
-        parts = [f"position reinstated at ply {cycle.ply} ({cycle.how})"]
+        parts = [f"put right on the board: {cycle.fixed} stands" if cycle.fixed is not None
+                 else f"position reinstated at ply {cycle.ply} ({cycle.how})"]
         name = "White" if opponent == chess.WHITE else "Black"
         if abs(added) >= _TIME_TOLERANCE_S:
             parts.append(f"{_mmss(added)} seen on the clock for {name}")

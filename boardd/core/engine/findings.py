@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _LOGGER, _Window
+from boardd.core.laws.articles import cite_all
 from boardd.core.laws.codes import code_info, is_illegal_move_class
 from boardd.core.laws.penalties import PenaltySuggestion, suggest_penalty
 from boardd.core.laws.positions import can_mate_in_feed
@@ -70,6 +71,10 @@ class Findings:
             articles = tuple(a for a in facts.articles if not a.startswith("A.")) or facts.articles
         ev = tuple(evidence)
         info = facts.severity is Severity.INFO
+        if self.g.edition < 2018:
+            # the texts name articles in the 2018/2023 numbering: cite the configured edition's
+            text = cite_all(text, self.g.edition)
+            constraints = tuple(cite_all(c, self.g.edition) for c in constraints)
         if incident is None:
             incident = self.current_incident()
         ident = self.new_id()

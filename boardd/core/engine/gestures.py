@@ -59,8 +59,19 @@ class Gestures:
         if how == "kings on the centre squares":
             self.g.gesture_hold = True
             self.retract_gesture_moves(outs, at)
+            self.withdraw_early_start(outs)
         outs.append(GameEvent(at=at, type="RESULT_SIGNAL", code=None,
                               details={"result": result, "gesture": how}))
+
+    def withdraw_early_start(self, outs: list[Output]) -> None:
+        """Both players putting their kings in the centre is one gesture: neither started before the other."""
+        self.e.recognition.early_pending = None
+        for irr in list(self.g.irr.values()):
+            if irr.code == "OPPONENT_STARTED_BEFORE_MOVE_MADE" and irr.status is not Status.RESOLVED \
+                    and irr.ply >= len(self.g.records) - 2:
+                self.e.findings.update_finding(outs, dataclasses.replace(
+                    irr, status=Status.RESOLVED,
+                    ruling="withdrawn: both kings were put on the centre squares, a result gesture"))
 
     def retract_gesture_moves(self, outs: list[Output], at: float) -> None:
         """The king move(s) onto the centre that form the gesture leave the record (lila#11783).

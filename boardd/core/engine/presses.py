@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import chess
@@ -286,7 +287,11 @@ class Presses:
         """An illegal-move-class (or mismatch) completion: report it, then play on from the physical board (G6)."""
         pre = self.g.board.copy(stack=False)
         pen = self.e.findings.penalty(side, code, subtype)
-        constraints = self.e.touch_move.replacement_constraints(pre, diff)
+        if pen is not None and code == "PAWN_NOT_REPLACED" and self.g.edition >= 2014 and pen.reinstate:
+            # 7.5.2: the move stands, the pawn is replaced by a queen (no reinstatement)
+            pen = dataclasses.replace(pen, reinstate=False,
+                                      text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
+        constraints = self.e.touch_move.replacement_constraints(pre, diff, code)
         verify = code in ("CASTLING_INCOMPLETE_AT_PRESS", "PROMOTION_INCOMPLETE_AT_PRESS")
         desc = describe_change(pre, self.g.phys.squares)
         move_text = self._suggested_move(pre, code, subtype, diff)
@@ -312,6 +317,8 @@ class Presses:
             fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None
         elif code in ("DISPLACED_NOT_RESTORED_AT_PRESS", "POSITION_MISMATCH_AT_PRESS") and move_text:
             fix = pre.parse_san(move_text)
+        elif code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS") and diff.move is not None:
+            fix = diff.move  # finished on the opponent's time: the record gets the move the board then shows
         two_hands = self.g.two_hands.pop(side, None)
         if two_hands is not None:
             # R19: a two-handed move that is also illegal for another reason counts once

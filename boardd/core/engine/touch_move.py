@@ -72,8 +72,23 @@ class TouchMove:
                                  "could move (4.3.1); j'adoube is not observable",
                             constraints=(f"move the piece on {chess.square_name(first[1])}",))
 
-    def replacement_constraints(self, pre: chess.Board, diff: Diff) -> tuple[str, ...]:
-        """Touch-move constraints for the replacement move after reinstatement (§3.7)."""
+    def replacement_constraints(self, pre: chess.Board, diff: Diff, code: str = "") -> tuple[str, ...]:
+        """Touch-move constraints for the replacement move after reinstatement (§3.7).
+
+        A move released on its square binds (4.7, applied by 7.5.1): a king released on its castling square
+        must castle on that side when legal (4.7.2); a pawn released diagonally onto the en passant square
+        must capture en passant; a pawn left on the last rank is replaced by a queen from 2014 (7.5.2).
+        """
+        bound = diff.move if diff.move is not None and diff.move in pre.legal_moves else None
+        if bound is not None and code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"):
+            castling = code.startswith("CASTLING")
+            released = diff.relocations[0][1] if castling and diff.relocations else bound.to_square
+            return (f"{pre.san(bound)} ({'4.7.2' if castling else '4.7.1'}: the {'king' if castling else 'pawn'} "
+                    f"was released on {chess.square_name(released)})",)
+        if code == "PAWN_NOT_REPLACED" and diff.move is not None and self.g.edition >= 2014:
+            queen = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
+            if queen in pre.legal_moves:
+                return (f"{pre.san(queen)} (7.5.2: the pawn is replaced by a queen)",)
         # the first piece touched (lifted) counts first; then the pieces that were moved
         squares: list[int] = []
         for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:

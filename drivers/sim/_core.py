@@ -57,6 +57,19 @@ from drivers.sim._inject import (
     knock_candidates,
     touch_candidates,
 )
+from drivers.sim._script import (
+    _Call,
+    _Command,
+    _path,
+    _Pause,
+    _Press,
+    _Resume,
+    _Script,
+    _slides,
+    _Square,
+    _stamp,
+    _victim_square,
+)
 
 __all__ = ["DEFAULT_TIME_CONTROL", "PROFILES", "SimulatedGame", "SimulationError", "simulate_game"]
 
@@ -83,74 +96,7 @@ class SimulationError(ValueError):
     """The simulator was asked for something it cannot do (unknown profile, injection at an unfit ply)."""
 
 
-# --- the script of one ply --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Square:
-    square: int
-    content: Content
-
-
-@dataclass(frozen=True, slots=True)
-class _Press:
-    color: chess.Color
-
-
-@dataclass(frozen=True, slots=True)
-class _Pause:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Resume:
-    color: chess.Color
-
-
-@dataclass(frozen=True, slots=True)
-class _Command:
-    """An arbiter command; built at emission time from (time, clock) so it can carry current clock values."""
-
-    make: Callable[[float, SimClock], Event]
-
-
-_Op = _Square | _Press | _Pause | _Resume | _Command
-
-
-class _Script:
-    """Timed operations relative to the start of the move (the first hand movement)."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.t = 0.0
-        self.ops: list[tuple[float, _Op]] = []
-
-    def wait(self, low: float, high: float) -> None:
-        self.t += self.rng.uniform(low, high)
-
-    def lift(self, square: int) -> None:
-        self.ops.append((self.t, _Square(square, None)))
-
-    def put(self, square: int, piece: Content) -> None:
-        self.ops.append((self.t, _Square(square, piece)))
-
-    def press(self, color: chess.Color) -> None:
-        self.ops.append((self.t, _Press(color)))
-
-    def op(self, op: _Op) -> None:
-        self.ops.append((self.t, op))
-
-    @property
-    def has_press(self) -> bool:
-        return any(isinstance(op, _Press) for _, op in self.ops)
-
-
 # --- the timeline ---------------------------------------------------------------------
-
-
-def _stamp(at: float) -> float:
-    """Event times are written to 0.1 ms: real boards are stamped on receipt far less precisely."""
-    return round(at, 4)
 
 
 class _Timeline:
@@ -254,7 +200,23 @@ class _Timeline:
                     self.resume(at, op.color)
                 case _Command():
                     self.command(at, op.make(at, self.clock))
+                case _Call():
+                    self.advance(at)
+                    op.fn(at, self)
         return last
+
+    def turn_lever(self, at: float, color: chess.Color) -> None:
+        """The lever is put high on *color*'s side while the clock is paused (the arbiter's doing)."""
+        self.advance(at)
+        self.lever = color
+        self._schedule_reading(at)
+
+    def set_times(self, at: float, white: float, black: float) -> None:
+        """The arbiter sets the times on the clock itself (DGT 3000 menu, clock paused): seen in its readings."""
+        self.advance(at)
+        self.clock.correct(at, white, black, self.clock.presses(chess.WHITE), self.clock.presses(chess.BLACK))
+        self._last_tick = None
+        self._schedule_reading(at)
 
 
 # --- handling of one move -------------------------------------------------------------
@@ -265,27 +227,6 @@ class _PlyNotes:
     """What the script of a ply did that the engine will notice."""
 
     codes: list[str] = field(default_factory=list)
-
-
-def _path(from_square: int, to_square: int) -> list[int]:
-    """Squares strictly between from and to on a line, in the order a sliding piece crosses them."""
-    between = list(chess.SquareSet(chess.between(from_square, to_square)))
-    return sorted(between, key=lambda sq: chess.square_distance(sq, from_square))
-
-
-def _victim_square(board: chess.Board, move: chess.Move) -> int | None:
-    if board.is_en_passant(move):
-        return move.to_square + (-8 if board.turn == chess.WHITE else 8)
-    if board.is_capture(move):
-        return move.to_square
-    return None
-
-
-def _slides(board: chess.Board, move: chess.Move) -> bool:
-    piece = board.piece_type_at(move.from_square)
-    if piece in (chess.ROOK, chess.BISHOP, chess.QUEEN):
-        return chess.square_distance(move.from_square, move.to_square) >= 2
-    return piece == chess.PAWN and abs(move.to_square - move.from_square) == 16
 
 
 class _Handler:

@@ -495,6 +495,9 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
             else:
                 s.op(_Command(_tablet_times(color, penalty, take_back)))
             s.wait(1.0, 3.0)
+            if clock_mode == "both":
+                s.op(_Command(_echo_times))
+                s.wait(1.0, 3.0)
             s.op(_Resume(restart_color))
     parts.append(f"restart-{restart}")
     if reinstate == "after-restart":

@@ -171,6 +171,10 @@ def build(item: Item) -> tuple[SimulatedGame, str]:
                 injections.append(Injection(kind, rng.choice(plies)))
                 break
         what = f"injection/{kind.value}"
+        if kind is InjectionKind.PAWN_NOT_REPLACED and edition == 2009:
+            # The injection's arbiter applies 7.5.2 (a queen), which exists from E2014; the E2009 form
+            # (7.4 a: reinstatement, the pawn promotes again) is the pawn-not-replaced correction cycle.
+            edition = 2014
     elif family == "correction":
         variant = CORRECTION_VARIANTS[number % len(CORRECTION_VARIANTS)]
         chess960 = (number // len(CORRECTION_VARIANTS)) % 4 == 3
@@ -297,7 +301,9 @@ def judge(item: Item) -> Outcome:
             warranted[code] -= 1
         else:
             unwarranted.append((irregularity.ply, code, _procedure_near(sim, irregularity.ply)))
-    missing = [code for code, count in warranted.items() for _ in range(count)]
+    # Raised: every warranted code among all findings (the simulator also lists info codes it causes on purpose).
+    every = Counter(code_of(i) for i in found if i.severity is Severity.INFO)
+    missing = [code for code, count in (warranted - every).items() for _ in range(count)]
     return Outcome(item, what, exact, difference, unwarranted, missing, [label for _, label in sim.handled])
 
 
@@ -353,9 +359,12 @@ def report(outcomes: list[Outcome], out: Iterable[str] | None = None) -> Iterato
 
 
 def _method_lines(games: list[Outcome]) -> Iterator[str]:
-    """Per Chess960 castling method and capture style: games using it, exact, false findings at that ply."""
+    """Per Chess960 castling method and capture style, in the games without incidents: games using it, exact
+    records, false findings at that ply."""
     uses: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in games:
+        if outcome.item.family not in ("standard", "chess960"):
+            continue  # the handling alone: an incident's own failures are counted above
         for label in set(outcome.procedures):
             if label.startswith(("960/", "capture/")):
                 uses[label].append(outcome)

@@ -186,10 +186,13 @@ def build(item: Item) -> tuple[SimulatedGame, str]:
             else:
                 kind = CorrectionKind(variant)
                 plies = _fits(game, lambda b, m, _n, kind=kind: correction_applicable(kind, b, m))
-                corrections = [Correction(kind, rng.choice(plies))] if plies else []
+                low = rng.uniform(12.0, 20.0) if (number // len(CORRECTION_VARIANTS)) % 3 == 1 else None
+                corrections = [Correction(kind, rng.choice(plies), low)] if plies else []
             if corrections:
                 break
         what = f"correction/{variant}" + ("/960" if chess960 else "")
+        if any(c.seconds_left is not None for c in corrections):
+            what += "/seconds-left"
     else:
         game = random_game(index, max_plies=80)
     assert game is not None
@@ -439,8 +442,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     _init_worker()
     if args.workers > 1:
+        # By its importable name: run through runpy (python -m bench), this module is not __main__.
+        from bench.bench_false_alarms import judge as importable_judge  # noqa: PLC0415
+
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
-            outcomes = list(pool.imap(judge, items, chunksize=16))
+            outcomes = list(pool.imap(importable_judge, items, chunksize=16))
     else:
         outcomes = [judge(item) for item in items]
     elapsed = time.perf_counter() - start

@@ -937,7 +937,9 @@ def simulate_game(
             desired = remaining - clk + clock.time_control.bonus_s
         else:
             desired = None
-        if desired is None:
+        if cycle is not None and cycle.seconds_left is not None:  # thinks until only seconds are left
+            think = max(1.0, remaining - cycle.seconds_left)
+        elif desired is None:
             think = min(rng.lognormvariate(math.log(median), 0.8), 0.25 * remaining)
         else:
             think = min(desired - handling, remaining - handling - 1.0)

@@ -58,7 +58,7 @@ class Castling960(enum.StrEnum):
 
     #: F.3 Recommendation 1: king off the board beside its final square, rook moved, king placed.
     KING_OFF_BOARD = "king-off-board"
-    #: The king held in the hand (lifted) while the same hand moves the rook, then placed.
+    #: The king held in the hand while the same hand moves the rook (both in the air), put down in either order.
     KING_IN_HAND = "king-in-hand"
     #: F.3 b.1 double move: a king move followed by a rook move.
     DOUBLE_MOVE = "double-move"
@@ -101,13 +101,19 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
             s.wait(0.30, 0.90)
         s.put(king_to, king)
     elif method is Castling960.KING_IN_HAND:
-        s.lift(king_from)
-        s.wait(0.05, 0.30)  # the same hand goes on to the rook, however far
-        s.lift(rook_from)
+        # The king stays in the hand that fetches the rook, however far (usually king first), and the
+        # two are put down in either order: each destination is free once both are in the air.
+        lifts = [king_from, rook_from] if rng.random() < 0.8 else [rook_from, king_from]
+        s.lift(lifts[0])
+        s.wait(0.05, 0.30)
+        s.lift(lifts[1])
         s.wait(0.25, 0.60)
-        s.put(rook_to, rook)
+        placements = [(rook_to, rook), (king_to, king)]
+        if rng.random() < 0.4:
+            placements.reverse()
+        s.put(*placements[0])
         s.wait(0.10, 0.50)
-        s.put(king_to, king)
+        s.put(*placements[1])
     elif method is Castling960.DOUBLE_MOVE:
         s.lift(king_from)
         s.wait(0.20, 0.60)
@@ -199,15 +205,22 @@ class CorrectionKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Correction:
-    """A correction cycle of *kind* at *ply* (1-based): the offender's illegal move there, then the game's move."""
+    """A correction cycle of *kind* at *ply* (1-based): the offender's illegal move there, then the game's move.
+
+    ``seconds_left``: the offender thinks until only this many seconds are left on his clock before he
+    starts the illegal move (at least 12: the cycle's own handling must not lose on time).
+    """
 
     kind: CorrectionKind
     ply: int
+    seconds_left: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", CorrectionKind(self.kind))
         if not isinstance(self.ply, int) or self.ply < 1:
             raise ValueError(f"correction ply must be >= 1, got {self.ply!r}")
+        if self.seconds_left is not None and self.seconds_left < 12:
+            raise ValueError(f"seconds_left must be >= 12, got {self.seconds_left!r}")
 
     @classmethod
     def parse(cls, text: str) -> Correction:
@@ -226,7 +239,8 @@ class Correction:
             raise ValueError(f"bad correction {text!r} (kinds: {known}; ply is a positive integer)") from None
 
     def __str__(self) -> str:
-        return f"{self.kind.value}@{self.ply}"
+        left = f" ({self.seconds_left:.0f} s left)" if self.seconds_left is not None else ""
+        return f"{self.kind.value}@{self.ply}{left}"
 
 
 def _capture_targets(board: chess.Board, from_square: int) -> list[int]:

@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     _init_worker()
     if args.workers > 1:
         # By its importable name: run through runpy (python -m bench), this module is not __main__.
-        from bench.bench_false_alarms import judge as importable_judge  # noqa: PLC0415
+        from bench.bench_false_alarms import judge as importable_judge
 
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
             outcomes = list(pool.imap(importable_judge, items, chunksize=16))

@@ -442,11 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     _init_worker()
     if args.workers > 1:
-        # By its importable name: run through runpy (python -m bench), this module is not __main__.
-        from bench.bench_false_alarms import judge as importable_judge
-
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
-            outcomes = list(pool.imap(importable_judge, items, chunksize=16))
+            outcomes = list(pool.imap(judge, items, chunksize=16))
     else:
         outcomes = [judge(item) for item in items]
     elapsed = time.perf_counter() - start
@@ -463,4 +460,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run from the importable module, so that the worker processes can unpickle its functions and classes
+    # (under ``python -m`` or runpy this file is ``__main__``).
+    from bench import bench_false_alarms
+
+    sys.exit(bench_false_alarms.main())

@@ -462,6 +462,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # Run from the importable module, so that the worker processes can unpickle its functions and classes
     # (under ``python -m`` or runpy this file is ``__main__``).
-    from bench import bench_false_alarms
+    from bench import bench_false_alarms  # noqa: PLW0406
 
     sys.exit(bench_false_alarms.main())

@@ -2,6 +2,7 @@
 
 Each module also runs on its own (``python -m bench.bench_core --help`` and so on); see
 docs/benchmarks.md for what each measures and the figures measured so far.
+``python -m bench false-alarms [--games N]`` runs the false-alarm benchmark alone.
 """
 
 from __future__ import annotations
@@ -16,11 +17,20 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("bench.bench_sim_eventlog", []),
     ("bench.bench_consumers", ["--boards", "50", "--duration", "30"]),
     ("bench.bench_daemon", ["e2e", "resources"]),
+    ("bench.bench_false_alarms", ["--games", "300"]),
 ]
+
+#: ``python -m bench NAME [ARGS...]`` runs one benchmark with its own arguments (``false-alarms --games 100``).
+ALIASES = {"false-alarms": "bench.bench_false_alarms"}
 
 
 def main() -> int:
     """Run the benchmarks listed in :data:`BENCHES` (or those named on the command line)."""
+    if len(sys.argv) > 1 and sys.argv[1] in ALIASES:
+        module = ALIASES[sys.argv[1]]
+        sys.argv = [module, *sys.argv[2:]]
+        runpy.run_module(module, run_name="__main__")
+        return 0
     wanted = set(sys.argv[1:])
     for module, args in BENCHES:
         if wanted and module.split(".")[-1] not in wanted:

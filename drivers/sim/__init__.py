@@ -2,7 +2,9 @@
 
 The pure part (:func:`simulate_game`) turns a game into the :mod:`boardd.core.events`
 a real DGT-class board and clock would produce, with seeded human handling
-(:data:`PROFILES`) and injectable irregularities (:class:`Injection`). The
+(:data:`PROFILES`, and with ``procedures=True`` the Laws' whole repertoire of
+:mod:`drivers.sim._procedures`), injectable irregularities (:class:`Injection`) and the
+arbiter's correction cycles (:class:`Correction`). The
 driver part (:class:`SimulatedBoard`) yields the same events in scaled real
 time for ``boardd demo`` and the daemon. ``boardd simulate`` writes the events
 as an event log (``docs/event-log.md``).
@@ -15,12 +17,25 @@ from drivers.sim._core import DEFAULT_TIME_CONTROL, INFO_CODES, PROFILES, Simula
 from drivers.sim._driver import Options, SimulatedBoard, create_driver, load_pgn_game
 from drivers.sim._games import RANDOM_TIME_CONTROL, choose_move, random_game
 from drivers.sim._inject import Injection, InjectionKind, applicable, expected_codes
+from drivers.sim._procedures import (
+    CaptureStyle,
+    Castling960,
+    Correction,
+    CorrectionKind,
+    castling960_methods,
+    correction_applicable,
+    correction_codes,
+)
 
 __all__ = [
     "DEFAULT_TIME_CONTROL",
     "INFO_CODES",
     "PROFILES",
     "RANDOM_TIME_CONTROL",
+    "CaptureStyle",
+    "Castling960",
+    "Correction",
+    "CorrectionKind",
     "Injection",
     "InjectionKind",
     "Options",
@@ -28,8 +43,11 @@ __all__ = [
     "SimulatedGame",
     "SimulationError",
     "applicable",
+    "castling960_methods",
     "choose_move",
     "configure_parser",
+    "correction_applicable",
+    "correction_codes",
     "create_driver",
     "expected_codes",
     "load_pgn_game",

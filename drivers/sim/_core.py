@@ -57,6 +57,32 @@ from drivers.sim._inject import (
     knock_candidates,
     touch_candidates,
 )
+from drivers.sim._procedures import (
+    CaptureStyle,
+    Correction,
+    castling960_methods,
+    category_of,
+    correction_applicable,
+    correction_codes,
+    illegal_move_limit,
+    penalty_seconds,
+    script_castling960,
+    script_correction,
+    script_one_hand_capture,
+)
+from drivers.sim._script import (
+    _Call,
+    _Command,
+    _path,
+    _Pause,
+    _Press,
+    _Resume,
+    _Script,
+    _slides,
+    _Square,
+    _stamp,
+    _victim_square,
+)
 
 __all__ = ["DEFAULT_TIME_CONTROL", "PROFILES", "SimulatedGame", "SimulationError", "simulate_game"]
 
@@ -83,74 +109,7 @@ class SimulationError(ValueError):
     """The simulator was asked for something it cannot do (unknown profile, injection at an unfit ply)."""
 
 
-# --- the script of one ply --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Square:
-    square: int
-    content: Content
-
-
-@dataclass(frozen=True, slots=True)
-class _Press:
-    color: chess.Color
-
-
-@dataclass(frozen=True, slots=True)
-class _Pause:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Resume:
-    color: chess.Color
-
-
-@dataclass(frozen=True, slots=True)
-class _Command:
-    """An arbiter command; built at emission time from (time, clock) so it can carry current clock values."""
-
-    make: Callable[[float, SimClock], Event]
-
-
-_Op = _Square | _Press | _Pause | _Resume | _Command
-
-
-class _Script:
-    """Timed operations relative to the start of the move (the first hand movement)."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.t = 0.0
-        self.ops: list[tuple[float, _Op]] = []
-
-    def wait(self, low: float, high: float) -> None:
-        self.t += self.rng.uniform(low, high)
-
-    def lift(self, square: int) -> None:
-        self.ops.append((self.t, _Square(square, None)))
-
-    def put(self, square: int, piece: Content) -> None:
-        self.ops.append((self.t, _Square(square, piece)))
-
-    def press(self, color: chess.Color) -> None:
-        self.ops.append((self.t, _Press(color)))
-
-    def op(self, op: _Op) -> None:
-        self.ops.append((self.t, op))
-
-    @property
-    def has_press(self) -> bool:
-        return any(isinstance(op, _Press) for _, op in self.ops)
-
-
 # --- the timeline ---------------------------------------------------------------------
-
-
-def _stamp(at: float) -> float:
-    """Event times are written to 0.1 ms: real boards are stamped on receipt far less precisely."""
-    return round(at, 4)
 
 
 class _Timeline:
@@ -254,7 +213,23 @@ class _Timeline:
                     self.resume(at, op.color)
                 case _Command():
                     self.command(at, op.make(at, self.clock))
+                case _Call():
+                    self.advance(at)
+                    op.fn(at, self)
         return last
+
+    def turn_lever(self, at: float, color: chess.Color) -> None:
+        """The lever is put high on *color*'s side while the clock is paused (the arbiter's doing)."""
+        self.advance(at)
+        self.lever = color
+        self._schedule_reading(at)
+
+    def set_times(self, at: float, white: float, black: float, moves_white: int, moves_black: int) -> None:
+        """The arbiter sets the times on the clock itself (DGT 3000 menu, clock paused): seen in its readings."""
+        self.advance(at)
+        self.clock.correct(at, white, black, moves_white, moves_black)
+        self._last_tick = None
+        self._schedule_reading(at)
 
 
 # --- handling of one move -------------------------------------------------------------
@@ -267,33 +242,33 @@ class _PlyNotes:
     codes: list[str] = field(default_factory=list)
 
 
-def _path(from_square: int, to_square: int) -> list[int]:
-    """Squares strictly between from and to on a line, in the order a sliding piece crosses them."""
-    between = list(chess.SquareSet(chess.between(from_square, to_square)))
-    return sorted(between, key=lambda sq: chess.square_distance(sq, from_square))
-
-
-def _victim_square(board: chess.Board, move: chess.Move) -> int | None:
-    if board.is_en_passant(move):
-        return move.to_square + (-8 if board.turn == chess.WHITE else 8)
-    if board.is_capture(move):
-        return move.to_square
-    return None
-
-
-def _slides(board: chess.Board, move: chess.Move) -> bool:
-    piece = board.piece_type_at(move.from_square)
-    if piece in (chess.ROOK, chess.BISHOP, chess.QUEEN):
-        return chess.square_distance(move.from_square, move.to_square) >= 2
-    return piece == chess.PAWN and abs(move.to_square - move.from_square) == 16
-
-
 class _Handler:
     """Builds the script of one ply for a profile."""
 
-    def __init__(self, rng: random.Random, profile: str) -> None:
+    def __init__(self, rng: random.Random, profile: str, *, procedures: bool = False) -> None:
         self.rng = rng
         self.profile = profile
+        #: Draw from the Laws' whole repertoire (:mod:`drivers.sim._procedures`); off, the historical handling.
+        self.procedures = procedures
+        #: Labels of the procedures used at the current ply (drained by :func:`simulate_game`).
+        self.labels: list[str] = []
+
+    def laws_procedure(self, s: _Script, board: chess.Board, move: chess.Move) -> bool:
+        """With :attr:`procedures`: script a Chess960 castling by a random F.3 method, or (half the time) a
+        capture with one hand at 150-300 ms; True when it did."""
+        if not self.procedures:
+            return False
+        if board.chess960 and board.is_castling(move):
+            method = self.rng.choice(castling960_methods(board, move))
+            script_castling960(s, board, move, method)
+            self.labels.append(f"960/{method.value}")
+            return True
+        if _victim_square(board, move) is not None and move.promotion is None and self.chance(0.5):
+            style = self.rng.choice(list(CaptureStyle))
+            script_one_hand_capture(s, board, move, style)
+            self.labels.append(f"capture/{style.value}")
+            return True
+        return False
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -334,6 +309,8 @@ class _Handler:
         s.put(rook_to, rook)
 
     def clean_move(self, s: _Script, board: chess.Board, move: chess.Move) -> None:
+        if self.laws_procedure(s, board, move):
+            return
         if board.is_castling(move):
             self.castle(s, board, move)
             return
@@ -428,6 +405,8 @@ class _Handler:
     def casual_move(self, s: _Script, board: chess.Board, move: chess.Move) -> None:
         piece = board.piece_at(move.from_square)
         assert piece is not None
+        if self.laws_procedure(s, board, move):
+            return
         if board.is_castling(move):
             self.castle(s, board, move, king_slide=not board.chess960 and self.chance(0.2))
             return
@@ -716,6 +695,11 @@ class SimulatedGame:
         profile: the handling profile.
         seed: the seed.
         injections: the injections.
+        corrections: the arbiter's correction cycles.
+        handled: ``(ply, label)`` of every Laws procedure played (``procedures=True``, corrections):
+            ``960/swap``, ``capture/victim-first``, ``correction/illegal-capture paused reinstate-during
+            times-clock restart-lever-in-pause``, ...
+        result: the result the arbiter entered when an illegal move reached the limit, else None.
     """
 
     events: list[Event]
@@ -727,6 +711,9 @@ class SimulatedGame:
     profile: str
     seed: int
     injections: tuple[Injection, ...]
+    corrections: tuple[Correction, ...] = ()
+    handled: tuple[tuple[int, str], ...] = ()
+    result: str | None = None
 
     @property
     def codes(self) -> list[str]:
@@ -780,6 +767,8 @@ def simulate_game(
     white_clock_side: ClockSide = ClockSide.LEFT,
     think_median: float | None = None,
     max_plies: int | None = None,
+    corrections: Sequence[Correction] = (),
+    procedures: bool = False,
 ) -> SimulatedGame:
     """Simulate a game on an electronic board with a DGT-style clock.
 
@@ -796,6 +785,13 @@ def simulate_game(
         think_median: median think time in seconds (default: from the time control). PGN
             ``[%emt]``/``[%clk]`` comments override it move by move.
         max_plies: play only this many plies of the game.
+        corrections: the arbiter's correction cycles to play (:class:`drivers.sim.Correction`: an
+            illegal move or a pawn not replaced at that ply, corrected, then the game's move); an
+            illegal move that reaches the edition's limit ends the game there (the arbiter enters
+            the result), and the record stops before it.
+        procedures: draw from the Laws' whole repertoire (:mod:`drivers.sim._procedures`): every
+            Chess960 castling method of F.3, one-hand captures at 150-300 ms. False (the default)
+            keeps the historical handling, event for event.
 
     Returns:
         The events and what they should produce.
@@ -831,11 +827,26 @@ def simulate_game(
         if wanted.ply > len(moves):
             raise SimulationError(f"{wanted}: the game has only {len(moves)} plies")
         by_ply[wanted.ply] = wanted
+    cycles: dict[int, Correction] = {}
+    for wanted_cycle in sorted(corrections, key=lambda c: c.ply):
+        if wanted_cycle.ply in by_ply or wanted_cycle.ply in cycles:
+            raise SimulationError(f"{wanted_cycle}: another injection or correction at ply {wanted_cycle.ply}")
+        late = by_ply.get(wanted_cycle.ply - 1)
+        if late is not None and late.kind is InjectionKind.LATE_PRESS:
+            raise SimulationError(f"{wanted_cycle}: the ply after a late press is the reply, it cannot be corrected")
+        if wanted_cycle.ply > len(moves):
+            raise SimulationError(f"{wanted_cycle}: the game has only {len(moves)} plies")
+        cycles[wanted_cycle.ply] = wanted_cycle
+    illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
+    category = category_of(clock.time_control, edition)
+    entered_result: str | None = None
+    played = len(moves)
+    labels: list[tuple[int, str]] = []
 
     info = _game_info(game, board, tc, edition)
     rules = RulesConfig(white_clock_side=white_clock_side)
     timeline = _Timeline(rng=rng, clock=clock, white_side=white_clock_side, model="dgt3000")
-    handler = _Handler(rng, profile)
+    handler = _Handler(rng, profile, procedures=procedures)
     median = think_median if think_median is not None else _typical_think(clock.time_control.t60_s)
     expected: list[tuple[int, str]] = []
 
@@ -864,9 +875,35 @@ def simulate_game(
         notes = _PlyNotes()
         script = _Script(rng)
         ends_game = False
+        cycle = cycles.get(ply)
+        no_replacement = False
         if injection is not None:
             _inject(script, handler, injection, board, move, ply_index=index)
             notes.codes.extend(expected_codes(injection, edition))
+            if injection.kind in _ILLEGAL_CLASS or (edition >= 2018 and injection.kind in _ILLEGAL_CLASS_2018):
+                illegal_counts[color] += 1
+        elif cycle is not None:
+            if not correction_applicable(cycle.kind, board, move):
+                raise SimulationError(f"{cycle} does not fit ply {ply} ({board.san(move)})")
+            illegal_counts[color] += 1
+            final = illegal_counts[color] >= illegal_move_limit(edition)
+            board.push(move)
+            ends_game = ply == len(moves) and board.is_game_over(claim_draw=False)
+            board.pop()
+            way = handler.clean_move if profile == "clean" else handler.casual_move
+
+            def replacement(s: _Script, board: chess.Board = board, move: chess.Move = move,
+                            way: Callable[[_Script, chess.Board, chess.Move], None] = way) -> None:
+                way(s, board, move)
+            outcome = script_correction(
+                script, kind=cycle.kind, board=board, move=move, ply_index=index, edition=edition,
+                penalty=penalty_seconds(edition, category), final=final, replacement=replacement,
+                press_replacement=not ends_game, press_delay=handler.press_delay)
+            handler.labels.insert(0, outcome.label)
+            notes.codes.extend(correction_codes(cycle.kind))
+            no_replacement = outcome.result is not None or (
+                cycle.kind.value == "pawn-not-replaced" and edition >= 2014)
+            entered_result = outcome.result
         else:
             handler.move(script, board, move, notes)
             board.push(move)
@@ -900,7 +937,9 @@ def simulate_game(
             desired = remaining - clk + clock.time_control.bonus_s
         else:
             desired = None
-        if desired is None:
+        if cycle is not None and cycle.seconds_left is not None:  # thinks until only seconds are left
+            think = max(1.0, remaining - cycle.seconds_left)
+        elif desired is None:
             think = min(rng.lognormvariate(math.log(median), 0.8), 0.25 * remaining)
         else:
             think = min(desired - handling, remaining - handling - 1.0)
@@ -917,35 +956,51 @@ def simulate_game(
 
         last = timeline.run(move_start, script)
         expected.extend((ply, code) for code in notes.codes)
+        labels.extend((ply, label) for label in handler.labels)
+        handler.labels.clear()
+        if entered_result is not None:  # the illegal move that loses: the game ends before this ply's move
+            played = index
+            break
         board.push(move)
         presses = [offset for offset, op in script.ops if isinstance(op, _Press)]
-        turn_start = move_start + presses[-1] if presses and late_pending is None else last
+        turn_start = move_start + presses[-1] if presses and late_pending is None and not no_replacement else last
         busy_until = last
         _check_physical(timeline, board, ply)
 
     # The end: a board-decided end needs no press; otherwise the players stop the clock and the
     # arbiter enters the result of the PGN.
     end = timeline.now + rng.uniform(3.0, 8.0)
-    timeline.pause(end)
+    if entered_result is None:
+        timeline.pause(end)
     result = game.headers.get("Result", "*")
-    if not board.is_game_over(claim_draw=False) and result in ("1-0", "0-1", "1/2-1/2") and (
-            max_plies is None or max_plies >= len(nodes)):
+    if entered_result is None and not board.is_game_over(claim_draw=False) and result in (
+            "1-0", "0-1", "1/2-1/2") and (max_plies is None or max_plies >= len(nodes)):
         entered = end + rng.uniform(5.0, 15.0)
         timeline.command(entered, SetResult(at=_stamp(entered), result=result))
     timeline.advance(timeline.now + 0.5)
 
     replay_board = game.board()
     uci_moves = []
-    for move in moves:
+    for move in moves[:played]:
         uci_moves.append(replay_board.uci(move))
         replay_board.push(move)
-    header = LogHeader(rules=rules, game=info, extra={"simulator": {
+    simulator: dict[str, object] = {
         "seed": seed, "profile": profile, "injections": [str(i) for i in injections],
         "moves": uci_moves, "expected_codes": [[ply, code] for ply, code in expected],
-    }})
+    }
+    if procedures or corrections:  # absent otherwise: historical event logs stay byte-identical
+        simulator.update(procedures=procedures, corrections=[str(c) for c in corrections],
+                         handled=[[ply, label] for ply, label in labels], result=entered_result)
+    header = LogHeader(rules=rules, game=info, extra={"simulator": simulator})
     return SimulatedGame(events=timeline.events, moves=uci_moves, expected_codes=expected,
                          allowed_info=INFO_CODES, header=header, game=info, profile=profile, seed=seed,
-                         injections=tuple(injections))
+                         injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
+                         result=entered_result)
+
+
+#: Injections of the illegal-move class in every edition, and from E2018 (rules-spec 6.2).
+_ILLEGAL_CLASS = frozenset({InjectionKind.ILLEGAL_MOVE, InjectionKind.PAWN_NOT_REPLACED})
+_ILLEGAL_CLASS_2018 = frozenset({InjectionKind.PRESS_NO_MOVE, InjectionKind.PRESS_PIECE_IN_HAND})
 
 
 def _flicker(timeline: _Timeline, rng: random.Random, board: chess.Board, move: chess.Move, at: float) -> None:

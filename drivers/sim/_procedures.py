@@ -1,0 +1,551 @@
+"""The Laws' physical procedures, played as a person would: Chess960 castling, one-hand captures, corrections.
+
+Everything here is written from the Laws (``../shared/seeds``, ``rules-spec.md`` R01, R16,
+R17, R21, R27), not from what the engine expects, and every choice (method, order,
+timing) is drawn from the simulator's seeded random generator:
+
+* :class:`Castling960` -- the four castling methods of the 2009/2014 Laws' appendix F.3 b
+  (double move, transposition, king only, rook only) plus the recommended procedure of
+  the F.3 "Recommendation" (king off the board beside its final square, rook moved, king
+  placed) and the king held in the hand while the same hand moves the rook;
+* :class:`CaptureStyle` -- a one-hand capture: victim first and the capturer 150-300 ms
+  later, possibly far away (the common way), or capturer first and the victim as quickly;
+* :class:`Correction` -- the arbiter's correction cycle of 7.5.1 / 7.5.2 (E2009 7.4 a,
+  E2014 7.5 a) after a completed illegal move or a pawn not replaced: the clock paused or
+  left running, the pieces put back in a random valid order (a captured piece comes back
+  from beside the board, a promoted piece is swapped back for the pawn), the times
+  corrected (penalty to the opponent per edition and category, the increment earned by
+  the illegal press taken back) on the clock itself, from the tablet, both or neither
+  (7.1: "leaving them unchanged"), the clock restarted with the offender's side running
+  (the lever turned while paused, the lever pressed at the restart, or set-and-run), the
+  tablet's ``Reinstate`` before, during, after the restoration or after the restart (or
+  never), then the offender's replacement move with the piece touched in the illegal move
+  (4.3 via 7.5.1) and his press. A further illegal move that reaches the limit of the
+  edition (E2009: the third, E2014+: the second) ends the game: the arbiter enters the loss
+  (or a draw if the opponent cannot mate, 7.5.5).
+
+:class:`_Script` operations are relative to the start of the ply; see :mod:`drivers.sim._core`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import chess
+
+from boardd.core.events import Content, Event, Reinstate, SetClock, SetResult
+from drivers.sim._clock import SimClock
+from drivers.sim._inject import _geometry_ok, _king_rook, illegal_targets
+from drivers.sim._script import _Call, _Command, _Pause, _Press, _Resume, _Script, _stamp, _victim_square
+
+if TYPE_CHECKING:
+    from boardd.core.clock import TimeControl
+
+__all__ = ["CaptureStyle", "Castling960", "Correction", "CorrectionKind", "CycleResult", "castling960_methods",
+           "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds"]
+
+
+# --- Chess960 castling ----------------------------------------------------------------
+
+
+class Castling960(enum.StrEnum):
+    """How a Chess960 castling is carried out on a physical board (Laws 2009/2014 F.3)."""
+
+    #: F.3 Recommendation 1: king off the board beside its final square, rook moved, king placed.
+    KING_OFF_BOARD = "king-off-board"
+    #: The king held in the hand while the same hand moves the rook (both in the air), put down in either order.
+    KING_IN_HAND = "king-in-hand"
+    #: F.3 b.1 double move: a king move followed by a rook move.
+    DOUBLE_MOVE = "double-move"
+    #: F.3 b.2 transposition: king and rook swap squares (both in the air at once).
+    SWAP = "swap"
+    #: F.3 b.3 king move only (the rook already stands on its final square).
+    KING_ONLY = "king-only"
+    #: F.3 b.4 rook move only (the king already stands on its final square).
+    ROOK_ONLY = "rook-only"
+
+
+def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling960]:
+    """The methods physically possible for the Chess960 castling *move* from *board*."""
+    king_from, king_to, rook_from, rook_to = _king_rook(board, move)
+    if king_from == king_to:  # rook only; the king may still be lifted and put back
+        return [Castling960.ROOK_ONLY, Castling960.KING_OFF_BOARD]
+    if rook_from == rook_to:  # king only; "off the board" then placed is the same with a pause
+        return [Castling960.KING_ONLY, Castling960.KING_OFF_BOARD]
+    methods = [Castling960.KING_OFF_BOARD, Castling960.KING_IN_HAND]
+    if king_to != rook_from:
+        methods.append(Castling960.DOUBLE_MOVE)
+    if king_to == rook_from and rook_to == king_from:
+        methods.append(Castling960.SWAP)
+    return methods
+
+
+def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method: Castling960) -> None:
+    """Script the castling *move* by *method* (which must be one of :func:`castling960_methods`)."""
+    king_from, king_to, rook_from, rook_to = _king_rook(board, move)
+    king = chess.Piece(chess.KING, board.turn)
+    rook = chess.Piece(chess.ROOK, board.turn)
+    rng = s.rng
+    if method is Castling960.KING_OFF_BOARD:
+        s.lift(king_from)
+        s.wait(0.40, 1.20)  # the king is put down beside the board, next to its final square
+        if rook_from != rook_to:
+            s.lift(rook_from)
+            s.wait(0.25, 0.60)
+            s.put(rook_to, rook)
+            s.wait(0.30, 0.90)
+        s.put(king_to, king)
+    elif method is Castling960.KING_IN_HAND:
+        # The king stays in the hand that fetches the rook, however far (usually king first), and the
+        # two are put down in either order: each destination is free once both are in the air.
+        lifts = [king_from, rook_from] if rng.random() < 0.8 else [rook_from, king_from]
+        s.lift(lifts[0])
+        s.wait(0.05, 0.30)
+        s.lift(lifts[1])
+        s.wait(0.25, 0.60)
+        placements = [(rook_to, rook), (king_to, king)]
+        if rng.random() < 0.4:
+            placements.reverse()
+        s.put(*placements[0])
+        s.wait(0.10, 0.50)
+        s.put(*placements[1])
+    elif method is Castling960.DOUBLE_MOVE:
+        s.lift(king_from)
+        s.wait(0.20, 0.60)
+        s.put(king_to, king)
+        s.wait(0.20, 0.70)
+        s.lift(rook_from)
+        s.wait(0.20, 0.60)
+        s.put(rook_to, rook)
+    elif method is Castling960.SWAP:
+        first, second = (king_from, rook_from) if rng.random() < 0.5 else (rook_from, king_from)
+        s.lift(first)
+        s.wait(0.05, 0.50)
+        s.lift(second)
+        s.wait(0.20, 0.60)
+        placements = [(king_to, king), (rook_to, rook)]
+        rng.shuffle(placements)
+        s.put(*placements[0])
+        s.wait(0.05, 0.50)
+        s.put(*placements[1])
+    elif method is Castling960.KING_ONLY:
+        s.lift(king_from)
+        s.wait(0.25, 0.70)
+        s.put(king_to, king)
+    else:  # ROOK_ONLY: the rook passes the king
+        s.lift(rook_from)
+        s.wait(0.25, 0.70)
+        s.put(rook_to, rook)
+
+
+# --- one-hand captures ------------------------------------------------------------------
+
+
+class CaptureStyle(enum.StrEnum):
+    """A capture made with one hand (R01: a captured piece and its capturer are never two-hands evidence)."""
+
+    #: The victim lifted first, the capturer 150-300 ms later wherever it stands (the common way).
+    VICTIM_FIRST = "victim-first"
+    #: The capturer lifted first, the victim taken off 150-300 ms later by the same hand.
+    CAPTURER_FIRST = "capturer-first"
+
+
+def script_one_hand_capture(s: _Script, board: chess.Board, move: chess.Move, style: CaptureStyle) -> None:
+    """Script a capture (en passant included; no promotion) in *style*."""
+    victim = _victim_square(board, move)
+    assert victim is not None and move.promotion is None
+    piece = board.piece_at(move.from_square)
+    if style is CaptureStyle.VICTIM_FIRST:
+        s.lift(victim)
+        s.wait(0.15, 0.30)
+        s.lift(move.from_square)
+    else:
+        s.lift(move.from_square)
+        s.wait(0.15, 0.30)
+        s.lift(victim)
+    s.wait(0.25, 0.70)
+    s.put(move.to_square, piece)
+
+
+def _illegal_action(s: _Script, from_square: int, to_square: int, *, placed: chess.Piece, victim: int | None) -> None:
+    """One hand makes the (illegal) move from→to, placing *placed*, taking *victim* off first or second."""
+    if victim is not None and s.rng.random() < 0.6:
+        s.lift(victim)
+        s.wait(0.15, 0.30)
+        s.lift(from_square)
+    else:
+        s.lift(from_square)
+        if victim is not None:
+            s.wait(0.15, 0.30)
+            s.lift(victim)
+    s.wait(0.30, 0.80)
+    s.put(to_square, placed)
+
+
+# --- the arbiter's correction cycle ------------------------------------------------------
+
+
+class CorrectionKind(enum.StrEnum):
+    """The completed irregularity the arbiter corrects (the incident of the cycle)."""
+
+    #: The game's moving piece released on an empty square it cannot reach, the clock pressed (7.5.1).
+    ILLEGAL_GEOMETRY = "illegal-geometry"
+    #: The game's moving piece captures an opponent's piece it cannot reach, the clock pressed (7.5.1).
+    ILLEGAL_CAPTURE = "illegal-capture"
+    #: The game's moving piece makes a move that leaves or puts its king in check (3.9 / 7.5.1).
+    ILLEGAL_SELF_CHECK = "illegal-self-check"
+    #: The pawn left on the last rank and the clock pressed (7.5.2; E2009: 7.4 a, reinstated).
+    PAWN_NOT_REPLACED = "pawn-not-replaced"
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A correction cycle of *kind* at *ply* (1-based): the offender's illegal move there, then the game's move.
+
+    ``seconds_left``: the offender thinks until only this many seconds are left on his clock before he
+    starts the illegal move (at least 12: the cycle's own handling must not lose on time).
+    """
+
+    kind: CorrectionKind
+    ply: int
+    seconds_left: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", CorrectionKind(self.kind))
+        if not isinstance(self.ply, int) or self.ply < 1:
+            raise ValueError(f"correction ply must be >= 1, got {self.ply!r}")
+        if self.seconds_left is not None and self.seconds_left < 12:
+            raise ValueError(f"seconds_left must be >= 12, got {self.seconds_left!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> Correction:
+        """Parse ``KIND@PLY`` (``"illegal-capture@14"``).
+
+        Raises:
+            ValueError: malformed text or unknown kind.
+        """
+        kind, sep, ply = text.partition("@")
+        try:
+            if not sep:
+                raise ValueError(text)
+            return cls(CorrectionKind(kind.strip()), int(ply))
+        except ValueError:
+            known = ", ".join(k.value for k in CorrectionKind)
+            raise ValueError(f"bad correction {text!r} (kinds: {known}; ply is a positive integer)") from None
+
+    def __str__(self) -> str:
+        left = f" ({self.seconds_left:.0f} s left)" if self.seconds_left is not None else ""
+        return f"{self.kind.value}@{self.ply}{left}"
+
+
+def _capture_targets(board: chess.Board, from_square: int) -> list[int]:
+    """Opponent pieces (not the king) within three squares that the piece on *from_square* cannot reach."""
+    piece = board.piece_at(from_square)
+    if piece is None:
+        return []
+    targets = []
+    for square in chess.SquareSet(board.occupied_co[not piece.color]):
+        if board.piece_type_at(square) == chess.KING or chess.square_distance(square, from_square) > 3:
+            continue
+        if piece.piece_type == chess.PAWN and chess.square_rank(square) in (0, 7):
+            continue
+        if piece.piece_type == chess.KING and chess.square_distance(square, from_square) <= 2:
+            continue  # king shapes of two squares are castling-like
+        if not _geometry_ok(piece, from_square, square):
+            targets.append(square)
+    return targets
+
+
+def _self_check_moves(board: chess.Board, from_square: int) -> list[chess.Move]:
+    """Pseudo-legal moves of the piece on *from_square* that leave or put its own king in check."""
+    return [m for m in board.generate_pseudo_legal_moves(chess.BB_SQUARES[from_square])
+            if not board.is_castling(m) and not board.is_legal(m)]
+
+
+def correction_applicable(kind: CorrectionKind, board: chess.Board, move: chess.Move) -> bool:
+    """Whether *kind* can precede the game's *move* from *board* (the illegal move uses the move's piece)."""
+    if kind is CorrectionKind.PAWN_NOT_REPLACED:
+        return move.promotion == chess.QUEEN
+    if board.is_castling(move):
+        return False
+    if kind is CorrectionKind.ILLEGAL_GEOMETRY:
+        return bool(illegal_targets(board, move.from_square))
+    if kind is CorrectionKind.ILLEGAL_CAPTURE:
+        return bool(_capture_targets(board, move.from_square))
+    return bool(_self_check_moves(board, move.from_square))
+
+
+def correction_codes(kind: CorrectionKind) -> list[str]:
+    """The finding the incident warrants (warning or illegal-move class); the cycle itself warrants none."""
+    return {
+        CorrectionKind.ILLEGAL_GEOMETRY: ["ILLEGAL_MOVE/GEOMETRY"],
+        CorrectionKind.ILLEGAL_CAPTURE: ["ILLEGAL_MOVE/GEOMETRY"],
+        CorrectionKind.ILLEGAL_SELF_CHECK: ["ILLEGAL_MOVE/SELF_CHECK"],
+        CorrectionKind.PAWN_NOT_REPLACED: ["PAWN_NOT_REPLACED"],
+    }[kind]
+
+
+def category_of(time_control: TimeControl, edition: int) -> str:
+    """standard / rapid / blitz from T60 (rules-spec 7.1)."""
+    minutes = time_control.t60_s / 60.0
+    if minutes >= 60:
+        return "standard"
+    if edition == 2009:
+        return "blitz" if minutes < 15 else "rapid"
+    return "blitz" if minutes <= 10 else "rapid"
+
+
+def penalty_seconds(edition: int, category: str) -> float:
+    """Time added to the opponent for an illegal move (E2009 7.4 b, E2014 7.5 b + B.2, E2018 7.5.5 + B.2,
+    E2023 7.5.5 + A.3/B.3; adequately supervised E2023 blitz taken as one minute, rules-spec O1)."""
+    if edition == 2009:
+        return 120.0
+    if edition in (2014, 2018):
+        return 60.0 if category == "blitz" else 120.0
+    return 120.0 if category == "standard" else 60.0
+
+
+def illegal_move_limit(edition: int) -> int:
+    """The illegal move that loses: the third in E2009 (7.4 b), the second from E2014 (7.5 b / 7.5.5)."""
+    return 3 if edition == 2009 else 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Restore:
+    """One hand action of the restoration: take *square*'s piece off (content None) or put *content* there."""
+
+    square: int
+    content: Content
+
+
+def _set_times(offender: chess.Color, penalty: float, take_back: bool) -> Callable[[float, Any], None]:
+    """The arbiter sets the corrected times on the clock itself (readings show them)."""
+
+    def fn(at: float, timeline: Any) -> None:
+        clock: SimClock = timeline.clock
+        times = {color: clock.remaining(color, at) for color in chess.COLORS}
+        if take_back:
+            times[offender] = max(1.0, times[offender] - clock.last_bonus[offender])
+        times[not offender] += penalty
+        counts = {color: clock.presses(color) for color in chess.COLORS}
+        if take_back:
+            counts[offender] = max(0, counts[offender] - 1)
+        timeline.set_times(at, times[chess.WHITE], times[chess.BLACK], counts[chess.WHITE], counts[chess.BLACK])
+
+    return fn
+
+
+def _tablet_times(offender: chess.Color, penalty: float, take_back: bool) -> Callable[[float, SimClock], Event]:
+    """The arbiter enters the corrected times on the tablet (``SetClock``); the clock is set from it."""
+
+    def make(at: float, clock: SimClock) -> Event:
+        times = {color: clock.remaining(color, at) for color in chess.COLORS}
+        counts = {color: clock.presses(color) for color in chess.COLORS}
+        if take_back:
+            times[offender] = max(1.0, times[offender] - clock.last_bonus[offender])
+            counts[offender] = max(0, counts[offender] - 1)
+        times[not offender] += penalty
+        clock.correct(at, times[chess.WHITE], times[chess.BLACK], counts[chess.WHITE], counts[chess.BLACK])
+        return SetClock(at=_stamp(at), white=times[chess.WHITE], black=times[chess.BLACK],
+                        moves_white=counts[chess.WHITE], moves_black=counts[chess.BLACK])
+
+    return make
+
+
+def _echo_times(at: float, clock: SimClock) -> Event:
+    """The tablet's ``SetClock`` with the times the clock already shows (set on the clock first)."""
+    return SetClock(at=_stamp(at), white=clock.remaining(chess.WHITE, at), black=clock.remaining(chess.BLACK, at),
+                    moves_white=clock.presses(chess.WHITE), moves_black=clock.presses(chess.BLACK))
+
+
+def _turn_lever(color: chess.Color) -> Callable[[float, Any], None]:
+    def fn(at: float, timeline: Any) -> None:
+        timeline.turn_lever(at, color)
+
+    return fn
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """What a correction cycle did: its label (for the bench) and the result it entered, if it ended the game."""
+
+    label: str
+    result: str | None = None
+
+
+def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, move: chess.Move, ply_index: int,
+                      edition: int, penalty: float, final: bool, replacement: Callable[[_Script], None],
+                      press_replacement: bool, press_delay: Callable[[_Script], None]) -> CycleResult:
+    """Script the incident of *kind*, the arbiter's correction and the game's *move* as the replacement.
+
+    Args:
+        s: the script of the ply.
+        kind: the incident.
+        board: the position before the ply (the game's position, restored by the arbiter).
+        move: the game's move at this ply (made as the replacement, with the piece of the incident).
+        ply_index: plies before this one (the position the tablet's ``Reinstate`` names).
+        edition: the edition of the Laws (7.5.2: a queen from E2014; E2009: reinstatement).
+        penalty: seconds the arbiter adds to the opponent.
+        final: this illegal move reaches the limit: the arbiter ends the game instead of correcting.
+        replacement: scripts the game's move (the handler's way of moving).
+        press_replacement: whether the replacement is completed by a press (not when it ends the game).
+        press_delay: scripts the hand going from the board to the clock.
+    """
+    rng = s.rng
+    color = board.turn
+    piece = board.piece_at(move.from_square)
+    assert piece is not None
+    # 1. The incident: the illegal move, completed by the press.
+    if kind is CorrectionKind.PAWN_NOT_REPLACED:
+        to_square, placed, victim = move.to_square, piece, _victim_square(board, move)
+    elif kind is CorrectionKind.ILLEGAL_GEOMETRY:
+        to_square, placed, victim = rng.choice(illegal_targets(board, move.from_square)), piece, None
+    elif kind is CorrectionKind.ILLEGAL_CAPTURE:
+        to_square = rng.choice(_capture_targets(board, move.from_square))
+        placed, victim = piece, to_square
+    else:
+        wrong = rng.choice(_self_check_moves(board, move.from_square))
+        to_square, victim = wrong.to_square, _victim_square(board, wrong)
+        placed = chess.Piece(wrong.promotion, color) if wrong.promotion else piece
+    _illegal_action(s, move.from_square, to_square, placed=placed, victim=victim)
+    press_delay(s)
+    s.press(color)
+    # 2. The opponent notices and stops the clock (or not); the arbiter comes.
+    paused = rng.random() < 0.8
+    s.wait(2.0, 8.0)
+    if paused:
+        s.op(_Pause())
+    s.wait(2.0, 6.0)
+    if final:
+        loser_can_be_mated = not board.has_insufficient_material(not color)
+        result = ("0-1" if color == chess.WHITE else "1-0") if loser_can_be_mated else "1/2-1/2"
+        if not paused:
+            s.op(_Pause())
+            s.wait(1.0, 3.0)
+        s.op(_Command(lambda at, _clock: SetResult(at=_stamp(at), result=result)))
+        return CycleResult(f"correction/{kind.value}/final", result)
+    queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and edition >= 2014
+    parts = [f"correction/{kind.value}", "paused" if paused else "running"]
+    # 3. The pieces: the position before the illegal move, or (7.5.2 from E2014) the pawn becomes a queen.
+    if queen_rule:
+        actions = [_Restore(move.to_square, None), _Restore(move.to_square, chess.Piece(chess.QUEEN, color))]
+        reinstate = "none"  # 7.5.2: the move stands as a queen promotion; nothing to reinstate
+    else:
+        actions = _restoration_order(rng, board, move.from_square, to_square, placed=placed, victim=victim)
+        reinstate = rng.choice(["none", "before", "during", "after", "after-restart"])
+    parts.append(f"reinstate-{reinstate}")
+
+    def send_reinstate() -> None:
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply_index)))
+
+    if reinstate == "before":
+        send_reinstate()
+        s.wait(0.5, 3.0)
+    during_at = rng.randrange(1, len(actions)) if reinstate == "during" else -1
+    for index, action in enumerate(actions):
+        if index == during_at:
+            send_reinstate()
+            s.wait(0.3, 2.0)
+        if action.content is None:
+            s.lift(action.square)
+        else:
+            s.put(action.square, action.content)
+        s.wait(0.3, 1.5)
+    if reinstate == "after":
+        s.wait(0.5, 2.0)
+        send_reinstate()
+    s.wait(1.0, 3.0)
+    # 4. The times (7.1 / R21): penalty to the opponent, the increment of the illegal press taken back
+    # (not under 7.5.2 from E2014, where the press completed the queen promotion that stands).
+    take_back = not queen_rule
+    clock_mode = rng.choices(["clock", "tablet", "both", "unchanged"], weights=[4, 3, 2, 1])[0]
+    parts.append(f"times-{clock_mode}")
+    restart_color = not color if queen_rule else color
+    if paused:
+        if clock_mode in ("clock", "both"):
+            s.op(_Call(_set_times(color, penalty, take_back)))
+            s.wait(1.0, 4.0)
+        if clock_mode == "tablet":
+            s.op(_Command(_tablet_times(color, penalty, take_back)))
+            s.wait(1.0, 3.0)
+        elif clock_mode == "both":
+            s.op(_Command(_echo_times))
+            s.wait(1.0, 3.0)
+        # 5. The restart with the side to move running (the offender, or the opponent after 7.5.2).
+        if queen_rule:
+            restart = "play"
+            s.op(_Resume(restart_color))
+        else:
+            restart = rng.choice(["lever-in-pause", "lever-at-restart", "set-and-run"])
+            if restart == "lever-in-pause":
+                s.op(_Call(_turn_lever(color)))
+                s.wait(0.5, 3.0)
+                s.op(_Resume(color))
+            elif restart == "lever-at-restart":
+                s.op(_Resume(not color))  # play: the lever still stands for the opponent ...
+                s.wait(0.10, 0.60)
+                s.op(_Press(not color))  # ... and the arbiter turns it at once
+            else:
+                s.op(_Resume(color))
+    else:
+        # The clock ran all along (the opponent's time): the arbiter hands the turn back with the lever,
+        # then perhaps pauses to set the times.
+        if queen_rule:
+            restart = "none"
+        else:
+            restart = "arbiter-press"
+            s.op(_Press(not color))
+        if clock_mode != "unchanged":
+            s.wait(1.0, 3.0)
+            s.op(_Pause())
+            s.wait(1.0, 3.0)
+            if clock_mode in ("clock", "both"):
+                s.op(_Call(_set_times(color, penalty, take_back)))
+            else:
+                s.op(_Command(_tablet_times(color, penalty, take_back)))
+            s.wait(1.0, 3.0)
+            if clock_mode == "both":
+                s.op(_Command(_echo_times))
+                s.wait(1.0, 3.0)
+            s.op(_Resume(restart_color))
+    parts.append(f"restart-{restart}")
+    if reinstate == "after-restart":
+        s.wait(0.5, 2.0)
+        send_reinstate()
+    if queen_rule:
+        return CycleResult(" ".join(parts))
+    # 6. The replacement: the game's move, made with the piece touched in the illegal move, and the press.
+    s.wait(1.0, 4.0)
+    replacement(s)
+    if press_replacement:
+        press_delay(s)
+        s.press(color)
+    return CycleResult(" ".join(parts))
+
+
+def _restoration_order(rng: random.Random, board: chess.Board, from_square: int, to_square: int, *,
+                       placed: chess.Piece, victim: int | None) -> list[_Restore]:
+    piece = board.piece_at(from_square)
+    assert piece is not None
+    off = _Restore(to_square, None)
+    home = _Restore(from_square, piece)
+    actions = [off, home]
+    back = None
+    if victim is not None:
+        back = _Restore(victim, board.piece_at(victim))
+        actions.append(back)
+    same_piece = placed == piece  # the very piece must leave the wrong square before it can go home
+
+    def doable(order: tuple[_Restore, ...]) -> bool:
+        position = {id(action): i for i, action in enumerate(order)}
+        if same_piece and position[id(home)] < position[id(off)]:
+            return False
+        return not (back is not None and back.square == to_square and position[id(back)] < position[id(off)])
+
+    orders = [order for order in itertools.permutations(actions) if doable(order)]
+    return list(rng.choice(orders))

@@ -103,6 +103,17 @@ class Correction:
         if cycle.reinstated_at is not None:
             self._rule(outs, cycle, at, final=True)
 
+    def game_ended(self, outs: list[Output], at: float) -> None:
+        """The arbiter ends the game during the cycle (e.g. the second illegal move, 7.5.5): the record ends
+        with the last legal move; the illegal move never was part of the game."""
+        cycle = self.cycle
+        if cycle is None:
+            return
+        self.cycle = None
+        records = self.g.records
+        if cycle.reinstated_at is None and len(records) == cycle.ply + 1 and not records[-1].legal:
+            self.e.restoration.retract_to(outs, cycle.ply, at, "the illegal move is not part of the game (7.5.5)")
+
     # ------------------------------------------------------------------ the board
 
     def board_reinstated(self, outs: list[Output], at: float) -> bool:

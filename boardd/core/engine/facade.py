@@ -391,6 +391,8 @@ class Engine:
             case SetClock():
                 self.clock_readings.on_set_clock(outs, event, at)
             case SetResult():
+                if event.result != "*":
+                    self.correction.game_ended(outs, at)  # an illegal move that ended the game is no move of it
                 self.g.result = event.result
                 self.g.termination = event.termination
                 if event.result != "*":

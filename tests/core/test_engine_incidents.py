@@ -1,0 +1,69 @@
+"""One incident, one alert: findings that follow from one incident carry its primary's id (``incident``);
+info findings are ``noted`` (a log entry, never open); TWO_HANDS_AT_PRESS is a warning until confirmed."""
+
+from __future__ import annotations
+
+import chess
+
+from boardd.core.events import Resolve
+from boardd.core.outputs import IrregularityRaised, Severity, Status
+from tests.core.test_scenarios import SCENARIOS, Scn, _code, run
+
+
+def _incidents(scn: Scn) -> list[tuple[str, str | None]]:
+    r = run(scn)
+    ids = {i.id: _code(i) for i in r.raised}
+    return [(_code(i), ids.get(i.incident) if i.incident else None) for i in r.raised
+            if i.severity is not Severity.INFO]
+
+
+def test_t50_takeback_and_the_press_without_a_move_fold_under_the_change_out_of_turn() -> None:
+    assert _incidents(SCENARIOS["T50"]) == [("OUT_OF_TURN_CHANGE", None),
+                                            ("TAKEBACK_DETECTED", "OUT_OF_TURN_CHANGE"),
+                                            ("CLOCK_PRESS_NO_MOVE", "OUT_OF_TURN_CHANGE")]
+
+
+def test_t30_piece_in_hand_and_other_hand_are_one_incident() -> None:
+    got = _incidents(SCENARIOS["T30"])
+    assert got[0] == ("CLOCK_PRESS_PIECE_IN_HAND", None)
+    assert all(primary == "CLOCK_PRESS_PIECE_IN_HAND" for _, primary in got[1:]) and len(got) == 3
+
+
+def test_t04_rook_first_and_the_changed_move_are_one_incident() -> None:
+    assert _incidents(SCENARIOS["T04"]) == [("CASTLING_ROOK_FIRST", None),
+                                            ("RELEASED_MOVE_CHANGED", "CASTLING_ROOK_FIRST")]
+
+
+def test_separate_incidents_two_moves_apart_stay_separate() -> None:
+    # rook-first castling (incident 1); two moves later Black presses without a move (incident 2)
+    scn = Scn("A", "0 L h1 · 120 P f1 wR · 400 L e1 · 650 P g1 wK · 1000 C W · 2000 L d7 · 2300 P d6 bP · "
+                   "2600 C B · 4000 L d2 · 4300 P d3 wP · 4600 C W · 6000 C B", ("O-O", "d6", "d3"))
+    assert _incidents(scn) == [("CASTLING_ROOK_FIRST", None), ("CLOCK_PRESS_NO_MOVE", None)]
+
+
+def test_info_findings_are_noted_and_not_open() -> None:
+    r = run(SCENARIOS["T52"])  # a pause during a promotion: PROMOTION_PAUSE_REQUEST (info)
+    infos = [i for i in r.engine.irregularities if i.severity is Severity.INFO]
+    assert infos and all(i.status is Status.NOTED for i in infos)
+    assert not set(r.engine.state.open_irregularities) & {i.id for i in infos}
+
+
+def test_two_hands_at_press_is_a_warning_until_the_arbiter_confirms_it() -> None:
+    r = run(SCENARIOS["T08"])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    assert at_press.severity is Severity.WARNING and at_press.incident is not None
+    assert r.engine.state.illegal_moves_white == 0
+    outs = r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
+    assert not [o for o in outs if isinstance(o, IrregularityRaised)]
+    confirmed = next(i for i in r.engine.irregularities if i.id == at_press.id)
+    assert confirmed.severity is Severity.ILLEGAL_MOVE and confirmed.status is Status.RESOLVED
+    assert confirmed.suggestion.add_to_opponent_s == 120 and r.engine.state.illegal_moves_white == 1
+
+
+def test_two_hands_confirmed_under_2014_stays_discretionary() -> None:
+    r = run(SCENARIOS["T08-E2014"])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
+    confirmed = next(i for i in r.engine.irregularities if i.id == at_press.id)
+    assert confirmed.severity is Severity.WARNING and r.engine.state.illegal_moves_white == 0
+    assert chess.WHITE == at_press.side

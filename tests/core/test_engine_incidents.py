@@ -66,4 +66,4 @@ def test_two_hands_confirmed_under_2014_stays_discretionary() -> None:
     r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
     confirmed = next(i for i in r.engine.irregularities if i.id == at_press.id)
     assert confirmed.severity is Severity.WARNING and r.engine.state.illegal_moves_white == 0
-    assert chess.WHITE == at_press.side
+    assert at_press.side == chess.WHITE

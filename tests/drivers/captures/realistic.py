@@ -155,6 +155,8 @@ def move_reports(board: chess.Board, move: chess.Move, rng: random.Random, used:
     def hand() -> int:
         return rng.choice((1, 1, 1, 2))
 
+    if board.is_castling(move) and board.chess960:
+        return _chess960_castling(board, move, rng, used)
     if board.is_castling(move):
         rank = chess.square_rank(fr)
         kingside = board.is_kingside_castling(move)
@@ -321,6 +323,38 @@ class _Sim:
             self.rx(at, FieldUpdate(field=self.field(square), code=code_from_content(content)))
             at += 5 * _BYTE_S
         return at
+
+
+def _chess960_castling(board: chess.Board, move: chess.Move, rng: random.Random, used: Counter[str]) -> list[Scan]:
+    """Chess960 castling as players do it (2009/2014 Appendix F.3, Guidelines II.3): the recommended way (king
+    off the board beside its square, rook moved, king placed), king first, rook first (where the squares allow),
+    king-only or rook-only when the other piece already stands on its square."""
+    rank = chess.square_rank(move.from_square)
+    kingside = board.is_kingside_castling(move)
+    kf, rf = move.from_square, move.to_square
+    kt, rt = chess.square(6 if kingside else 2, rank), chess.square(5 if kingside else 3, rank)
+    king, rook = board.piece_at(kf), board.piece_at(rf)
+    if kf == kt:
+        used["castling960_rook_only"] += 1
+        return [(0, [(rf, None)]), (rng.choice((1, 2)), [(rt, rook)])]
+    if rf == rt:
+        used["castling960_king_only"] += 1
+        return [(0, [(kf, None)]), (rng.choice((1, 2, 3)), [(kt, king)])]
+    methods = ["recommended"]
+    if kt != rf:
+        methods.append("king_first")
+    if rt != kf:
+        methods.append("rook_first")
+    method = rng.choice(methods)
+    used[f"castling960_{method}"] += 1
+    if method == "king_first":
+        return [(0, [(kf, None)]), (rng.choice((1, 2)), [(kt, king)]), (rng.choice((1, 2)), [(rf, None)]),
+                (rng.choice((1, 2)), [(rt, rook)])]
+    if method == "rook_first":
+        return [(0, [(rf, None)]), (rng.choice((1, 2)), [(rt, rook)]), (rng.choice((1, 2)), [(kf, None)]),
+                (rng.choice((1, 2)), [(kt, king)])]
+    return [(0, [(kf, None)]), (rng.choice((2, 3, 4)), [(rf, None)]), (rng.choice((1, 2)), [(rt, rook)]),
+            (rng.choice((1, 2, 3)), [(kt, king)])]
 
 
 def generate(game: chess.pgn.Game, options: Options = Options()) -> Capture:

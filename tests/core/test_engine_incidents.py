@@ -67,3 +67,14 @@ def test_two_hands_confirmed_under_2014_stays_discretionary() -> None:
     confirmed = next(i for i in r.engine.irregularities if i.id == at_press.id)
     assert confirmed.severity is Severity.WARNING and r.engine.state.illegal_moves_white == 0
     assert at_press.side == chess.WHITE
+
+
+def test_an_entry_that_is_no_legal_move_names_what_the_hand_did() -> None:
+    """Issue 10: no null move enters the record where the change can be named (the entry stays legal=False)."""
+    cases = {"T06": "e1g1", "T18": "e5d6", "T09": "e1g1"}
+    for name, uci in cases.items():
+        r = run(SCENARIOS[name])
+        last = r.engine.state.moves[-1]
+        assert (last.uci, last.legal) == (uci, False), name
+    pawn = run(Scn("J", "0 L e7 · 300 P e8 wP · 1000 C W", ("!",), ("PAWN_NOT_REPLACED",)))
+    assert [(m.uci, m.legal) for m in pawn.engine.state.moves] == [("e7e8", False)]

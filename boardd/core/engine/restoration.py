@@ -37,6 +37,28 @@ if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
 
+def _physical_uci(pre: chess.Board, diff: Diff) -> str:
+    """The UCI of what the hand did, for a record entry that is not a legal move (``legal=False``).
+
+    Never a null move where the change can be named: the illegal move itself, the first piece relocated, or
+    the piece that moved in an incomplete pattern (the king of an unfinished castling, the pawn left on the
+    last rank, the pawn of an unfinished en passant). ``0000`` only when no piece was moved at all.
+    """
+    if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None:
+        return diff.move.uci()
+    if diff.relocations:
+        return chess.Move(*diff.relocations[0]).uci()
+    move = diff.move
+    if move is None:
+        return "0000"
+    if pre.is_castling(move):
+        rank = chess.square_rank(move.from_square)
+        return chess.Move(move.from_square, chess.square(6 if pre.is_kingside_castling(move) else 2, rank)).uci()
+    if move.promotion:
+        return chess.Move(move.from_square, move.to_square).uci()  # no piece of the promotion chosen (yet)
+    return move.uci()
+
+
 class Restoration:
     """Restoration (rules-spec §3.7; articles 7.5.1, 7.6, takebacks, divergence): reinstating and adopting positions."""
 
@@ -154,8 +176,7 @@ class Restoration:
         board.castling_rights = board.clean_castling_rights()
         board.ep_square = None
         board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK else 0)
-        move = diff.move if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None else None
-        rec = MoveRecord(ply=len(self.g.records) + 1, uci=move.uci() if move else "0000", san=desc, side=side,
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci=_physical_uci(self.g.board, diff), san=desc, side=side,
                          fen_after=board.fen(), made_at=self.g.last_board_t if self.g.last_board_t > -1e17 else at,
                          completed_at=at, completion=Completion.PRESS, clock_white=self.g.clock.white,
                          clock_black=self.g.clock.black, legal=False)

@@ -129,8 +129,9 @@ class Feed:
         return self.topic("pgn"), str(game).encode(), True, 1
 
     def irregularity(self, ident: str, *, code: str = "ILLEGAL_MOVE/SELF_CHECK", severity: str = "illegal-move",
-                     side: str = "white", ply: int = 1, status: str = "open", ruling: str | None = None) -> Publication:
-        """An ``irregularity`` publication (contract shape)."""
+                     side: str = "white", ply: int = 1, status: str = "open", ruling: str | None = None,
+                     **fields: Any) -> Publication:
+        """An ``irregularity`` publication (contract shape); ``fields`` add to it (e.g. ``incident``)."""
         return self._json("irregularity", False, 1, id=ident, code=code, subtype=code.partition("/")[2] or None,
                           severity=severity, confidence="auto", side=side, ply=ply, edition=2023,
                           articles=["7.5.1"],
@@ -140,7 +141,7 @@ class Feed:
                           suggestion={"text": "reinstate the position before the illegal move; +2 min to Black",
                                       "move": None, "add_to_opponent_s": 120, "result": None,
                                       "reinstate_ply": ply - 1, "constraints": [], "verify": False},
-                          status=status, ruling=ruling, t_raised=self.iso(self.now), t_raised_s=self.now)
+                          status=status, ruling=ruling, t_raised=self.iso(self.now), t_raised_s=self.now, **fields)
 
     def cmd_result(self, ident: str, *, ok: bool = True, error: str | None = None) -> Publication:
         """The daemon's answer to a command."""

@@ -7,7 +7,10 @@ Two audiences, two views of the same boards:
   the illegal-move counters, move phases (made/completed, which would tell a player that
   the opponent has not pressed) and arbiter events never reach it (rules-spec G2/G3).
 * ``arbiter`` (the tablet): everything, plus every irregularity received since start with its
-  plain-words title, and the answers to commands.
+  plain-words title, and the answers to commands. The flags are also folded into ``incidents``
+  (one per primary finding, related findings under it) and a ``log`` of the findings that ask for
+  no action (info, ``noted``): see :mod:`boardd.consumers.web.incidents`. ``rank`` is the highest
+  severity of the open incidents.
 
 Flags of a late joiner: ``irregularity`` messages are not retained, so the flag list also takes
 the retained ``state``'s ``irregularities`` (every finding that is not resolved, in full). Each
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from boardd.consumers.relay import Hall
+from boardd.consumers.web.incidents import SEVERITY_RANK, finding_status, fold, incident_of
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -37,8 +41,6 @@ _LOGGER = logging.getLogger(__name__)
 
 Audience = Literal["public", "arbiter"]
 AUDIENCES: tuple[Audience, ...] = ("public", "arbiter")
-#: Order of the tablet: illegal-move > warning > info.
-SEVERITY_RANK = {"illegal-move": 3, "warning": 2, "info": 1}
 #: Topic kinds the web service subscribes to.
 WEB_KINDS = ("state", "status", "move", "clock", "irregularity", "event", "cmd-result")
 #: Mosquitto bridge notifications (config/mosquitto/README.md): retained 1/0 per Pi bridge. When a Pi
@@ -271,19 +273,20 @@ class Hub:
         state_key = _key(state)
         flags: list[dict[str, Any]] = []
         for ident, body in extra.irregularities.items():
-            status = body.get("status", "open")
-            if _key(body) < state_key:  # the state is newer, and the whole truth
+            status = finding_status(body)
+            if _key(body) < state_key and status != "noted":  # the state is newer, and the whole truth
                 if ident in open_ids and status == "resolved":
                     status = "open"
                 elif ident not in open_ids and status != "resolved":
                     status = "resolved"
-            flags.append({**body, "status": status,
+            flags.append({**body, "status": status, "incident": incident_of(body),
                           "title": self.title(str(body.get("code", "")), body.get("edition") or edition)})
         for ident in open_ids:
             if ident not in extra.irregularities:
                 flags.append({"id": ident, "code": None, "title": "details not received (joined late)",
-                              "severity": None, "status": "open"})
-        open_flags = [f for f in flags if f.get("status") != "resolved"]
+                              "severity": None, "status": "open", "incident": None})
+        # One incident, one alert: related findings fold under their primary; info findings are a log.
+        incidents, log = fold(flags)
         view.update({
             # the flags carry the state's irregularities already: not twice in every frame
             "state": {k: v for k, v in state.items() if k != "irregularities"},
@@ -291,7 +294,9 @@ class Hub:
             "link_why": self.link(board)[1],
             "flags": flags,
             "open_ids": open_ids,
-            "rank": max((SEVERITY_RANK.get(str(f.get("severity")), 0) for f in open_flags if f.get("status") == "open"),
+            "incidents": incidents,
+            "log": log,
+            "rank": max((SEVERITY_RANK.get(str(i["severity"]), 0) for i in incidents if i["status"] == "open"),
                         default=0),
             "illegal_moves": state.get("illegal_moves"),
             "events": list(extra.events)[-10:],

@@ -402,7 +402,11 @@ async def test_tablet_flag_ack_round_trip(mosquitto: Broker, pgn_dir: Path) -> N
             await page.fill('input[name="username"]', USER)
             await page.fill('input[name="password"]', PASSWORD)
             await page.click('button[type="submit"]')
-            await page.wait_for_selector('.tboard[data-board="t4"]', timeout=5000)
+            await page.wait_for_selector('.tboard[data-board="t4"]', state="attached", timeout=5000)
+            # Nothing needs the arbiter yet: every board is one line in a closed section.
+            assert await page.locator(".tboard.quiet").count() == 4
+            assert not await page.locator('.tboard[data-board="t4"]').is_visible()
+            assert "Nothing needs you." in await page.locator("#boards").inner_text()
             assert not await page.locator("#banner").is_visible()
             # A warning on t1, then an illegal move on t3: t3 goes first and the banner shows.
             await publish(mosquitto, [feeds[0].irregularity("11-1", code="CLOCK_BOUNCE", severity="warning", ply=11),
@@ -433,11 +437,17 @@ async def test_tablet_flag_ack_round_trip(mosquitto: Broker, pgn_dir: Path) -> N
             # Resolve with a ruling: the flag goes to resolved, with the ruling shown.
             await flag.locator("input.ruling-text").fill("warning to White; +2 min to Black")
             await flag.locator("button.resolve").click()
-            await page.wait_for_selector('.tboard[data-board="t3"] .flag[data-flag="12-1"][data-status="resolved"]',
-                                         timeout=3000)
+            # Resolved: out of the way (t3 has nothing else for the arbiter: it folds to one line), ruling kept.
+            await page.wait_for_selector('.tboard.quiet[data-board="t3"]', state="attached", timeout=3000)
             assert commands[1] == ("resolve", {"id": commands[1][1]["id"], "irregularity": "12-1",
                                                "ruling": "warning to White; +2 min to Black", "token": "t0ken-arbiter"})
-            assert "Ruling: warning to White; +2 min to Black" in await flag.inner_text()
+            await page.locator(".quiet-boards > summary").click()
+            await page.locator('.tboard[data-board="t3"] .quiet-row > summary').click()
+            await page.locator('.tboard[data-board="t3"] .resolved-log > summary').click()
+            resolved = page.locator('.tboard[data-board="t3"] .resolved-log .flag[data-flag="12-1"]')
+            assert await resolved.get_attribute("data-status") == "resolved"
+            assert "Ruling: warning to White; +2 min to Black" in await resolved.inner_text()
+            assert await resolved.locator("button").count() == 0  # no actions on a resolved incident
             assert errors == []
             # An unauthenticated page in another context cannot open the arbiter socket.
             other = await chromium.new_page()
@@ -498,7 +508,8 @@ async def test_tablet_board_trouble_events_and_board_commands(mosquitto: Broker,
             await page.fill('input[name="username"]', USER)
             await page.fill('input[name="password"]', PASSWORD)
             await page.click('button[type="submit"]')
-            await page.wait_for_selector('.tboard[data-board="t2"][data-link="online"]', timeout=5000)
+            await page.wait_for_selector('.tboard.quiet[data-board="t2"][data-link="online"]', state="attached",
+                                         timeout=5000)
             assert await page.locator(".link-state").count() == 0
             # t2's board drops off USB (boardd says degraded), t1's players signal 1-0 with the kings.
             feeds[0].now += 5
@@ -514,6 +525,8 @@ async def test_tablet_board_trouble_events_and_board_commands(mosquitto: Broker,
             assert await t2.locator(".link-state").inner_text() == "DEGRADED"
             why = await t2.locator(".link-why").inner_text()
             assert "board disconnected (dgt /dev/ttyACM0)" in why and "USB read failed" in why
+            assert not await t2.locator(".event-list").is_visible()  # the event log is folded: one click away
+            await t2.locator(".event-log > summary").click()
             assert "Board disconnected" in await t2.locator(".event-list").inner_text()
             assert [await b.get_attribute("data-board") for b in await page.locator(".tboard").all()] == ["t2", "t1"]
             assert "1 with link trouble" in await page.locator("#summary").inner_text()

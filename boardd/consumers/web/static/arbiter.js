@@ -1,19 +1,29 @@
-// Arbiter tablet: boards with open flags first (illegal-move > warning > info), then boards with link
-// trouble (degraded/offline, with the reason); each flag in plain words with articles, side, ply, evidence
-// and suggestion (ack / resolve / reinstate); the board's recent events (a result signalled on the board
-// can be accepted: set-result); board actions (set result, new game, flip), each after a confirmation.
+// Arbiter tablet: only what needs the arbiter. One card per incident (the primary finding in full: articles,
+// side, ply, evidence, suggestion, with ack / resolve / reinstate; its related findings folded inside);
+// boards with an open incident first (illegal-move > warning), then boards with link trouble (degraded/offline,
+// with the reason) or a result signalled on the board (accept: set-result). Findings that ask for no action
+// (info, "noted") are lines in the board's collapsible event log, never cards; incidents resolved (by the
+// board itself or by the arbiter) move into the board's "Resolved" section by themselves. Boards with nothing
+// for the arbiter collapse to one line each, in a section closed by default. Board actions (set result,
+// new game, flip) each after a confirmation.
 "use strict";
 
 const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const RANK = {"illegal-move": 3, "warning": 2, "info": 1};
 const boards = new Map();      // board -> {view, receivedAt}
 const shown = boardFilter();   // ?round=&boards= : an arbiter's section
-const seenFlags = new Set();   // flag keys already announced
+const seenFlags = new Set();   // "board/incident/severity" already announced
 const pending = new Map();     // command id -> {board, flag, name}
 const results = new Map();     // "board/flag" -> last command outcome text
 const early = new Map();       // command id -> cmd-result that arrived before the POST returned
 const drafts = new Map();      // "board/field" -> what the arbiter typed (survives re-rendering)
 const openActions = new Set(); // boards whose "Board actions" panel is open
+const openRelated = new Set(); // "board/incident" whose related findings are unfolded
+const openResolved = new Set(); // boards whose "Resolved" section is open
+const logOpen = new Map();     // board -> event log open (the arbiter's choice; default: open on a result signal)
+const expanded = new Set();    // quiet boards opened from their one line
+let quietOpen = false;         // the section of boards with nothing for the arbiter
+const LOG_SHOWN = 30;          // event log lines per board
 const RESULTS = ["1-0", "0-1", "1/2-1/2", "*"];
 const EVENT_WORDS = {
   GAME_START: "Game started", GAME_END: "Game ended", TAKEBACK_DETECTED: "Takeback on the board",
@@ -145,22 +155,66 @@ function eventText(event) {
   return words + (extra.length ? ": " + extra.join(" · ") : "");
 }
 
-function eventsList(v) {
-  const events = (v.events || []).slice(-6).reverse();
-  if (!events.length) return null;
-  const box = el("div", "events");
-  box.append(el("h4", null, "Recent events"));
+
+// --- Event log: the board's events and the findings that ask for no action (info, "noted"). ---
+
+function keyOf(body) { return [Number(body.session) || 0, Number(body.seq) || 0]; }
+function newerFirst(a, b) { const ka = keyOf(a.body), kb = keyOf(b.body); return (kb[0] - ka[0]) || (kb[1] - ka[1]); }
+
+// The latest result signal that still waits for the arbiter (the game has no result yet).
+function pendingSignal(v) {
+  if (v.result !== "*") return null;
+  const events = v.events || [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i].type === "RESULT_SIGNAL") return RESULTS.includes(events[i].result) ? events[i] : null;
+  }
+  return null;
+}
+
+function findingText(flag, v) {
+  const parts = [flag.title || flag.code || "finding"];
+  if (flag.code && flag.title && flag.title !== flag.code) parts.push(flag.code);
+  if (flag.side) parts.push(sideName(flag.side));
+  if (flag.ply !== undefined && flag.ply !== null) parts.push(`ply ${flag.ply} (${moveNo(flag.ply)})`);
+  if (flag.ruling) parts.push(flag.ruling);
+  return parts.join(" · ");
+}
+
+function eventLog(v, byId) {
+  const entries = (v.events || []).map((e) => ({kind: "event", body: e}))
+    .concat((v.log || []).filter((id) => byId.has(id)).map((id) => ({kind: "finding", body: byId.get(id)})));
+  if (!entries.length) return null;
+  entries.sort(newerFirst);
+  const signal = pendingSignal(v);
+  const box = el("details", "event-log");
+  box.dataset.board = v.board;
+  const remembered = logOpen.get(v.board);
+  box.open = remembered !== undefined ? remembered : signal !== null;
+  box.addEventListener("toggle", () => logOpen.set(v.board, box.open));
+  const notes = entries.filter((e) => e.kind === "finding").length;
+  box.append(el("summary", null, `Event log (${entries.length}${notes ? `, ${notes} note${notes === 1 ? "" : "s"}` : ""})`));
   const list = el("ol", "event-list");
-  const latestSignal = events.find((e) => e.type === "RESULT_SIGNAL");
-  for (const event of events) {
-    const item = el("li", "event type-" + String(event.type).toLowerCase().replace(/[^a-z0-9-]/g, "-"));
-    item.dataset.type = event.type;
-    item.append(el("span", "when", fmtTime(event.at, event.at_s)), el("span", "what", eventText(event)));
-    if (event === latestSignal && RESULTS.includes(event.result)) {
+  const latestSignal = (v.events || []).slice().reverse().find((e) => e.type === "RESULT_SIGNAL");
+  for (const entry of entries.slice(0, LOG_SHOWN)) {
+    const body = entry.body;
+    if (entry.kind === "finding") {
+      const item = el("li", "event note sev-" + (body.severity || "unknown"));
+      item.dataset.type = "FINDING";
+      item.dataset.flag = body.id;
+      item.dataset.status = body.status;
+      item.append(el("span", "when", fmtTime(body.t_raised, body.t_raised_s)), el("span", "tag", "note"),
+                  el("span", "what", findingText(body, v)));
+      list.append(item);
+      continue;
+    }
+    const item = el("li", "event type-" + String(body.type).toLowerCase().replace(/[^a-z0-9-]/g, "-"));
+    item.dataset.type = body.type;
+    item.append(el("span", "when", fmtTime(body.at, body.at_s)), el("span", "what", eventText(body)));
+    if (body === latestSignal && RESULTS.includes(body.result)) {
       if (v.result === "*") {
-        item.append(button("accept-result", `Accept result ${event.result}`, () => {
-          if (confirm(`Record the result ${event.result} on ${boardName(v)} (${v.white} – ${v.black})?`)) {
-            sendCommand(v.board, "board", "set-result", {result: event.result});
+        item.append(button("accept-result", `Accept result ${body.result}`, () => {
+          if (confirm(`Record the result ${body.result} on ${boardName(v)} (${v.white} – ${v.black})?`)) {
+            sendCommand(v.board, "board", "set-result", {result: body.result});
           }
         }));
       } else {
@@ -214,72 +268,123 @@ function boardActions(v) {
   return box;
 }
 
-function flagCard(boardId, view, flag) {
-  const card = el("article", `flag sev-${flag.severity || "unknown"} status-${flag.status}`);
-  card.dataset.flag = flag.id;
-  card.dataset.status = flag.status;
-  const head = el("header", "flag-head");
-  head.append(el("span", "sev", flag.severity === "illegal-move" ? "ILLEGAL MOVE" : (flag.severity || "?")),
-              el("span", "title", flag.title || flag.code),
-              el("span", "status", flag.status));
-  card.append(head);
-  const facts = el("dl", "facts");
-  const add = (k, v) => { if (v !== undefined && v !== null && v !== "") facts.append(el("dt", null, k), el("dd", null, v)); };
-  add("Code", flag.code + (flag.subtype && !String(flag.code).includes("/") ? "/" + flag.subtype : ""));
+
+// --- Incidents: one card per incident, its related findings folded inside. ---
+
+function sevLabel(severity) { return severity === "illegal-move" ? "ILLEGAL MOVE" : (severity || "?"); }
+
+function facts(flag, view) {
+  const list = el("dl", "facts");
+  const add = (k, v) => { if (v !== undefined && v !== null && v !== "") list.append(el("dt", null, k), el("dd", null, v)); };
+  add("Code", flag.code ? flag.code + (flag.subtype && !String(flag.code).includes("/") ? "/" + flag.subtype : "") : null);
   add("Articles", (flag.articles || []).join(", ") + (flag.edition ? ` (Laws ${flag.edition})` : ""));
   add("Side", sideName(flag.side));
   const san = view.state && Array.isArray(view.state.san) && flag.ply > 0 ? view.state.san[flag.ply - 1] : null;
-  add("Ply", flag.ply !== undefined ? `${flag.ply} (${moveNo(flag.ply)}${san ? " " + san : ""})` : null);
+  add("Ply", flag.ply !== undefined && flag.ply !== null ? `${flag.ply} (${moveNo(flag.ply)}${san ? " " + san : ""})` : null);
   add("Confidence", flag.confidence === "suspected" ? "suspected — verify" : flag.confidence);
   add("Raised", fmtTime(flag.t_raised, flag.t_raised_s));
   if (flag.claim_deadline) add("Claim window until", fmtTime(flag.claim_deadline, flag.claim_deadline_s));
   if (flag.regime && flag.regime !== "competition") add("Regime", `${flag.regime} (${flag.category || ""})`);
-  card.append(facts);
-  if (flag.evidence && flag.evidence.length) {
-    const ev = el("ol", "evidence");
-    flag.evidence.forEach((item) => ev.append(el("li", null, `${fmtTime(item.at, item.at_s)}  ${item.event}`)));
-    card.append(el("h4", null, "Evidence"), ev);
-  }
-  const s = flag.suggestion || {};
-  const suggestion = [s.text, s.move ? `move: ${s.move}` : "", s.add_to_opponent_s ? `+${s.add_to_opponent_s} s to the opponent` : "",
+  return list;
+}
+
+function evidence(flag) {
+  if (!flag.evidence || !flag.evidence.length) return [];
+  const ev = el("ol", "evidence");
+  flag.evidence.forEach((item) => ev.append(el("li", null, `${fmtTime(item.at, item.at_s)}  ${item.event}`)));
+  return [el("h4", null, "Evidence"), ev];
+}
+
+function suggestionText(s) {
+  return [s.text, s.move ? `move: ${s.move}` : "", s.add_to_opponent_s ? `+${s.add_to_opponent_s} s to the opponent` : "",
     s.result ? `result: ${s.result}` : "", s.reinstate_ply !== undefined && s.reinstate_ply !== null ? `reinstate to ply ${s.reinstate_ply}` : ""]
     .filter(Boolean).join(" · ");
-  if (suggestion) card.append(el("p", "suggestion", "Suggested: " + suggestion));
-  if (flag.ruling) card.append(el("p", "ruling", "Ruling: " + flag.ruling));
-  const outcome = outcomeLine(boardId + "/" + flag.id);
-  if (outcome) card.append(outcome);
-  if (flag.status !== "resolved" && flag.code) {
-    const actions = el("div", "actions");
-    const ack = el("button", "ack", "Acknowledge");
-    ack.type = "button";
-    ack.disabled = flag.status !== "open";
-    ack.addEventListener("click", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
-    const ruling = draftInput(boardId, flag.id + "/ruling", "ruling-text", "ruling (e.g. +2 min to Black)");
-    const resolve = el("button", "resolve", "Resolve");
-    resolve.type = "button";
-    resolve.addEventListener("click", () => sendCommand(boardId, flag.id, "resolve", {irregularity: flag.id, ruling: ruling.value || null}));
-    const plyInput = el("input", "ply");
-    plyInput.dataset.key = flag.id + "/ply";
-    plyInput.type = "number";
-    plyInput.min = "0";
-    const suggested = s.reinstate_ply !== undefined && s.reinstate_ply !== null ? s.reinstate_ply : Math.max(0, (flag.ply || 1) - 1);
-    plyInput.value = suggested;
-    plyInput.setAttribute("aria-label", "reinstate to ply");
-    const reinstate = el("button", "reinstate", "Reinstate");
-    reinstate.type = "button";
-    reinstate.addEventListener("click", () => {
-      const ply = parseInt(plyInput.value, 10);
-      if (Number.isInteger(ply) && ply >= 0 && confirm(`Reinstate board ${boardId} to ply ${ply} (${moveNo(ply)})?`)) {
-        sendCommand(boardId, flag.id, "reinstate", {ply});
-      }
-    });
-    const reinstateGroup = el("span", "reinstate-group");
-    const plyLabel = el("label", "ply-label", "to ply ");
-    plyLabel.append(plyInput);
-    reinstateGroup.append(plyLabel, reinstate);
-    actions.append(ack, ruling, resolve, reinstateGroup);
-    card.append(actions);
+}
+
+// A related finding, folded inside its incident's card: what it is and why, no actions of its own.
+function relatedItem(flag, view) {
+  const item = el("li", `related-finding sev-${flag.severity || "unknown"} status-${flag.status}`);
+  item.dataset.flag = flag.id;
+  item.dataset.status = flag.status;
+  const head = el("div", "related-head");
+  head.append(el("span", "sev", sevLabel(flag.severity)), el("span", "title", flag.title || flag.code || flag.id),
+              el("span", "status", flag.status));
+  item.append(head, facts(flag, view), ...evidence(flag));
+  if (flag.ruling) item.append(el("p", "ruling", "Ruling: " + flag.ruling));
+  return item;
+}
+
+function actions(boardId, flag) {
+  const row = el("div", "actions");
+  const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
+  ack.disabled = flag.status !== "open";
+  const ruling = draftInput(boardId, flag.id + "/ruling", "ruling-text", "ruling (e.g. +2 min to Black)");
+  const resolve = button("resolve", "Resolve", () =>
+    sendCommand(boardId, flag.id, "resolve", {irregularity: flag.id, ruling: ruling.value || null}));
+  const plyInput = el("input", "ply");
+  plyInput.dataset.key = flag.id + "/ply";
+  plyInput.type = "number";
+  plyInput.min = "0";
+  const s = flag.suggestion || {};
+  plyInput.value = s.reinstate_ply !== undefined && s.reinstate_ply !== null ? s.reinstate_ply : Math.max(0, (flag.ply || 1) - 1);
+  plyInput.setAttribute("aria-label", "reinstate to ply");
+  const reinstate = button("reinstate", "Reinstate", () => {
+    const ply = parseInt(plyInput.value, 10);
+    if (Number.isInteger(ply) && ply >= 0 && confirm(`Reinstate board ${boardId} to ply ${ply} (${moveNo(ply)})?`)) {
+      sendCommand(boardId, flag.id, "reinstate", {ply});
+    }
+  });
+  const group = el("span", "reinstate-group");
+  const plyLabel = el("label", "ply-label", "to ply ");
+  plyLabel.append(plyInput);
+  group.append(plyLabel, reinstate);
+  row.append(ack, ruling, resolve, group);
+  return row;
+}
+
+// One card per incident: the primary finding in full, the related ones folded, actions only when the
+// arbiter is needed. Until the primary arrives, the first related finding that needs the arbiter leads.
+function incidentCard(boardId, view, incident, byId) {
+  const lead = byId.get(incident.target) || {id: incident.target, status: incident.status};
+  const status = incident.status;
+  const card = el("article", `flag incident sev-${incident.severity || "unknown"} status-${status}`);
+  card.dataset.incident = incident.id;
+  card.dataset.flag = lead.id;
+  card.dataset.status = status;
+  const related = incident.related.map((id) => byId.get(id)).filter(Boolean);
+  const head = el("header", "flag-head");
+  head.append(el("span", "sev", sevLabel(incident.severity)),
+              el("span", "title", lead.title || lead.code || lead.id));
+  if (related.length) head.append(el("span", "related-count", `+${related.length} related`));
+  head.append(el("span", "status", status));
+  card.append(head);
+  if (incident.primary === null) card.append(el("p", "awaiting", "Main finding of this incident not received yet."));
+  if (status === "resolved") {
+    // Out of the way: who resolved it and how, the details folded.
+    if (lead.ruling) card.append(el("p", "ruling", "Ruling: " + lead.ruling));
+    card.append(el("p", "summary-line", [lead.code, sideName(lead.side),
+      lead.ply !== undefined && lead.ply !== null ? `ply ${lead.ply} (${moveNo(lead.ply)})` : ""].filter(Boolean).join(" · ")));
+  } else {
+    card.append(facts(lead, view), ...evidence(lead));
+    const text = suggestionText(lead.suggestion || {});
+    if (text) card.append(el("p", "suggestion", "Suggested: " + text));
+    if (lead.ruling) card.append(el("p", "ruling", "Ruling: " + lead.ruling));
   }
+  if (related.length) {
+    const fold = el("details", "related");
+    const key = boardId + "/" + incident.id;
+    fold.open = openRelated.has(key);
+    fold.addEventListener("toggle", () => { if (fold.open) openRelated.add(key); else openRelated.delete(key); });
+    fold.append(el("summary", null, `${related.length} related finding${related.length === 1 ? "" : "s"}: ` +
+      related.map((f) => f.title || f.code).join("; ")));
+    const list = el("ol", "related-list");
+    related.forEach((flag) => list.append(relatedItem(flag, view)));
+    fold.append(list);
+    card.append(fold);
+  }
+  const outcome = outcomeLine(boardId + "/" + lead.id);
+  if (outcome) card.append(outcome);
+  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead));
   return card;
 }
 
@@ -291,11 +396,22 @@ function linkState(v) {
 
 function trouble(v) { const l = linkState(v); return l === "offline" || l === "degraded" ? 1 : 0; }
 
-function boardCard(entry) {
-  const v = entry.view;
-  const open = v.flags.filter((f) => f.status !== "resolved");
-  const card = el("section", "tboard rank-" + v.rank);
-  card.dataset.board = v.board;
+// Incidents of a view; a service without incidents (older) gives one per flag, info ones as a log.
+function incidentsOf(v) {
+  if (Array.isArray(v.incidents)) return v.incidents;
+  return (v.flags || []).filter((f) => f.severity !== "info").map((f) => ({
+    id: f.id, primary: f.id, related: [], target: f.id, status: f.status, severity: f.severity,
+    needs_arbiter: f.status === "open" || f.status === "acknowledged", ply: f.ply || 0}));
+}
+
+// Does this board need the arbiter: an incident not resolved, link trouble, a result signal to accept.
+function attention(v) {
+  return incidentsOf(v).some((i) => i.needs_arbiter) || trouble(v) === 1 || pendingSignal(v) !== null;
+}
+
+function openIncidents(v) { return incidentsOf(v).filter((i) => i.status === "open").length; }
+
+function boardHead(v, entry) {
   const head = el("header", "tboard-head");
   head.append(el("span", "board-no", v.board_no !== null ? `Board ${v.board_no}` : v.board),
               el("span", "players", `${v.white} – ${v.black}`),
@@ -306,32 +422,72 @@ function boardCard(entry) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
   const link = linkState(v);
-  card.dataset.link = link;
   if (link === "offline") head.append(el("span", "link-state offline", "OFFLINE"));
   if (link === "degraded") head.append(el("span", "link-state degraded", "DEGRADED"));
-  card.append(head);
+  return head;
+}
+
+function boardBody(v, card) {
+  const link = linkState(v);
   if ((link === "offline" || link === "degraded") && (v.link_why || []).length) {
     const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
     card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
       (lost ? " — moves on this board are not being recorded." : "")));
   }
-  const events = eventsList(v);
-  if (open.length || v.flags.length || events) {
-    const body = el("div", "tboard-body");
-    const svg = document.createElementNS(SVGNS, "svg");
-    svg.classList.add("board", "small");
-    renderBoard(svg, v.fen, v.last_move);
-    const list = el("div", "flags");
-    const ordered = [...v.flags].sort((a, b) =>
-      (a.status === "resolved") - (b.status === "resolved") || (RANK[b.severity] || 0) - (RANK[a.severity] || 0) || (b.ply || 0) - (a.ply || 0));
-    ordered.forEach((flag) => list.append(flagCard(v.board, v, flag)));
-    if (events) list.append(events);
-    body.append(svg, list);
-    card.append(body);
+  const byId = new Map((v.flags || []).map((f) => [f.id, f]));
+  const incidents = incidentsOf(v);
+  const active = incidents.filter((i) => i.needs_arbiter).sort((a, b) =>
+    (a.status !== "open") - (b.status !== "open") || (RANK[b.severity] || 0) - (RANK[a.severity] || 0) || (b.ply || 0) - (a.ply || 0));
+  const resolved = incidents.filter((i) => !i.needs_arbiter);
+  const body = el("div", "tboard-body");
+  const svg = document.createElementNS(SVGNS, "svg");
+  svg.classList.add("board", "small");
+  renderBoard(svg, v.fen, v.last_move);
+  const column = el("div", "flags");
+  if (active.length) {
+    const list = el("div", "open-incidents");
+    active.forEach((i) => list.append(incidentCard(v.board, v, i, byId)));
+    column.append(list);
   }
+  if (resolved.length) {
+    const box = el("details", "resolved-log");
+    box.open = openResolved.has(v.board);
+    box.addEventListener("toggle", () => { if (box.open) openResolved.add(v.board); else openResolved.delete(v.board); });
+    box.append(el("summary", null, `Resolved (${resolved.length})`));
+    resolved.forEach((i) => box.append(incidentCard(v.board, v, i, byId)));
+    column.append(box);
+  }
+  const log = eventLog(v, byId);
+  if (log) column.append(log);
+  body.append(svg, column);
+  card.append(body);
   const outcome = outcomeLine(v.board + "/board");
   if (outcome) card.append(outcome);
   card.append(boardActions(v));
+}
+
+// A board that needs the arbiter: in full. Any other board: one line, opened on demand.
+function boardCard(entry, quiet) {
+  const v = entry.view;
+  const card = el("section", "tboard rank-" + v.rank + (quiet ? " quiet" : ""));
+  card.dataset.board = v.board;
+  card.dataset.link = linkState(v);
+  card.dataset.open = String(openIncidents(v));
+  if (!quiet) {
+    card.append(boardHead(v, entry));
+    boardBody(v, card);
+    return card;
+  }
+  const row = el("details", "quiet-row");
+  row.open = expanded.has(v.board);
+  const summary = el("summary");
+  summary.append(boardHead(v, entry));
+  row.append(summary);
+  if (row.open) boardBody(v, row);
+  row.addEventListener("toggle", () => {
+    if (row.open) { expanded.add(v.board); if (row.children.length === 1) boardBody(v, row); } else expanded.delete(v.board);
+  });
+  card.append(row);
   return card;
 }
 
@@ -342,17 +498,30 @@ function scheduleRender() {
 }
 
 function renderAll() {
-  const ordered = [...boards.values()].filter((e) => shown(e.view)).sort((a, b) => {
-    const ra = a.view.rank, rb = b.view.rank;
-    const oa = a.view.flags.some((f) => f.status === "open"), ob = b.view.flags.some((f) => f.status === "open");
-    return (ob - oa) || (rb - ra) || (trouble(b.view) - trouble(a.view)) || ((a.view.board_no || 9999) - (b.view.board_no || 9999)) || (a.view.board < b.view.board ? -1 : 1);
-  });
+  const visible = [...boards.values()].filter((e) => shown(e.view));
+  const byNumber = (a, b) => ((a.view.board_no || 9999) - (b.view.board_no || 9999)) || (a.view.board < b.view.board ? -1 : 1);
+  const needing = visible.filter((e) => attention(e.view)).sort((a, b) =>
+    (openIncidents(b.view) > 0) - (openIncidents(a.view) > 0) || (b.view.rank - a.view.rank) ||
+    (trouble(b.view) - trouble(a.view)) || byNumber(a, b));
+  const quiet = visible.filter((e) => !attention(e.view)).sort(byNumber);
   // Keep the arbiter's place: the focused input (its text is in drafts) and its cursor.
   const focused = document.activeElement;
   const keep = focused && focused.dataset && focused.dataset.key && focused.closest(".tboard") ?
     {board: focused.closest(".tboard").dataset.board, key: focused.dataset.key, value: focused.value,
      start: focused.selectionStart, end: focused.selectionEnd} : null;
-  container.replaceChildren(...ordered.map(boardCard));
+  const nodes = needing.map((e) => boardCard(e, false));
+  if (!needing.length) nodes.push(el("p", "all-quiet", visible.length ? "Nothing needs you." : "No boards yet."));
+  if (quiet.length) {
+    const section = el("details", "quiet-boards");
+    section.open = quietOpen;
+    section.addEventListener("toggle", () => { quietOpen = section.open; });
+    section.append(el("summary", null, `${quiet.length} board${quiet.length === 1 ? "" : "s"} with nothing for you`));
+    const list = el("div", "quiet-list");
+    quiet.forEach((e) => list.append(boardCard(e, true)));
+    section.append(list);
+    nodes.push(section);
+  }
+  container.replaceChildren(...nodes);
   if (keep) {
     const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] [data-key="${CSS.escape(keep.key)}"]`);
     if (again) {
@@ -363,20 +532,24 @@ function renderAll() {
       }
     }
   }
-  const openCount = ordered.reduce((n, e) => n + e.view.flags.filter((f) => f.status === "open").length, 0);
-  const troubled = ordered.filter((e) => trouble(e.view)).length;
-  document.getElementById("summary").textContent = `${boards.size} boards · ${openCount} open flag${openCount === 1 ? "" : "s"}` +
-    (troubled ? ` · ${troubled} with link trouble` : "");
+  const openCount = visible.reduce((n, e) => n + openIncidents(e.view), 0);
+  const troubled = visible.filter((e) => trouble(e.view)).length;
+  document.getElementById("summary").textContent = `${boards.size} boards · ${openCount} open incident${openCount === 1 ? "" : "s"}` +
+    ` · ${needing.length} need${needing.length === 1 ? "s" : ""} you` + (troubled ? ` · ${troubled} with link trouble` : "");
 }
 
+// The banner and the sound: once per incident, when it is an open illegal move (a related finding
+// folded under an incident already announced does not ring again).
 function announce(view) {
   if (!shown(view)) return;
-  for (const flag of view.flags) {
-    const key = view.board + "/" + flag.id;
+  const byId = new Map((view.flags || []).map((f) => [f.id, f]));
+  for (const incident of incidentsOf(view)) {
+    const key = view.board + "/" + incident.id + "/" + incident.severity;  // a primary may raise the severity
     if (seenFlags.has(key)) continue;
     seenFlags.add(key);
-    if (!firstSnapshot && flag.severity === "illegal-move" && flag.status === "open") {
-      bannerText.textContent = `ILLEGAL MOVE — ${view.board_no !== null ? "Board " + view.board_no : view.board} — ${sideName(flag.side)} — ${flag.title || flag.code}`;
+    if (!firstSnapshot && incident.severity === "illegal-move" && incident.status === "open") {
+      const lead = byId.get(incident.target) || {};
+      bannerText.textContent = `ILLEGAL MOVE — ${view.board_no !== null ? "Board " + view.board_no : view.board} — ${sideName(lead.side)} — ${lead.title || lead.code || ""}`;
       banner.hidden = false;
       beep();
     }

@@ -124,7 +124,7 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
         assert await card.locator("button.ack").count() == 1 and await related.locator("button").count() == 0
         # The info findings are in the board's event log (folded), as notes.
         log = t1.locator(".event-log")
-        assert "2 notes" in await log.locator("summary").inner_text()
+        assert "(2 notes)" in await log.locator("summary").inner_text()
         assert not await log.locator(".event-list").is_visible()
         await log.locator("summary").click()
         notes = log.locator('.event.note[data-type="FINDING"]')

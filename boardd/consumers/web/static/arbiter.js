@@ -191,8 +191,9 @@ function eventLog(v, byId) {
   const remembered = logOpen.get(v.board);
   box.open = remembered !== undefined ? remembered : signal !== null;
   box.addEventListener("toggle", () => logOpen.set(v.board, box.open));
-  const notes = entries.filter((e) => e.kind === "finding").length;
-  box.append(el("summary", null, `Event log (${entries.length}${notes ? `, ${notes} note${notes === 1 ? "" : "s"}` : ""})`));
+  const notes = entries.filter((e) => e.kind === "finding").length, events = entries.length - notes;
+  const counts = [events ? `${events} event${events === 1 ? "" : "s"}` : "", notes ? `${notes} note${notes === 1 ? "" : "s"}` : ""];
+  box.append(el("summary", null, `Event log (${counts.filter(Boolean).join(", ")})`));
   const list = el("ol", "event-list");
   const latestSignal = (v.events || []).slice().reverse().find((e) => e.type === "RESULT_SIGNAL");
   for (const entry of entries.slice(0, LOG_SHOWN)) {
@@ -370,6 +371,9 @@ function incidentCard(boardId, view, incident, byId) {
     if (text) card.append(el("p", "suggestion", "Suggested: " + text));
     if (lead.ruling) card.append(el("p", "ruling", "Ruling: " + lead.ruling));
   }
+  const outcome = outcomeLine(boardId + "/" + lead.id);
+  if (outcome) card.append(outcome);
+  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead));
   if (related.length) {
     const fold = el("details", "related");
     const key = boardId + "/" + incident.id;
@@ -382,9 +386,6 @@ function incidentCard(boardId, view, incident, byId) {
     fold.append(list);
     card.append(fold);
   }
-  const outcome = outcomeLine(boardId + "/" + lead.id);
-  if (outcome) card.append(outcome);
-  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead));
   return card;
 }
 

@@ -109,8 +109,9 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
         assert await ids(t1.locator(".open-incidents .flag"), "data-incident") == ["14-1", "12-1"]
         assert await page.locator(".flag").count() == 2
         for note in ("13-1", "13-2", "14-3"):
-            assert await page.locator(f'.flag[data-flag="{note}"], .related-finding[data-flag="{note}"]').count() == \
-                (1 if note == "14-3" else 0), note  # 14-3 belongs to the illegal move's incident: folded there
+            assert await page.locator(f'.flag[data-flag="{note}"]').count() == 0, note
+        # 14-3 names the illegal move's incident: folded there too (context), never a card of its own.
+        assert await page.locator('.related-finding[data-flag="14-3"]').count() == 1
         assert await card.locator(".awaiting").count() == 0
         assert "+2 related" in await card.locator(".flag-head").inner_text()
         # Related findings are folded: present, hidden until the arbiter unfolds them.
@@ -124,11 +125,11 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
         assert await card.locator("button.ack").count() == 1 and await related.locator("button").count() == 0
         # The info findings are in the board's event log (folded), as notes.
         log = t1.locator(".event-log")
-        assert "(2 notes)" in await log.locator("summary").inner_text()
+        assert "(3 notes)" in await log.locator("summary").inner_text()
         assert not await log.locator(".event-list").is_visible()
         await log.locator("summary").click()
         notes = log.locator('.event.note[data-type="FINDING"]')
-        assert sorted(await ids(notes, "data-flag")) == ["13-1", "13-2"]
+        assert sorted(await ids(notes, "data-flag")) == ["13-1", "13-2", "14-3"]
         assert "A piece was lifted and put back" in await log.inner_text()
         assert "1 need" in await page.locator("#summary").inner_text()
         assert "2 open incidents" in await page.locator("#summary").inner_text()
@@ -154,7 +155,7 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
     assert view is not None
     assert [(i["id"], i["related"], i["status"]) for i in view["incidents"]] == [
         ("14-1", ["14-2", "14-3"], "resolved"), ("12-1", ["12-2", "12-3"], "open")]
-    assert view["log"] == ["13-1", "13-2"]
+    assert view["log"] == ["13-1", "13-2", "14-3"]
 
 
 async def test_fifty_boards_show_only_what_needs_the_arbiter(mosquitto: Broker, pgn_dir: Path) -> None:

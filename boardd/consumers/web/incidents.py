@@ -11,7 +11,7 @@ of the primary finding of the same incident, or null for a primary. Info finding
   *needs the arbiter* while it is open or acknowledged; a resolved one (by the board or by the
   arbiter) moves out of the way;
 * **log**: the findings that ask for no action (info, ``noted``), for the board's event log. They
-  never make a card.
+  never make a card of their own (one that names an incident is also folded in that incident's card).
 
 Robust to what a consumer may meet:
 
@@ -87,8 +87,10 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
         until it arrives, ``related`` the ids folded under it (by ply, then arrival), ``target`` the
         finding the tablet's actions address (the primary, or the first related finding that needs
         the arbiter while the primary is missing). Incidents come newest first; needing the arbiter
-        or not is for the page to sort. ``log`` lists the ids of findings that ask for no action and
-        belong to no incident that does (arrival order).
+        or not is for the page to sort. ``log`` lists the ids of every finding that asks for no action
+        (arrival order): the board's event log shows them all, and an incident that asks for action
+        also folds those that name it (a clock paused during an illegal move's correction).
+        An incident made only of such findings is no incident: it is in the log only.
     """
     by_id: dict[str, Mapping[str, Any]] = {}
     order: dict[str, int] = {}
@@ -106,9 +108,9 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
         primary = by_id.get(root)
         related = sorted((m for m in members if m != root),
                          key=lambda m: (_ply(by_id[m]), order[m]))
+        log.extend(m for m in members if finding_status(by_id[m]) == "noted")
         asking = [m for m in [root, *related] if m in by_id and finding_status(by_id[m]) != "noted"]
         if not asking:
-            log.extend(members)
             continue
         if primary is not None and finding_status(primary) != "noted":
             status = finding_status(primary)

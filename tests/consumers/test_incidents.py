@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import chess
+
 from boardd.consumers.web.hub import Hub
 from boardd.consumers.web.incidents import finding_status, fold, incident_of
-from tests.consumers.feed import Feed, ScriptedGame, load_games, script
+from boardd.core.contract import Publisher
+from boardd.core.engine import Engine
+from tests.consumers.feed import Feed, Publication, ScriptedGame, load_games, script
+from tests.core.scenario import Arb, parse, start_clock
 
 PREFIX = "hall1"
 
@@ -101,3 +106,58 @@ def test_hub_arbiter_view_carries_incidents_log_and_rank(pgn_dir: Path) -> None:
     view = hub.arbiter_view("t1", 4.0)
     assert view is not None
     assert {f["id"]: f["status"] for f in view["flags"]} == {"12-2": "resolved", "11-1": "noted", "12-1": "resolved"}
+
+
+# --- the real engine's correction cycle, as published, through the hub ---------------------------------------
+
+#: White plays e2-e5 and presses; the arbiter pauses the clock, puts the pawn back, gives Black 2 minutes,
+#: sets the lever to White and restarts; White plays e4, Black e5 (7.5.1, the correction cycle of issue 10).
+CORRECTION = ("0 L e2 · 300 P e5 wP · 800 C W · 2000 PAUSE · 2500 L e5 · 2800 P e2 wP · 4000 ADD B 120 · "
+              "4500 LEVERX W · 5000 RESUME · 6000 L e2 · 6300 P e4 wP · 6800 C W · 8000 L e7 · 8300 P e5 bP · 8800 C B")
+
+
+def correction_cycle(prefix: str = PREFIX) -> list[tuple[str, list[Publication]]]:
+    """The publications of a real engine (``boardd.core``) for :data:`CORRECTION`, per scenario item."""
+    engine = Engine()
+    publisher = Publisher(board="t1", prefix=prefix, ts=lambda at: f"2026-11-24T14:00:{10 + at:06.3f}Z")
+    clock, first = start_clock(chess.WHITE, -1.0)
+
+    def wire(publications: list[Any]) -> list[Publication]:
+        return [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in publications]
+
+    steps = [("start", wire(publisher.snapshot(engine.state, at=-1.0)) +
+              wire(publisher.render(engine.feed(first), engine.state, at=-1.0)))]
+    for item, event in zip(CORRECTION.split(" · "), parse(CORRECTION, clock), strict=True):
+        assert not isinstance(event, Arb)
+        due = wire(publisher.render(engine.advance(event.at), engine.state, at=event.at))  # the engine's timers
+        steps.append((item, due + wire(publisher.render(engine.feed(event), engine.state, at=event.at))))
+    steps.append(("later", wire(publisher.render(engine.advance(12.0), engine.state, at=12.0))))
+    assert [m.uci for m in engine.state.moves] == ["e2e4", "e7e5"]
+    return steps
+
+
+def test_the_real_engines_correction_cycle_is_one_incident_that_resolves_itself() -> None:
+    hub = Hub(prefix=PREFIX)
+    seen: list[tuple[str, list[tuple[str, str, bool]], int]] = []
+    for item, publications in correction_cycle():
+        for topic, payload, _, _ in publications:
+            hub.take(topic, payload, now=1.0)
+        view = hub.arbiter_view("t1", 1.0)
+        assert view is not None
+        seen.append((item, [(i["severity"], i["status"], i["needs_arbiter"]) for i in view["incidents"]], view["rank"]))
+        assert len(view["incidents"]) <= 1, (item, view["incidents"])  # one incident, one alert, at every step
+    # Open from when the engine raised it until the pawn is back; resolved by the board from then on.
+    states = [(incidents, rank) for _, incidents, rank in seen if incidents]
+    back = next(n for n, (item, _, _) in enumerate(seen) if item == "2800 P e2 wP")
+    assert states[0] == ([("illegal-move", "open", True)], 3)
+    assert all(step[1:] == ([("illegal-move", "resolved", False)], 0) for step in seen[back:])
+    view = hub.arbiter_view("t1", 1.0)
+    assert view is not None
+    (incident,) = view["incidents"]
+    flags = {f["id"]: f for f in view["flags"]}
+    primary = flags[incident["id"]]
+    assert primary["code"] == "ILLEGAL_MOVE" and primary["ruling"].startswith("position reinstated at ply 0")
+    assert "+2:00 seen on the clock" in primary["ruling"]
+    # The arbiter's own steps (pause, penalty time) are notes: in the log, folded in the incident, never a card.
+    assert view["log"] and all(flags[i]["status"] == "noted" for i in view["log"])
+    assert set(view["log"]) <= set(incident["related"])

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from boardd.consumers.web.hub import BoardExtra
 from tests.consumers.feed import Feed, Publication, interleave, load_games, script
+from tests.consumers.test_incidents import correction_cycle
 from tests.consumers.test_web import (
     PASSWORD,
     PREFIX,
@@ -217,4 +219,31 @@ async def test_fifty_boards_show_only_what_needs_the_arbiter(mosquitto: Broker, 
         await page.wait_for_selector('.tboard:not(.quiet)[data-board="t30"]', timeout=3000)
         order = await needing(page)
         assert order == ["t7", "t30", "t23"], order
+        assert errors == []
+
+
+async def test_the_real_engines_correction_cycle_card_resolves_itself(mosquitto: Broker) -> None:
+    """The publications of ``boardd.core`` for an illegal move corrected on the board (no tablet command)."""
+    steps = correction_cycle(PREFIX)
+    split = next(n for n, (item, _) in enumerate(steps) if item == "2800 P e2 wP")  # the pawn is back
+    async with running_web(mosquitto) as service, browser() as chromium:
+        await publish(mosquitto, [p for _, publications in steps[:split] for p in publications])
+        await wait_until(lambda: "0-1" in service.hub.extra.get("t1", BoardExtra()).irregularities)
+        errors: list[str] = []
+        page = await log_in(chromium, service.http_port, errors)
+        card = page.locator('.tboard[data-board="t1"] .open-incidents .flag[data-incident="0-1"]')
+        await card.wait_for(timeout=3000)
+        assert await card.get_attribute("data-status") == "open"
+        assert await page.locator(".flag").count() == 1  # the clock paused by the arbiter is no card
+        assert "CLOCK_PAUSED" in (await page.locator('.tboard[data-board="t1"] .event-log').text_content() or "")
+        await publish(mosquitto, [p for _, publications in steps[split:] for p in publications])
+        await card.wait_for(state="detached", timeout=3000)
+        await page.wait_for_selector('.tboard.quiet[data-board="t1"]', state="attached", timeout=3000)
+        assert "Nothing needs you." in await page.locator("#boards").inner_text()
+        await page.locator(".quiet-boards > summary").click()
+        await page.locator('.tboard[data-board="t1"] .quiet-row > summary').click()
+        await page.locator('.tboard[data-board="t1"] .resolved-log > summary').click()
+        resolved = page.locator('.tboard[data-board="t1"] .resolved-log .flag[data-incident="0-1"]')
+        assert "position reinstated at ply 0" in await resolved.inner_text()
+        assert await resolved.locator("button").count() == 0
         assert errors == []

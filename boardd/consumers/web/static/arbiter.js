@@ -188,9 +188,10 @@ function eventLog(v, byId) {
   const signal = pendingSignal(v);
   const box = el("details", "event-log");
   box.dataset.board = v.board;
-  const remembered = logOpen.get(v.board);
-  box.open = remembered !== undefined ? remembered : signal !== null;
-  box.addEventListener("toggle", () => logOpen.set(v.board, box.open));
+  const remembered = logOpen.get(v.board), byDefault = signal !== null;
+  box.open = remembered !== undefined ? remembered : byDefault;
+  // Only the arbiter's own choice is remembered (setting .open above fires "toggle" too).
+  box.addEventListener("toggle", () => { if (box.open !== byDefault) logOpen.set(v.board, box.open); else logOpen.delete(v.board); });
   const notes = entries.filter((e) => e.kind === "finding").length, events = entries.length - notes;
   const counts = [events ? `${events} event${events === 1 ? "" : "s"}` : "", notes ? `${notes} note${notes === 1 ? "" : "s"}` : ""];
   box.append(el("summary", null, `Event log (${counts.filter(Boolean).join(", ")})`));
@@ -535,7 +536,7 @@ function renderAll() {
   }
   const openCount = visible.reduce((n, e) => n + openIncidents(e.view), 0);
   const troubled = visible.filter((e) => trouble(e.view)).length;
-  document.getElementById("summary").textContent = `${boards.size} boards · ${openCount} open incident${openCount === 1 ? "" : "s"}` +
+  document.getElementById("summary").textContent = `${boards.size} board${boards.size === 1 ? "" : "s"} · ${openCount} open incident${openCount === 1 ? "" : "s"}` +
     ` · ${needing.length} need${needing.length === 1 ? "s" : ""} you` + (troubled ? ` · ${troubled} with link trouble` : "");
 }
 

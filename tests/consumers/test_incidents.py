@@ -13,6 +13,8 @@ from boardd.core.contract import Publisher
 from boardd.core.engine import Engine
 from tests.consumers.feed import Feed, Publication, ScriptedGame, load_games, script
 from tests.core.scenario import Arb, parse, start_clock
+from tests.core.test_scenarios import Scn
+from tests.core.test_scenarios import run as run_scenario
 
 PREFIX = "hall1"
 
@@ -54,6 +56,21 @@ def test_a_related_finding_before_its_primary_makes_a_card_until_the_primary_arr
     assert [(i["status"], i["needs_arbiter"]) for i in incidents] == [("resolved", False)]
 
 
+def test_a_finding_after_the_primary_was_resolved_keeps_the_incident_open() -> None:
+    before = flag("4-2", "warning", ply=4, code="OUT_OF_TURN_CHANGE", incident="4-1")  # never re-published
+    resolved = flag("4-1", "illegal-move", "resolved", ply=4, ruling="position reinstated at ply 4")
+    after = flag("5-4", "warning", ply=5, code="TOUCH_MOVE_VIOLATION", incident="4-1")
+    incidents, _ = fold([before, resolved])
+    assert [(i["status"], i["needs_arbiter"]) for i in incidents] == [("resolved", False)]
+    incidents, _ = fold([before, resolved, after])
+    assert [(i["id"], i["status"], i["needs_arbiter"], i["target"], i["severity"], i["related"])
+            for i in incidents] == [("4-1", "open", True, "5-4", "warning", ["4-2", "5-4"])]
+    incidents, _ = fold([before, resolved, {**after, "status": "acknowledged"}])
+    assert [(i["status"], i["target"]) for i in incidents] == [("acknowledged", "5-4")]
+    incidents, _ = fold([before, resolved, {**after, "status": "resolved"}])
+    assert [(i["status"], i["target"]) for i in incidents] == [("resolved", "4-1")]
+
+
 def test_payloads_of_an_older_daemon_and_odd_links() -> None:
     # No incident field; info findings still "open": each non-info finding is its own incident, info is a log.
     incidents, log = fold([flag("1-1", "info"), flag("2-1", "warning"), flag("3-1", "illegal-move", "acknowledged")])
@@ -70,7 +87,7 @@ def test_payloads_of_an_older_daemon_and_odd_links() -> None:
     assert sum(len(i["related"]) + (i["primary"] is not None) for i in incidents) == 2
     # An info primary with a warning under it: the warning still asks for the arbiter.
     incidents, log = fold([flag("i", "info", "noted"), flag("w", "warning", incident="i")])
-    assert [(i["id"], i["status"], i["severity"], i["target"]) for i in incidents] == [("i", "open", "warning", "i")]
+    assert [(i["id"], i["status"], i["severity"], i["target"]) for i in incidents] == [("i", "open", "warning", "w")]
     assert log == ["i"]
 
 
@@ -161,3 +178,29 @@ def test_the_real_engines_correction_cycle_is_one_incident_that_resolves_itself(
     # The arbiter's own steps (pause, penalty time) are notes: in the log, folded in the incident, never a card.
     assert view["log"] and all(flags[i]["status"] == "noted" for i in view["log"])
     assert set(view["log"]) <= set(incident["related"])
+
+
+def test_the_real_engines_touch_move_breach_after_a_self_resolved_illegal_move_still_needs_the_arbiter() -> None:
+    """§3.7 (rules-spec S37): Bf1-c5 illegal, put back by the arbiter, then White plays Nc3 after touching the bishop.
+
+    The engine files TOUCH_MOVE_VIOLATION under the illegal move's incident, which the board already
+    resolved: the tablet must not fold the breach away with it.
+    """
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1600 PAUSE · 1700 LEVER W · "
+                   "2000 L c5 · 2200 P f1 wB · 2500 RESUME · 3000 L b1 · 3300 P c3 wN · 3800 C W",
+              ("Nc3",), ("ILLEGAL_MOVE/GEOMETRY", "TOUCH_MOVE_VIOLATION"),
+              allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    played = run_scenario(scn)
+    hub = Hub(prefix=PREFIX)
+    publisher = Publisher(board="t1", prefix=PREFIX)
+    for publication in [*publisher.snapshot(played.engine.state, at=0.0),
+                        *publisher.render(played.outs, played.engine.state, at=4.0)]:
+        hub.take(publication.topic, publication.payload_bytes(), now=1.0)
+    view = hub.arbiter_view("t1", 1.0)
+    assert view is not None
+    flags = {f["id"]: f for f in view["flags"]}
+    (incident,) = view["incidents"]
+    assert flags[incident["id"]]["code"] == "ILLEGAL_MOVE" and flags[incident["id"]]["status"] == "resolved"
+    assert incident["needs_arbiter"] and incident["status"] == "open"
+    assert flags[incident["target"]]["code"] == "TOUCH_MOVE_VIOLATION"
+    assert view["rank"] == 2

@@ -80,6 +80,9 @@ def findings_of_one_game(feed: Feed) -> dict[str, Publication]:
                                   incident="14-1"),
         "14-1 resolved": feed.irregularity("14-1", ply=14, side="white", status="resolved", ruling=RULING,
                                            incident=None),
+        # Then White's replacement move breaks touch-move (the engine files it under the same incident).
+        "15-4": feed.irregularity("15-4", code="TOUCH_MOVE_VIOLATION", severity="warning", ply=15, side="white",
+                                  incident="14-1"),
     }
 
 
@@ -148,6 +151,14 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
         assert RULING in await resolved.inner_text()
         assert await resolved.locator("button").count() == 0
         assert "1 open incident" in await page.locator("#summary").inner_text()
+        # The replacement move breaks touch-move: filed under the resolved incident, it must not fold away.
+        await publish(mosquitto, [found["15-4"]])
+        again = t1.locator('.open-incidents .flag[data-incident="14-1"]')
+        await again.wait_for(timeout=3000)
+        assert await again.get_attribute("data-flag") == "15-4"
+        assert f"(resolved: {RULING})" in await again.locator(".follows").inner_text()
+        assert await again.locator("button.ack").count() == 1
+        assert "2 open incidents" in await page.locator("#summary").inner_text()
         # Board 2 never needed the arbiter: one line, in the closed section.
         assert await page.locator('.tboard.quiet[data-board="t2"]').count() == 1
         assert not await page.locator('.tboard[data-board="t2"]').is_visible()
@@ -155,8 +166,8 @@ async def test_one_card_per_incident_no_info_cards_and_self_resolved_illegal_mov
     # The same messages, as the hub folded them (what the page drew from).
     view = service.hub.arbiter_view("t1", 0.0)
     assert view is not None
-    assert [(i["id"], i["related"], i["status"]) for i in view["incidents"]] == [
-        ("14-1", ["14-2", "14-3"], "resolved"), ("12-1", ["12-2", "12-3"], "open")]
+    assert [(i["id"], i["related"], i["status"], i["target"]) for i in view["incidents"]] == [
+        ("14-1", ["14-2", "14-3", "15-4"], "open", "15-4"), ("12-1", ["12-2", "12-3"], "open", "12-1")]
     assert view["log"] == ["13-1", "13-2", "14-3"]
 
 

@@ -21,8 +21,11 @@ Robust to what a consumer may meet:
 * an info finding with the status ``open`` (an older daemon): it is ``noted``;
 * ``incident`` pointing at itself, at a related finding (chains) or in a cycle: folded to one root.
 
-The incident's status is its primary's. Without a primary that asks for action (not received yet,
-or an info primary), it is the most pressing status of its related findings that ask for action.
+The incident's status is its primary's: related findings raised before the primary was resolved fold
+away with it. A related finding that asks for action and arrived *after* the primary's last update (the
+board resolved an illegal move, then the replacement move broke touch-move) keeps the incident open,
+led by that finding. Without a primary that asks for action (not received yet, or an info primary), the
+status is the most pressing one of the related findings that ask for action.
 """
 
 from __future__ import annotations
@@ -86,10 +89,11 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
         "severity", "needs_arbiter", "ply"}``: ``id`` is the primary's id, ``primary`` that id or None
         until it arrives, ``related`` the ids folded under it (by ply, then arrival), ``target`` the
         finding the tablet's actions address (the primary, or the first related finding that needs
-        the arbiter while the primary is missing). Incidents come newest first; needing the arbiter
-        or not is for the page to sort. ``log`` lists the ids of every finding that asks for no action
-        (arrival order): the board's event log shows them all, and an incident that asks for action
-        also folds those that name it (a clock paused during an illegal move's correction).
+        the arbiter while the primary is missing or after it was resolved). Incidents come newest
+        first; needing the arbiter or not is for the page to sort. ``log`` lists the ids of every
+        finding that asks for no action (arrival order): the board's event log shows them all, and an
+        incident that asks for action also folds those that name it (a clock paused during an illegal
+        move's correction).
         An incident made only of such findings is no incident: it is in the log only.
     """
     by_id: dict[str, Mapping[str, Any]] = {}
@@ -112,14 +116,20 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
         asking = [m for m in [root, *related] if m in by_id and finding_status(by_id[m]) != "noted"]
         if not asking:
             continue
+        driving = asking  # the findings whose status and severity the incident takes
         if primary is not None and finding_status(primary) != "noted":
-            status = finding_status(primary)
+            status, target = finding_status(primary), root
+            later = [m for m in related if finding_status(by_id[m]) in ACTIVE and order[m] > order[root]]
+            if status not in ACTIVE and later:
+                # Raised (or updated) after the primary was resolved: it still needs the arbiter.
+                driving = later
+                status = "open" if any(finding_status(by_id[m]) == "open" for m in later) else "acknowledged"
+                target = next(m for m in later if finding_status(by_id[m]) == status)
         else:
             statuses = {finding_status(by_id[m]) for m in asking}
             status = next(s for s in _STATUS_ORDER if s in statuses)
-        target = root if primary is not None else next(
-            (m for m in asking if finding_status(by_id[m]) in ACTIVE), asking[0])
-        top = max(asking, key=lambda m: _rank(by_id[m]))
+            target = next((m for m in asking if finding_status(by_id[m]) in ACTIVE), asking[0])
+        top = max(driving, key=lambda m: _rank(by_id[m]))
         incidents.append({
             "id": root,
             "primary": root if primary is not None else None,

@@ -353,7 +353,11 @@ function incidentCard(boardId, view, incident, byId) {
   card.dataset.incident = incident.id;
   card.dataset.flag = lead.id;
   card.dataset.status = status;
-  const related = incident.related.map((id) => byId.get(id)).filter(Boolean);
+  // The card leads with the finding its actions address; the rest of the incident is folded (when a
+  // related finding leads — the primary resolved or only a note — the primary is folded with them).
+  const led = lead.id !== incident.primary && byId.has(incident.primary);
+  const related = [...(led ? [incident.primary] : []), ...incident.related.filter((id) => id !== lead.id)]
+    .map((id) => byId.get(id)).filter(Boolean);
   const head = el("header", "flag-head");
   head.append(el("span", "sev", sevLabel(incident.severity)),
               el("span", "title", lead.title || lead.code || lead.id));
@@ -361,6 +365,11 @@ function incidentCard(boardId, view, incident, byId) {
   head.append(el("span", "status", status));
   card.append(head);
   if (incident.primary === null) card.append(el("p", "awaiting", "Main finding of this incident not received yet."));
+  if (led) {
+    const primary = byId.get(incident.primary);
+    card.append(el("p", "follows", `Follows: ${primary.title || primary.code} (${primary.status}` +
+      (primary.ruling ? `: ${primary.ruling})` : ")")));
+  }
   if (status === "resolved") {
     // Out of the way: who resolved it and how, the details folded.
     if (lead.ruling) card.append(el("p", "ruling", "Ruling: " + lead.ruling));

@@ -98,11 +98,13 @@ class Findings:
         return irr
 
     def current_incident(self) -> str | None:
-        """The primary finding of the incident under way: raised at most one completed move ago."""
+        """The primary finding of the incident under way: raised at most one completed move ago, not resolved."""
         if self.g.incident is None:
             return None
         primary, ply = self.g.incident
-        if len(self.g.records) > ply + 1 or primary not in self.g.irr:
+        found = self.g.irr.get(primary)
+        if len(self.g.records) > ply + 1 or found is None or found.status is Status.RESOLVED:
+            # moved on, or closed (resolved by the board or the arbiter): what comes next is a new incident
             self.g.incident = None
             return None
         return primary

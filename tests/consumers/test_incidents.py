@@ -183,8 +183,8 @@ def test_the_real_engines_correction_cycle_is_one_incident_that_resolves_itself(
 def test_the_real_engines_touch_move_breach_after_a_self_resolved_illegal_move_still_needs_the_arbiter() -> None:
     """§3.7 (rules-spec S37): Bf1-c5 illegal, put back by the arbiter, then White plays Nc3 after touching the bishop.
 
-    The engine files TOUCH_MOVE_VIOLATION under the illegal move's incident, which the board already
-    resolved: the tablet must not fold the breach away with it.
+    The board resolved the illegal move's incident; the breach of the replacement move is an incident of its
+    own (the engine opens a new one after a resolved primary), and it needs the arbiter.
     """
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1600 PAUSE · 1700 LEVER W · "
                    "2000 L c5 · 2200 P f1 wB · 2500 RESUME · 3000 L b1 · 3300 P c3 wN · 3800 C W",
@@ -199,8 +199,8 @@ def test_the_real_engines_touch_move_breach_after_a_self_resolved_illegal_move_s
     view = hub.arbiter_view("t1", 1.0)
     assert view is not None
     flags = {f["id"]: f for f in view["flags"]}
-    (incident,) = view["incidents"]
-    assert flags[incident["id"]]["code"] == "ILLEGAL_MOVE" and flags[incident["id"]]["status"] == "resolved"
-    assert incident["needs_arbiter"] and incident["status"] == "open"
-    assert flags[incident["target"]]["code"] == "TOUCH_MOVE_VIOLATION"
+    by_code = {flags[i["id"]]["code"]: i for i in view["incidents"]}
+    assert set(by_code) == {"ILLEGAL_MOVE", "TOUCH_MOVE_VIOLATION"}
+    assert flags[by_code["ILLEGAL_MOVE"]["id"]]["status"] == "resolved" and not by_code["ILLEGAL_MOVE"]["needs_arbiter"]
+    assert by_code["TOUCH_MOVE_VIOLATION"]["needs_arbiter"] and by_code["TOUCH_MOVE_VIOLATION"]["status"] == "open"
     assert view["rank"] == 2

@@ -81,6 +81,13 @@ class Options:
     flag_at_ply: int | None = None
     #: Send the all-zero BWTIME after the first clock command.
     zero_bwtime: bool = True
+    #: At this ply the mover first makes an illegal move with the piece of his move and presses; the arbiter
+    #: corrects it (7.5.1): paused or on the running clock, the piece put back, the penalty time added, the
+    #: offender's side restarted; then the game's move is made with the same piece.
+    correction_at_ply: int | None = None
+    #: "paused" (pause, restore, time, lever while paused, restart) or "running" (restore, press the
+    #: opponent's side) or "paused-lever-at-restart" (restart first, then the lever to the offender)
+    correction_form: str = "paused"
 
 
 @dataclass(slots=True)
@@ -387,6 +394,8 @@ def generate(game: chess.pgn.Game, options: Options = Options()) -> Capture:
             sim.until(t + sim.time[mover] + 2.0)
             cap.flagged = board.turn
             break
+        if options.correction_at_ply == ply:
+            t = _correction(sim, board, move, t, mover)
         scans = move_reports(board, move, rng, cap.counts)
         gaps = [sum(rng.uniform(0.2, 0.25) for _ in range(periods)) for periods, _ in scans[1:]]
         press_delay = rng.uniform(0.25, 0.9)
@@ -412,6 +421,61 @@ def generate(game: chess.pgn.Game, options: Options = Options()) -> Capture:
     cap.counts["field_updates"] = cap.counts["FieldUpdate"]
     cap.counts["bwtime"] = cap.counts["ClockTimes"]
     return cap
+
+
+def _illegal_target(board: chess.Board, square: chess.Square, rng: random.Random) -> chess.Square | None:
+    """An empty square the piece on *square* cannot legally reach (nor any legal move leads to that board)."""
+    legal = {m.to_square for m in board.legal_moves if m.from_square == square}
+    options = [sq for sq in chess.SQUARES if sq != square and sq not in legal and board.piece_at(sq) is None
+               and chess.square_distance(sq, square) <= 2]
+    return rng.choice(options) if options else None
+
+
+def _correction(sim: _Sim, board: chess.Board, move: chess.Move, t: float, mover: ClockSide) -> float:
+    """The illegal move, its press and the arbiter's correction (7.5.1) on the DGT board and DGT 3000."""
+    rng = sim.rng
+    piece = board.piece_at(move.from_square)
+    target = _illegal_target(board, move.from_square, rng)
+    if piece is None or target is None or board.is_castling(move):
+        return t
+    sim.cap.counts["correction"] += 1
+    t += rng.uniform(2.0, 6.0)
+    sim.report(t, [(move.from_square, None)])
+    t += rng.uniform(0.2, 0.5)
+    sim.report(t, [(target, piece)])
+    t += rng.uniform(0.3, 0.9)
+    sim.press(t, mover)
+    opponent = mover.other
+    form = sim.o.correction_form
+    t += rng.uniform(2.0, 8.0)  # the opponent notices, the arbiter comes
+    if form.startswith("paused"):
+        sim.until(t)
+        sim.running = None
+        t += rng.uniform(2.0, 5.0)
+    sim.report(t, [(target, None)])
+    t += rng.uniform(0.3, 1.2)
+    sim.report(t, [(move.from_square, piece)])
+    t += rng.uniform(1.0, 3.0)
+    if form.startswith("paused"):
+        sim.until(t)
+        sim.time[opponent] += 60.0  # blitz 2023: one minute for the opponent (A.5.2 via B)
+        sim.time[mover] -= float(sim.o.increment_s)  # the increment of the illegal press taken back
+        t += rng.uniform(1.0, 3.0)
+        sim.until(t)
+        if form == "paused":
+            sim.lever = mover
+            t += rng.uniform(0.5, 2.0)
+            sim.until(t)
+            sim.running = mover
+        else:
+            sim.running = sim.lever  # restarted: the opponent's side runs, then the arbiter moves the lever
+            t += rng.uniform(0.5, 1.5)
+            sim.until(t)
+            sim.lever = sim.running = mover
+    else:
+        sim.until(t)
+        sim.lever = sim.running = mover  # the arbiter presses the opponent's side
+    return t + rng.uniform(0.5, 1.5)
 
 
 #: The checked-in fixtures: (file stem, PGN file, game index, options).

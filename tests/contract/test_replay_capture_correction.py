@@ -17,9 +17,10 @@ GAMES = [(88, 40, "paused"), (30, 31, "running"), (12, 19, "paused-lever-at-rest
          (61, 24, "running"), (7, 20, "paused-lever-at-restart")]
 
 
-@pytest.mark.parametrize(("index", "ply", "form"), GAMES)
-def test_the_arbiters_correction_in_a_dgt_capture(index: int, ply: int, form: str, pgn_dir: Path, tmp_path: Path,
+@pytest.mark.parametrize("case", GAMES, ids=[f"game{i}-ply{p}-{f}" for i, p, f in GAMES])
+def test_the_arbiters_correction_in_a_dgt_capture(case: tuple[int, int, str], pgn_dir: Path, tmp_path: Path,
                                                   capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    index, ply, form = case
     game = load_game(pgn_dir / "tatamast22.pgn", index)
     capture = generate(game, Options(seed=index, correction_at_ply=ply, correction_form=form))
     assert capture.counts["correction"] == 1

@@ -294,6 +294,8 @@ def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, e
         if "times-unchanged" not in label:
             opponent = not offender
             penalty = penalty_seconds(edition, category_of(TimeControl.parse(sim.game.time_control), edition))
+            if "times-other-penalty" in label:  # the arbiter's judgement differs: the other of 1 and 2 minutes
+                penalty = 180.0 - penalty
             shown = [(e.left if _side(sim, opponent) is ClockSide.LEFT else e.right)
                      for i, e in readings if i >= pressed]
             jumps = [b - a for a, b in itertools.pairwise(shown) if a is not None and b is not None]

@@ -412,7 +412,11 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     elif kind is CorrectionKind.ILLEGAL_PROMOTION_PIECE:  # the piece taken from the wrong colour's spares
         assert move.promotion is not None
         to_square, victim = move.to_square, _victim_square(board, move)
-        placed = chess.Piece(move.promotion, not color)
+        # Never the very piece it captures: the board could not tell that from a victim left standing.
+        kinds = [move.promotion] if victim is None or board.piece_type_at(victim) != move.promotion else [
+            kind for kind in (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+            if kind != board.piece_type_at(victim)]
+        placed = chess.Piece(rng.choice(kinds), not color)
     elif kind is CorrectionKind.ILLEGAL_GEOMETRY:
         to_square, placed, victim = rng.choice(illegal_targets(board, move.from_square)), piece, None
     elif kind is CorrectionKind.ILLEGAL_CAPTURE:

@@ -18,6 +18,7 @@ from drivers.sim._core import PROFILES, SimulationError, simulate_game
 from drivers.sim._driver import load_pgn_game
 from drivers.sim._games import random_game
 from drivers.sim._inject import Injection, InjectionKind
+from drivers.sim._procedures import Correction, CorrectionKind
 
 __all__ = ["configure_parser", "run"]
 
@@ -27,6 +28,13 @@ _LOGGER = logging.getLogger(__name__)
 def _injection(text: str) -> Injection:
     try:
         return Injection.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _correction(text: str) -> Correction:
+    try:
+        return Correction.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -44,6 +52,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inject", type=_injection, action="append", default=[], metavar="KIND@PLY",
                         help="inject an irregularity (repeatable); kinds: "
                              + ", ".join(k.value for k in InjectionKind))
+    parser.add_argument("--correct", type=_correction, action="append", default=[], metavar="KIND@PLY",
+                        help="the arbiter's correction cycle of an illegal move at that ply (repeatable); kinds: "
+                             + ", ".join(k.value for k in CorrectionKind))
+    parser.add_argument("--procedures", action="store_true",
+                        help="the Laws' whole repertoire: every Chess960 castling method, one-hand captures")
     parser.add_argument("--time-control", metavar="TC", help="PGN TimeControl of the clock (default: the game's)")
     parser.add_argument("--edition", type=int, choices=(2009, 2014, 2018, 2023), default=2023,
                         help="edition of the Laws for the game (default 2023)")
@@ -69,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
                 else load_pgn_game(args.pgn, args.game))
         sim = simulate_game(game, seed=args.seed, profile=args.profile, injections=args.inject,
                             time_control=args.time_control, edition=args.edition,
-                            white_clock_side=ClockSide(args.white_clock_side), think_median=args.think)
+                            white_clock_side=ClockSide(args.white_clock_side), think_median=args.think,
+                            corrections=args.correct, procedures=args.procedures)
         with _output(args.output) as stream:
             count = write_events(stream, sim.events, sim.header)
     except BrokenPipeError:  # `boardd simulate ... | head`: the reader has seen enough

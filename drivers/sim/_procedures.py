@@ -201,6 +201,9 @@ class CorrectionKind(enum.StrEnum):
     ILLEGAL_SELF_CHECK = "illegal-self-check"
     #: The pawn left on the last rank and the clock pressed (7.5.2; E2009: 7.4 a, reinstated).
     PAWN_NOT_REPLACED = "pawn-not-replaced"
+    #: The pawn promoted to a piece of the opponent's colour (3.7.5.1: of the same colour), the clock
+    #: pressed; the arbiter swaps the piece back for the pawn and the promotion is made again (7.5.1).
+    ILLEGAL_PROMOTION_PIECE = "illegal-promotion-piece"
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +274,8 @@ def correction_applicable(kind: CorrectionKind, board: chess.Board, move: chess.
     """Whether *kind* can precede the game's *move* from *board* (the illegal move uses the move's piece)."""
     if kind is CorrectionKind.PAWN_NOT_REPLACED:
         return move.promotion == chess.QUEEN
+    if kind is CorrectionKind.ILLEGAL_PROMOTION_PIECE:
+        return move.promotion is not None
     if board.is_castling(move):
         return False
     if kind is CorrectionKind.ILLEGAL_GEOMETRY:
@@ -287,6 +292,7 @@ def correction_codes(kind: CorrectionKind) -> list[str]:
         CorrectionKind.ILLEGAL_CAPTURE: ["ILLEGAL_MOVE/GEOMETRY"],
         CorrectionKind.ILLEGAL_SELF_CHECK: ["ILLEGAL_MOVE/SELF_CHECK"],
         CorrectionKind.PAWN_NOT_REPLACED: ["PAWN_NOT_REPLACED"],
+        CorrectionKind.ILLEGAL_PROMOTION_PIECE: ["ILLEGAL_MOVE/PROMOTION_INVALID_PIECE"],
     }[kind]
 
 
@@ -403,6 +409,14 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     # 1. The incident: the illegal move, completed by the press.
     if kind is CorrectionKind.PAWN_NOT_REPLACED:
         to_square, placed, victim = move.to_square, piece, _victim_square(board, move)
+    elif kind is CorrectionKind.ILLEGAL_PROMOTION_PIECE:  # the piece taken from the wrong colour's spares
+        assert move.promotion is not None
+        to_square, victim = move.to_square, _victim_square(board, move)
+        # Never the very piece it captures: the board could not tell that from a victim left standing.
+        kinds = [move.promotion] if victim is None or board.piece_type_at(victim) != move.promotion else [
+            kind for kind in (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+            if kind != board.piece_type_at(victim)]
+        placed = chess.Piece(rng.choice(kinds), not color)
     elif kind is CorrectionKind.ILLEGAL_GEOMETRY:
         to_square, placed, victim = rng.choice(illegal_targets(board, move.from_square)), piece, None
     elif kind is CorrectionKind.ILLEGAL_CAPTURE:
@@ -463,8 +477,10 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     # 4. The times (7.1 / R21): penalty to the opponent, the increment of the illegal press taken back
     # (not under 7.5.2 from E2014, where the press completed the queen promotion that stands).
     take_back = not queen_rule
-    clock_mode = rng.choices(["clock", "tablet", "both", "unchanged"], weights=[4, 3, 2, 1])[0]
+    clock_mode = rng.choices(["clock", "tablet", "both", "unchanged", "other-penalty"], weights=[4, 3, 2, 1, 1])[0]
     parts.append(f"times-{clock_mode}")
+    if clock_mode == "other-penalty":  # set on the clock, but one minute where two were due or vice versa
+        clock_mode, penalty = "clock", 180.0 - penalty
     restart_color = not color if queen_rule else color
     if paused:
         if clock_mode in ("clock", "both"):

@@ -11,11 +11,13 @@ engine makes of them is measured by ``bench/bench_false_alarms.py``, not asserte
 
 from __future__ import annotations
 
+import argparse
 import io
 import itertools
 import random
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import chess
 import chess.pgn
@@ -31,9 +33,11 @@ from drivers.sim import (
     SimulatedGame,
     castling960_methods,
     choose_move,
+    configure_parser,
     correction_applicable,
     correction_codes,
     random_game,
+    run,
     simulate_game,
 )
 from drivers.sim._inject import _king_rook
@@ -294,6 +298,8 @@ def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, e
         if "times-unchanged" not in label:
             opponent = not offender
             penalty = penalty_seconds(edition, category_of(TimeControl.parse(sim.game.time_control), edition))
+            if "times-other-penalty" in label:  # the arbiter's judgement differs: the other of 1 and 2 minutes
+                penalty = 180.0 - penalty
             shown = [(e.left if _side(sim, opponent) is ClockSide.LEFT else e.right)
                      for i, e in readings if i >= pressed]
             jumps = [b - a for a, b in itertools.pairwise(shown) if a is not None and b is not None]
@@ -344,3 +350,21 @@ def test_default_handling_carries_no_procedure_and_logs_round_trip() -> None:
     assert str(Correction.parse(f"pawn-not-replaced@{ply}")) == f"pawn-not-replaced@{ply}"
     with pytest.raises(ValueError, match="bad correction"):
         Correction.parse("castling@3")
+
+
+def test_simulate_command_plays_corrections_and_procedures(tmp_path: Path) -> None:
+    _, ply, seed = _cases(CorrectionKind.ILLEGAL_GEOMETRY, 1)[0]
+    out = tmp_path / "game.jsonl"
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    args = parser.parse_args(["--random", "--seed", str(seed), "--procedures", "--correct",
+                              f"illegal-geometry@{ply}", "-o", str(out)])
+    assert run(args) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    header = eventlog.read_header(lines)
+    assert header is not None
+    simulator = header.extra["simulator"]
+    assert simulator["procedures"] is True and simulator["corrections"] == [f"illegal-geometry@{ply}"]
+    assert [ply, "ILLEGAL_MOVE/GEOMETRY"] in simulator["expected_codes"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--random", "--correct", "castle@3"])

@@ -84,8 +84,8 @@ Layout
 :class:`Engine` (this module) is the façade: it dispatches each event to the room that handles it and
 fires the timers. The rooms (``findings``, ``board_input``, ``orientation``, ``recognition``,
 ``whose_change``, ``two_hands``, ``touch_move``, ``made_moves``, ``clock_readings``, ``presses``,
-``restoration``, ``correction``, ``links``, ``gestures``) each apply one part of rules-spec §3–§4 and name their articles
-in their docstring; they share one :class:`~boardd.core.engine.state.Game` and reach each other through
+``restoration``, ``correction``, ``links``, ``gestures``) each apply one part of rules-spec §3–§4 and name
+their articles in their docstring; they share one :class:`~boardd.core.engine.state.Game` and reach each other through
 the façade. The phase of the game and the device links are the state machines of
 :mod:`boardd.core.engine.modes`. docs/architecture.md maps every §5.2 code to the function that judges it.
 """

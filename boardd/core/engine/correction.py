@@ -78,6 +78,11 @@ class Correction:
     def active(self) -> bool:
         return self.cycle is not None
 
+    def awaiting_reinstatement(self) -> bool:
+        """A cycle is open and the position before the illegal move is not back yet: the hands on the board
+        are (most likely) the arbiter's or the players' on his instruction, putting it back."""
+        return self.cycle is not None and self.cycle.reinstated_at is None
+
     def restoring(self, placed: list[int]) -> bool:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
         correction's when each one is what that position has there (7.5.1): not a change out of turn."""

@@ -61,7 +61,7 @@ class Recognition:
         diff = self.g.index.classify(view)
         self.g.last_diff = diff
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
-                and diff.kind is not DiffClass.NONE:
+                and diff.kind is not DiffClass.NONE and not self.e.correction.awaiting_reinstatement():
             # held until the opponent's touch is confirmed: the lift may yet turn out the mover's capture
             self.g.opp_early_raised = True
             self.early_pending = (at, mover, tuple(self.g.seg_evidence[-1:]))

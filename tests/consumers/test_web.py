@@ -626,3 +626,55 @@ async def test_web_reconnects_after_a_broker_restart(mosquitto: Broker, pgn_dir:
                 if body["t"] == "board":
                     seen = body["view"]["ply"]
             await ws.close()
+
+
+@pytest.mark.browser
+@pytest.mark.broker
+async def test_tablet_two_hands_needs_an_explicit_confirmation(mosquitto: Broker, pgn_dir: Path) -> None:
+    """R19: TWO_HANDS_AT_PRESS is a warning; its card offers Dismiss (resolve, accept false) and Confirm (resolve,
+    accept true, after a dialog): the plain button can never turn a suspicion into an illegal move."""
+    expected = round_of(pgn_dir, boards=2)
+    feeds = [Feed(g, prefix=PREFIX) for g in expected]
+    await publish(mosquitto, interleave([f.publications(upto=8) for f in feeds]))
+    commands: list[dict[str, Any]] = []
+
+    async def daemon_side() -> None:
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:
+            await client.subscribe(f"{PREFIX}/t2/cmd/#", qos=1)
+            async for message in client.messages:
+                raw = message.payload if isinstance(message.payload, bytes) else b""
+                commands.append(json.loads(raw))
+
+    async with running_web(mosquitto) as service, browser() as chromium:
+        daemon = asyncio.create_task(daemon_side())
+        try:
+            await wait_until(lambda: len(service.hub.hall.boards) == 2)
+            page = await chromium.new_page(viewport={"width": 1024, "height": 768})
+            dialogs: list[str] = []
+
+            async def accept(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                await dialog.accept()
+
+            page.on("dialog", lambda dialog: asyncio.ensure_future(accept(dialog)))
+            await page.goto(f"http://127.0.0.1:{service.http_port}/arbiter")
+            await page.fill('input[name="username"]', USER)
+            await page.fill('input[name="password"]', PASSWORD)
+            await page.click('button[type="submit"]')
+            await page.wait_for_selector('.tboard[data-board="t2"]', state="attached", timeout=5000)
+            await publish(mosquitto, [feeds[1].irregularity("8-1", code="TWO_HANDS_AT_PRESS", severity="warning",
+                                                            ply=8, side="black")])
+            flag = page.locator('.tboard[data-board="t2"] .flag[data-flag="8-1"]')
+            await flag.wait_for(timeout=3000)
+            assert await flag.locator("button.resolve").inner_text() == "Dismiss"
+            await flag.locator("button.confirm").click()
+            await wait_until(lambda: len(commands) == 1)
+            assert commands[0]["accept"] is True and commands[0]["irregularity"] == "8-1"
+            assert dialogs and "7.5.4" in dialogs[0]
+            await flag.locator("button.resolve").click()
+            await wait_until(lambda: len(commands) == 2)
+            assert commands[1]["accept"] is False and commands[1]["ruling"].startswith("dismissed")
+        finally:
+            daemon.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await daemon

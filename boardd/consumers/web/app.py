@@ -57,7 +57,7 @@ COOKIE = "boardd_session"
 #: the daemon validates them again, this only keeps malformed input from reaching the broker.
 TABLET_COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {
     "ack": {"irregularity": ("id", True)},
-    "resolve": {"irregularity": ("id", True), "ruling": ("text", False)},
+    "resolve": {"irregularity": ("id", True), "ruling": ("text", False), "accept": ("bool", False)},
     "reinstate": {"ply": ("ply", True)},
     "set-result": {"result": ("result", True), "termination": ("text", False)},
     "new-game": {"white": ("text", False), "black": ("text", False), "round": ("text", False),
@@ -440,6 +440,10 @@ def _field(key: str, kind: str, value: object) -> object:
         low = 0 if kind == "ply" else 1
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 10_000:
             raise web.HTTPBadRequest(text=f"{key} must be an integer from {low} to 10000")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise web.HTTPBadRequest(text=f"{key} must be true or false")
         return value
     if kind == "result":
         if value not in RESULTS:

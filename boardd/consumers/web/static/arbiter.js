@@ -321,8 +321,13 @@ function actions(boardId, flag) {
   const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
   ack.disabled = flag.status !== "open";
   const ruling = draftInput(boardId, flag.id + "/ruling", "ruling-text", "ruling (e.g. +2 min to Black)");
-  const resolve = button("resolve", "Resolve", () =>
-    sendCommand(boardId, flag.id, "resolve", {irregularity: flag.id, ruling: ruling.value || null}));
+  // A suspected two-handed move is a warning until the arbiter confirms it (rules-spec R19): "Resolve" dismisses
+  // it; only "Confirm" makes it an illegal move (7.5.4, penalty and count from 2018).
+  const twoHands = flag.code === "TWO_HANDS_AT_PRESS";
+  const resolve = button("resolve", twoHands ? "Dismiss" : "Resolve", () =>
+    sendCommand(boardId, flag.id, "resolve", twoHands
+      ? {irregularity: flag.id, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
+      : {irregularity: flag.id, ruling: ruling.value || null}));
   const plyInput = el("input", "ply");
   plyInput.dataset.key = flag.id + "/ply";
   plyInput.type = "number";
@@ -340,7 +345,16 @@ function actions(boardId, flag) {
   const plyLabel = el("label", "ply-label", "to ply ");
   plyLabel.append(plyInput);
   group.append(plyLabel, reinstate);
-  row.append(ack, ruling, resolve, group);
+  row.append(ack, ruling, resolve);
+  if (twoHands) {
+    row.append(button("confirm", "Confirm two hands", () => {
+      if (confirm(`Confirm the two-handed move on board ${boardId}? From 2018 it is then an illegal move (7.5.4).`)) {
+        sendCommand(boardId, flag.id, "resolve",
+                    {irregularity: flag.id, ruling: ruling.value || "confirmed: two hands (7.5.4)", accept: true});
+      }
+    }));
+  }
+  row.append(group);
   return row;
 }
 

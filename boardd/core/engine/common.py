@@ -244,9 +244,11 @@ def _fen(board: chess.Board) -> str:
     return f"{'/'.join(ranks)} {turn} {castling} {ep} {board.halfmove_clock} {board.fullmove_number}"
 
 
-def _nearest_legal(board: chess.Board, squares: list[Content], changed: int) -> chess.Move | None:
-    """The legal move whose position differs least from the physical board (at most two squares off)."""
-    best: tuple[int, chess.Move] | None = None
+def _nearest_legal(board: chess.Board, squares: list[Content], changed: int,
+                   touched: int | None = None) -> chess.Move | None:
+    """The legal move whose position differs least from the physical board (at most two squares off); on a tie,
+    the move of the piece touched first (*touched*: the piece the player set out to move, 4.3)."""
+    best: tuple[tuple[int, int], chess.Move] | None = None
     seen: set[chess.Move] = set()
     for move in [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=changed)]:
         if move in seen:
@@ -255,8 +257,9 @@ def _nearest_legal(board: chess.Board, squares: list[Content], changed: int) -> 
         board.push(move)
         off = sum(1 for sq in _bits(changed) if board.piece_at(sq) != squares[sq])
         board.pop()
-        if off <= 2 and (best is None or off < best[0]):
-            best = (off, move)
+        rank = (off, 0 if move.from_square == touched else 1)
+        if off <= 2 and (best is None or rank < best[0]):
+            best = (rank, move)
     return best[1] if best else None
 
 

@@ -277,8 +277,7 @@ class Presses:
             return pre.san(diff.move)
         elif code in ("POSITION_MISMATCH_AT_PRESS", "DISPLACED_NOT_RESTORED_AT_PRESS", "ILLEGAL_MOVE") and \
                 subtype in (None, "TWO_PIECES_MOVED"):
-            first = self.e.two_hands.genuine_lifts(pre.turn)
-            near = _nearest_legal(pre, self.g.phys.squares, diff.changed, first[0][1] if first else None)
+            near = _nearest_legal(pre, self.g.phys.squares, diff.changed, self.e.touch_move.first_touched(pre))
             if near is not None:
                 return pre.san(near)
         return None

@@ -72,6 +72,13 @@ class TouchMove:
                                  "could move (4.3.1); j'adoube is not observable",
                             constraints=(f"move the piece on {chess.square_name(first[1])}",))
 
+    def first_touched(self, pre: chess.Board) -> int | None:
+        """The square of the first own piece lifted from its square in the mover's segment (4.3), if any."""
+        for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
+            if piece.color == pre.turn and pre.piece_at(sq) == piece:
+                return sq
+        return None
+
     def replacement_constraints(self, pre: chess.Board, diff: Diff, code: str = "") -> tuple[str, ...]:
         """Touch-move constraints for the replacement move after reinstatement (§3.7).
 

@@ -82,7 +82,7 @@ import chess.pgn
 from boardd.core.outputs import GameState, MoveRecord
 
 __all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination",
-           "pgn_time_control"]
+           "pgn_time_control", "rebuild_pgn", "shared_prefix"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -452,7 +452,7 @@ def _clean(text: str) -> str:
                    for c in text.replace("{", "(").replace("}", ")"))
 
 
-def _common_prefix(records: list[MoveRecord], moves: Sequence[MoveRecord]) -> int:
+def shared_prefix(records: list[MoveRecord], moves: Sequence[MoveRecord]) -> int:
     """How many leading records *moves* shares with *records*.
 
     List comparisons run at C speed and stop at the first object that is not the same; the usual cases
@@ -505,7 +505,7 @@ class _Movetext:
 
     def common(self, moves: tuple[MoveRecord, ...]) -> int:
         """The number of leading records *moves* shares with :attr:`records`."""
-        return _common_prefix(self.records, moves)
+        return shared_prefix(self.records, moves)
 
     def truncate(self, length: int) -> None:
         """Forget the records from *length* on."""
@@ -569,7 +569,7 @@ class _Movetext:
             self.tail_first = first
             self.tail_records.clear()
             self.tail_texts.clear()
-        keep = _common_prefix(self.tail_records, moves[first:])
+        keep = shared_prefix(self.tail_records, moves[first:])
         del self.tail_records[keep:]
         del self.tail_texts[keep:]
         for index in range(first + keep, len(moves)):

@@ -23,13 +23,21 @@ from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, app
 from tests.record.factories import make_state
 
 
-def _fresh_state_payload(state: GameState) -> dict[str, object]:
-    return Publisher(board="t1")._state_body(state)
+def _payloads(publisher: Publisher, state: GameState) -> list[object]:
+    """The ``state`` and ``pgn`` payloads of a snapshot, as they go on the wire, without the ``seq``."""
+    state_pub, pgn_pub = publisher.snapshot(state, at=1000.0)
+    payload = dict(state_pub.payload)  # type: ignore[arg-type]
+    del payload["seq"]
+    return [payload, pgn_pub.payload]
 
 
 def _check(state: GameState, publisher: Publisher) -> None:
+    """Incremental (a long-lived publisher, the PGN cache) == rebuilt (a new publisher, python-chess's exporter)."""
     assert game_pgn(state) == rebuild_pgn(state)
-    assert publisher._state_body(state) == _fresh_state_payload(state)
+    fresh = _payloads(Publisher(board=publisher.board), state)
+    kept = _payloads(publisher, state)
+    assert kept == fresh
+    assert kept[1] == rebuild_pgn(state)
 
 
 def _legal_record(board: chess.Board, move: chess.Move, ply: int, rng: random.Random) -> MoveRecord:

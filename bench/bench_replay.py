@@ -15,6 +15,8 @@ What it measures (issue 12):
   message the board sent (a field update, a BWTIME clock reading, a dump, a serial number...).
   The time excludes the interpreter's start (``--subprocess`` times the real command line instead,
   start included).
+* The same capture decoded alone (``drivers.capture.events_from_capture``) and fed to the engine alone
+  (:class:`boardd.core.engine.Engine`, timers fired), to tell the engine's share from the rendering's.
 * Targets: >= 50,000 board messages/s at 300 plies; the time per message at 400 plies within 1.5x of
   that at 40 plies.
 """
@@ -93,6 +95,26 @@ def replay_in_process(path: Path, *, final: bool) -> tuple[float, int, int]:
     return elapsed, sink.count, status
 
 
+def engine_only(path: Path) -> tuple[float, float]:
+    """(seconds to decode the capture into events, seconds of the engine alone on them, timers included)."""
+    from collections import Counter
+
+    from boardd.daemon.replay import Replay, ReplayOptions
+    from drivers.capture import events_from_capture
+
+    started = time.perf_counter()
+    events = list(events_from_capture(path, "dgt", stats=Counter()))
+    decoded = time.perf_counter()
+    engine = Replay(None, ReplayOptions(driver="dgt")).engine
+    for event in events:
+        while (deadline := engine.next_deadline()) is not None and deadline < event.at:
+            engine.advance(deadline)
+        engine.feed(event)
+    while (deadline := engine.next_deadline()) is not None:
+        engine.advance(deadline)
+    return decoded - started, time.perf_counter() - decoded
+
+
 def replay_subprocess(path: Path, *, final: bool) -> tuple[float, int, int]:
     import subprocess
 
@@ -121,17 +143,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{plies} plies: replay exited {status}", file=sys.stderr)
                 best = elapsed if best is None else min(best, elapsed)
             assert best is not None
-            rows.append((played, messages, best, size))
+            split = min((engine_only(path) for _ in range(args.repeat)), key=lambda pair: pair[1])
+            rows.append((played, messages, best, size, split))
     mode = "subprocess, start included" if args.subprocess else "in process"
     print(f"boardd replay --driver dgt{' --final' if args.final else ''} ({mode}, best of {args.repeat})")
-    print(f"{'plies':>6} {'messages':>9} {'seconds':>8} {'messages/s':>11} {'us/message':>11} {'output MB':>10}")
-    for played, messages, best, size in rows:
+    print(f"{'plies':>6} {'messages':>9} {'seconds':>8} {'messages/s':>11} {'us/message':>11} {'output MB':>10}"
+          f" | {'decode s':>8} {'engine s':>8} {'engine us/msg':>13}")
+    for played, messages, best, size, (decode, engine) in rows:
         print(f"{played:>6} {messages:>9} {best:>8.3f} {messages / best:>11,.0f} {1e6 * best / messages:>11.2f} "
-              f"{size / 1e6:>10.2f}")
+              f"{size / 1e6:>10.2f} | {decode:>8.3f} {engine:>8.3f} {1e6 * engine / messages:>13.2f}")
     first, last = rows[0], rows[-1]
     growth = (last[2] / last[1]) / (first[2] / first[1])
     print(f"time per message, {last[0]} plies / {first[0]} plies: {growth:.2f}x   (target <= 1.5x)")
-    for played, messages, best, _ in rows:
+    for played, messages, best, _, _ in rows:
         if played == 300:
             rate = messages / best
             verdict = "met" if rate >= 50_000 else "NOT met"

@@ -322,6 +322,7 @@ class Publisher:
         self._software = __version__
         self._last_at = 0.0
         self._move_lists = _MoveLists()
+        self._state_irregularity_bodies: dict[int, tuple[Irregularity, dict[str, object]]] = {}
 
     # Properties.
 
@@ -618,11 +619,20 @@ class Publisher:
                    if item.status not in (Status.RESOLVED, Status.NOTED)]
         if not details and state.open_irregularities:
             return None
+        # Open findings pile up over a game (noted ones stay open): each body is built once per finding
+        # object (the engine replaces a finding when it changes) and copied, not rebuilt for every state.
+        cache = self._state_irregularity_bodies
         bodies = []
+        kept: dict[int, tuple[Irregularity, dict[str, object]]] = {}
         for item in details:
-            body = self._irregularity_body(item, "")
-            del body["change"]
-            bodies.append(body)
+            hit = cache.get(id(item))
+            if hit is None or hit[0] is not item:
+                body = self._irregularity_body(item, "")
+                del body["change"]
+                hit = (item, body)
+            kept[id(item)] = hit
+            bodies.append(dict(hit[1]))   # nested values shared: payloads are never changed once built
+        self._state_irregularity_bodies = kept
         return bodies
 
     def _state_body(self, state: GameState) -> dict[str, object]:

@@ -67,6 +67,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import functools
 import json
 import logging
 import math
@@ -98,7 +99,7 @@ from boardd.core.outputs import (
     Status,
     Suggestion,
 )
-from boardd.core.record import game_pgn
+from boardd.core.record import game_pgn, shared_prefix
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -144,6 +145,7 @@ TOPICS: Final[Mapping[str, TopicSpec]] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def iso_timestamp(seconds: float) -> str:
     """ISO-8601 UTC with milliseconds and ``Z`` for *seconds* since the Unix epoch (pure, no clock read).
 
@@ -319,6 +321,8 @@ class Publisher:
         self._clock_expected = False
         self._software = __version__
         self._last_at = 0.0
+        self._move_lists = _MoveLists()
+        self._state_irregularity_bodies: dict[int, tuple[Irregularity, dict[str, object]]] = {}
 
     # Properties.
 
@@ -615,11 +619,20 @@ class Publisher:
                    if item.status not in (Status.RESOLVED, Status.NOTED)]
         if not details and state.open_irregularities:
             return None
+        # Open findings pile up over a game (noted ones stay open): each body is built once per finding
+        # object (the engine replaces a finding when it changes) and copied, not rebuilt for every state.
+        cache = self._state_irregularity_bodies
         bodies = []
+        kept: dict[int, tuple[Irregularity, dict[str, object]]] = {}
         for item in details:
-            body = self._irregularity_body(item, "")
-            del body["change"]
-            bodies.append(body)
+            hit = cache.get(id(item))
+            if hit is None or hit[0] is not item:
+                body = self._irregularity_body(item, "")
+                del body["change"]
+                hit = (item, body)
+            kept[id(item)] = hit
+            bodies.append(dict(hit[1]))   # nested values shared: payloads are never changed once built
+        self._state_irregularity_bodies = kept
         return bodies
 
     def _state_body(self, state: GameState) -> dict[str, object]:
@@ -631,6 +644,7 @@ class Publisher:
 
     def _state_fields(self, state: GameState) -> dict[str, object]:
         clock = state.clock
+        ucis, sans, illegal_plies = self._move_lists.update(state.moves)
         return {
             "game": {
                 "id": state.game_id,
@@ -649,9 +663,9 @@ class Publisher:
                 "regime": state.regime,
             },
             "fen": state.fen,
-            "moves": [move.uci for move in state.moves],
-            "san": [move.san for move in state.moves],
-            "illegal_plies": [move.ply for move in state.moves if not move.legal],
+            "moves": ucis,
+            "san": sans,
+            "illegal_plies": illegal_plies,
             "last_move": state.moves[-1].uci if state.moves else None,
             "check": _check_mark(state),
             "turn": _color(state.turn),
@@ -670,10 +684,48 @@ class Publisher:
         }
 
 
+class _MoveLists:
+    """The ``state`` payload's ``moves``, ``san`` and ``illegal_plies``, kept move by move (issue 12).
+
+    A state differs from the previous one by a move or two: :meth:`update` goes back to the last record the
+    two share (:func:`~boardd.core.record.shared_prefix`) and appends the rest, then hands out copies (the
+    payloads are kept by the MQTT queue).
+    """
+
+    def __init__(self) -> None:
+        self.records: list[MoveRecord] = []
+        self.ucis: list[str] = []
+        self.sans: list[str] = []
+        self.illegal_index: list[int] = []
+        self.illegal_plies: list[int] = []
+
+    def update(self, moves: Sequence[MoveRecord]) -> tuple[list[str], list[str], list[int]]:
+        keep = shared_prefix(self.records, moves)
+        if keep < len(self.records):
+            del self.records[keep:], self.ucis[keep:], self.sans[keep:]
+            while self.illegal_index and self.illegal_index[-1] >= keep:
+                self.illegal_index.pop()
+                self.illegal_plies.pop()
+        for index in range(keep, len(moves)):
+            move = moves[index]
+            self.records.append(move)
+            self.ucis.append(move.uci)
+            self.sans.append(move.san)
+            if not move.legal:
+                self.illegal_index.append(index)
+                self.illegal_plies.append(move.ply)
+        return list(self.ucis), list(self.sans), list(self.illegal_plies)
+
+
 def _check_mark(state: GameState) -> str | None:
     """``"#"`` (mate), ``"+"`` (check) or None for the official position: what lichess's broadcast JSON shows."""
+    return _check_mark_of(state.fen, state.chess960)
+
+
+@functools.lru_cache(maxsize=256)
+def _check_mark_of(fen: str, chess960: bool) -> str | None:
     try:
-        board = chess.Board(state.fen, chess960=state.chess960)
+        board = chess.Board(fen, chess960=chess960)
     except ValueError:
         return None
     if not board.is_check():

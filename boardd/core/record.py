@@ -49,11 +49,17 @@ Illegal moves that stood
     mistaken for the clock of the last legal one.
 
 Cost
-    The daemon renders the PGN after every change of the record. Replaying the
-    record and computing SAN is the costly part, so the legal prefix and its SAN
-    are kept in a small cache keyed on the moves: a render replays only the
-    moves added since a recent render (results are identical; a test compares
-    them with python-chess's own exporter).
+    The daemon renders the PGN after every change of the record, so :func:`game_pgn` does not
+    rebuild it: the movetext of a game's legal prefix is kept (:class:`_Movetext`, a few recent
+    games in a small cache) as python-chess's exporter writes it (line wrapping at 80 columns,
+    move numbers after comments), with the exporter's state before and after each move. A render
+    writes only the moves added since the last one (one SAN each); a retraction, a reinstatement
+    or a record whose clocks changed goes back to the last unchanged move and writes on from
+    there. The tags are cached on what they depend on, the tail comment after an illegal move
+    that stood item by item. What is left per render is joining the lines into the text, which
+    is as long as the game. :func:`rebuild_pgn` writes the same text from the start through
+    python-chess's exporter; tests compare the two over many games with retractions, illegal
+    moves that stood, reinstatements and game ends.
 
 Everything here is pure: no I/O, no clock reads.
 """
@@ -67,7 +73,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -76,7 +82,7 @@ import chess.pgn
 from boardd.core.outputs import GameState, MoveRecord
 
 __all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination",
-           "pgn_time_control"]
+           "pgn_time_control", "rebuild_pgn", "shared_prefix"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -216,6 +222,15 @@ def pgn_termination(termination: str | None) -> str | None:
     return _TERMINATION_WORDS.get(termination.strip().lower(), termination)
 
 
+@functools.lru_cache(maxsize=64)
+def _start_board_cached(start_fen: str | None, chess960: bool) -> chess.Board | None:
+    """The start position (shared: never modified), or None when python-chess refuses the FEN."""
+    try:
+        return chess.Board(start_fen or chess.STARTING_FEN, chess960=chess960)
+    except ValueError:
+        return None
+
+
 def _start_board(state: GameState) -> chess.Board | None:
     """The starting position, or None when ``start_fen`` is not a position python-chess accepts."""
     try:
@@ -257,21 +272,23 @@ def _move_number(start: chess.Board | None, record: MoveRecord, index: int) -> s
     return f"{number}." if record.side == chess.WHITE else f"{number}..."
 
 
+def _tail_item(start: chess.Board | None, record: MoveRecord, index: int) -> str:
+    """One move of the tail comment: ``"3. Bf1-c5 (illegal, f1c5) clk 0:14:58"``."""
+    text = f"{_move_number(start, record, index)} {record.san or record.uci}"
+    notes = (["illegal"] if not record.legal else []) + ([record.uci] if record.uci not in {"", "0000"} else [])
+    if notes:
+        text += f" ({', '.join(notes)})"
+    remaining = record.clock_white if record.side == chess.WHITE else record.clock_black
+    if remaining is not None:
+        text += f" clk {format_clock(remaining)}"
+    if record.emt is not None:
+        text += f" emt {format_clock(record.emt)}"
+    return text
+
+
 def _tail_comment(state: GameState, start: chess.Board | None, first: int) -> str:
     """The record from move *first* (0-based) on, for a PGN comment (see the module docstring)."""
-    items = []
-    for index in range(first, len(state.moves)):
-        record = state.moves[index]
-        text = f"{_move_number(start, record, index)} {record.san or record.uci}"
-        notes = (["illegal"] if not record.legal else []) + ([record.uci] if record.uci not in {"", "0000"} else [])
-        if notes:
-            text += f" ({', '.join(notes)})"
-        remaining = record.clock_white if record.side == chess.WHITE else record.clock_black
-        if remaining is not None:
-            text += f" clk {format_clock(remaining)}"
-        if record.emt is not None:
-            text += f" emt {format_clock(record.emt)}"
-        items.append(text)
+    items = [_tail_item(start, state.moves[index], index) for index in range(first, len(state.moves))]
     first_record = state.moves[first]
     reason = "an illegal move stood" if not first_record.legal else "a move could not be replayed"
     comment = (
@@ -292,51 +309,18 @@ class _Replayed:
     board: chess.Board | None
 
 
-#: Replayed records by (start FEN, Chess960, moves): a state differs from the last one by a move or
-#: two, so each render replays only the new moves (and logs a move that does not replay once).
-_REPLAYED: OrderedDict[tuple[object, ...], _Replayed] = OrderedDict()
-_REPLAYED_SIZE = 32
-_REPLAYED_LOOKBACK = 4
-_REPLAYED_LOCK = threading.Lock()
-
-
 def _replay(state: GameState, start: chess.Board | None) -> _Replayed:
-    """The legal prefix of *state*'s record (see "Illegal moves that stood"), from the cache when possible."""
-    keys = tuple((record.uci, record.san, record.legal) for record in state.moves)
-    base = (state.start_fen, state.chess960)
-    cached: _Replayed | None = None
-    done = 0
-    with _REPLAYED_LOCK:
-        for length in range(len(keys), max(-1, len(keys) - _REPLAYED_LOOKBACK - 1), -1):
-            hit = _REPLAYED.get((*base, keys[:length]))
-            if hit is not None:
-                _REPLAYED.move_to_end((*base, keys[:length]))
-                cached, done = hit, length
-                break
-    if cached is not None and (done == len(keys) or cached.stopped is not None):
-        result = cached
-    else:
-        moves = list(cached.moves) if cached is not None else []
-        board = (cached.board if cached is not None else start)
-        board = board.copy(stack=False) if board is not None else None
-        stopped: int | None = None
-        for index in range(done, len(keys)):
-            record = state.moves[index]
-            move = _parse_move(board, record) if board is not None and record.legal else None
-            if move is None or board is None:
-                if record.legal:
-                    _LOGGER.warning("game %s: move %s (ply %d) does not replay; the rest of the record "
-                                    "goes to a PGN comment", state.game_id, record.uci, record.ply)
-                stopped = index
-                break
-            moves.append((move, board.san_and_push(move)))
-        result = _Replayed(moves=tuple(moves), stopped=stopped, board=board if stopped is None else None)
-    with _REPLAYED_LOCK:
-        _REPLAYED[(*base, keys)] = result
-        _REPLAYED.move_to_end((*base, keys))
-        while len(_REPLAYED) > _REPLAYED_SIZE:
-            _REPLAYED.popitem(last=False)
-    return result
+    """The legal prefix of *state*'s record (see "Illegal moves that stood"), replayed from the start."""
+    moves: list[tuple[chess.Move, str]] = []
+    board = start.copy(stack=False) if start is not None else None
+    stopped: int | None = None
+    for index, record in enumerate(state.moves):
+        move = _parse_move(board, record) if board is not None and record.legal else None
+        if move is None or board is None:
+            stopped = index
+            break
+        moves.append((move, board.san_and_push(move)))
+    return _Replayed(moves=tuple(moves), stopped=stopped, board=board if stopped is None else None)
 
 
 class _Exporter(chess.pgn.StringExporter):
@@ -413,6 +397,9 @@ def pgn_game(state: GameState) -> chess.pgn.Game:
 def game_pgn(state: GameState) -> str:
     """PGN text of the current game, ending with a newline.
 
+    Byte for byte what python-chess's :class:`chess.pgn.StringExporter` writes for :func:`pgn_game`
+    (:func:`rebuild_pgn`), built incrementally (see "Cost" in the module docstring).
+
     Example (1.e4 with clocks, round 3 board 12)::
 
         [Event "..."]
@@ -421,8 +408,282 @@ def game_pgn(state: GameState) -> str:
         ...
         1. e4 { [%clk 1:29:58] [%emt 0:00:02] } *
     """
+    start = _start_board_cached(state.start_fen, state.chess960)
+    if start is None:
+        return rebuild_pgn(state)   # an invalid start FEN: rare, and python-chess decides what to write
+    with _MOVETEXTS_LOCK:
+        movetext = _movetext_for(state, start)
+        body = movetext.render(state)
+    return "\n".join([*_header_lines(state), "", *body]).rstrip() + "\n"
+
+
+def rebuild_pgn(state: GameState) -> str:
+    """The PGN of :func:`game_pgn`, rebuilt from the start through python-chess's exporter (the reference)."""
     game, sans = _build(state)
     return game.accept(_Exporter(sans)) + "\n"
+
+
+# --- Incremental movetext ---------------------------------------------------------------------
+
+#: python-chess's line width for the movetext (``StringExporter(columns=80)``).
+_COLUMNS = 80
+
+
+def _write_token(lines: list[str], current: str, token: str) -> str:
+    """python-chess's ``StringExporterMixin.write_token``: a new line when *token* does not fit."""
+    if _COLUMNS - len(current) < len(token):
+        if current:
+            lines.append(current.rstrip())
+        current = ""
+    return current + token
+
+
+def _comment_token(comment: str) -> str:
+    """python-chess's ``visit_comment`` token."""
+    return "{ " + comment.replace("}", "").strip() + " } "
+
+
+def _clean(text: str) -> str:
+    """:func:`_tag`'s character mapping (control characters and line separators to spaces), without the
+    strip, and braces to parentheses: applied item by item, it equals :func:`_tag` on the joined text."""
+    if text.isprintable():
+        return text.replace("{", "(").replace("}", ")")
+    return "".join(" " if unicodedata.category(c) in {"Cc", "Zl", "Zp"} else c
+                   for c in text.replace("{", "(").replace("}", ")"))
+
+
+def shared_prefix(records: list[MoveRecord], moves: Sequence[MoveRecord]) -> int:
+    """How many leading records *moves* shares with *records*.
+
+    List comparisons run at C speed and stop at the first object that is not the same; the usual cases
+    (*moves* extends *records*, or its last record or two changed) take one or two of them, a retraction
+    a binary search.
+    """
+    limit = min(len(records), len(moves))
+    for length in (limit, limit - 1, limit - 2):
+        if length >= 0 and records[:length] == list(moves[:length]):
+            while length < limit and records[length] == moves[length]:
+                length += 1
+            return length
+    low, high = 0, limit - 2   # records[:low] matches, records[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if records[:middle] == list(moves[:middle]):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+class _Movetext:
+    """The movetext of one game's legal prefix, as python-chess's exporter writes it, kept move by move.
+
+    ``records`` are the records written (the legal prefix, or part of it); for each, the exporter's state
+    before its move number (``before``) and after its SAN (``after_san``); ``lines``, ``current`` and
+    ``force`` are the exporter's state after the last one's comment. Extending by a move costs one SAN;
+    going back (a retraction, a record whose clocks changed) truncates to the last unchanged move.
+    The items of the tail comment (the record after an illegal move that stood) are kept per record too.
+    """
+
+    def __init__(self, base: tuple[str | None, bool], start: chess.Board) -> None:
+        self.base = base
+        self.start = start
+        self.board = start.copy(stack=False)
+        self.records: list[MoveRecord] = []
+        self.sans: list[str] = []
+        self.before: list[tuple[int, str, bool]] = []
+        self.after_san: list[tuple[int, str]] = []
+        self.lines: list[str] = []
+        self.current = ""
+        self.force = True
+        #: The record where the legal prefix stops (illegal, or not replayable), once seen.
+        self.stop_record: MoveRecord | None = None
+        #: The tail comment's items (from record ``tail_first`` on): their records and cleaned texts.
+        self.tail_first = -1
+        self.tail_records: list[MoveRecord] = []
+        self.tail_texts: list[str] = []
+
+    def common(self, moves: tuple[MoveRecord, ...]) -> int:
+        """The number of leading records *moves* shares with :attr:`records`."""
+        return shared_prefix(self.records, moves)
+
+    def truncate(self, length: int) -> None:
+        """Forget the records from *length* on."""
+        if length >= len(self.records):
+            return
+        del self.records[length:]
+        del self.sans[length:]
+        del self.after_san[length:]
+        lines, self.current, self.force = self.before[length]
+        del self.before[length:]
+        del self.lines[lines:]
+        while len(self.board.move_stack) > length:
+            self.board.pop()
+
+    def _number(self, index: int) -> str | None:
+        """The move number token before move *index*, as python-chess writes it (None when it writes none)."""
+        start = self.start
+        number = start.fullmove_number + (index + (1 if start.turn == chess.BLACK else 0)) // 2
+        white = (index % 2 == 0) == (start.turn == chess.WHITE)
+        if white:
+            return f"{number}. "
+        return f"{number}... " if self.force else None
+
+    def extend(self, state: GameState) -> None:
+        """Write the records of *state* after :attr:`records`, up to the end or the first that does not replay."""
+        moves = state.moves
+        board = self.board
+        for index in range(len(self.records), len(moves)):
+            record = moves[index]
+            if record is self.stop_record:
+                return
+            move = _parse_move(board, record) if record.legal else None
+            if move is None:
+                if record.legal and record != self.stop_record:
+                    _LOGGER.warning("game %s: move %s (ply %d) does not replay; the rest of the record "
+                                    "goes to a PGN comment", state.game_id, record.uci, record.ply)
+                self.stop_record = record
+                return
+            lines = self.lines
+            self.before.append((len(lines), self.current, self.force))
+            current = self.current
+            number = self._number(index)
+            if number is not None:
+                current = _write_token(lines, current, number)
+            san = board.san_and_push(move)
+            current = _write_token(lines, current, san + " ")
+            self.after_san.append((len(lines), current))
+            self.force = False
+            comment = _annotations(record)
+            if comment:
+                current = _write_token(lines, current, _comment_token(comment))
+                self.force = True
+            self.current = current
+            self.records.append(record)
+            self.sans.append(san)
+
+    def _tail_items(self, state: GameState, first: int) -> list[str]:
+        """The cleaned items of the tail comment from record *first* on (see :func:`_tail_comment`)."""
+        moves = state.moves
+        if self.tail_first != first:
+            self.tail_first = first
+            self.tail_records.clear()
+            self.tail_texts.clear()
+        keep = shared_prefix(self.tail_records, moves[first:])
+        del self.tail_records[keep:]
+        del self.tail_texts[keep:]
+        for index in range(first + keep, len(moves)):
+            record = moves[index]
+            self.tail_records.append(record)
+            self.tail_texts.append(_clean(_tail_item(self.start, record, index)))
+        return self.tail_texts
+
+    def render(self, state: GameState) -> list[str]:
+        """The movetext lines for *state*, whose legal prefix is :attr:`records` (after :meth:`extend`)."""
+        result = state.result if state.result in {"1-0", "0-1", "1/2-1/2"} else "*"
+        extra: list[str] = []
+        stopped = len(self.records)
+        if stopped < len(state.moves):
+            items = self._tail_items(state, stopped)
+            first = state.moves[stopped]
+            reason = "an illegal move stood" if not first.legal else "a move could not be replayed"
+            tail = (_clean(f"boardd: {reason} at ply {first.ply}; the record continues from the physical "
+                           "position: ") + "; ".join(items) + _clean(f". Position: {state.moves[-1].fen_after}"))
+            tail = tail.strip() or "?"
+            if stopped == 0:
+                lines, current = 0, ""
+                comment = tail
+            else:
+                lines, current = self.after_san[-1]
+                comment = f"{_annotations(self.records[-1])} {tail}".strip()
+            current = _write_token(extra, current, _comment_token(comment))
+        else:
+            lines, current = len(self.lines), self.current
+        current = _write_token(extra, current, result + " ")
+        out = self.lines[:lines]
+        out.extend(extra)
+        if current:
+            out.append(current.rstrip())
+        return out
+
+
+#: Movetexts of recent games, most recent last: a state differs from the last one of its game by a move or
+#: two, so a render writes only the new moves. Several games (a relay, an archive) each keep theirs.
+_MOVETEXTS: OrderedDict[int, _Movetext] = OrderedDict()
+_MOVETEXTS_SIZE = 16
+_MOVETEXTS_LOCK = threading.Lock()
+
+
+def _movetext_for(state: GameState, start: chess.Board) -> _Movetext:
+    """The cached movetext that shares the most records with *state*, brought up to date (or a new one)."""
+    base = (state.start_fen, state.chess960)
+    best: _Movetext | None = None
+    best_common = -1
+    for movetext in reversed(_MOVETEXTS.values()):
+        if movetext.base != base:
+            continue
+        common = movetext.common(state.moves)
+        if common > best_common:
+            best, best_common = movetext, common
+            if common == len(movetext.records):
+                break
+    if best is None or (best_common == 0 and best.records):
+        best = _Movetext(base, start)
+        _MOVETEXTS[id(best)] = best
+        while len(_MOVETEXTS) > _MOVETEXTS_SIZE:
+            _MOVETEXTS.popitem(last=False)
+    else:
+        _MOVETEXTS.move_to_end(id(best))
+        best.truncate(best_common)
+    best.extend(state)
+    return best
+
+
+#: What the tags other than the clocks depend on.
+_HeaderFields = tuple[str, str, str, str, int | None, str, str, str, str, str, str | None, str | None, bool]
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_headers(fields: _HeaderFields) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tag lines before and after the clock tags, in the order of :func:`_build`'s python-chess headers."""
+    (event, site, date, round_, board_no, white, black, result, game_id, time_control, termination, start_fen,
+     chess960) = fields
+    head = [
+        ("Event", _tag(event)), ("Site", _tag(site)), ("Date", _tag(date, "????.??.??")),
+        ("Round", pgn_round(_tag(round_), board_no)), ("White", _tag(white)), ("Black", _tag(black)),
+        ("Result", result if result in {"1-0", "0-1", "1/2-1/2"} else "*"),
+    ]
+    if board_no is not None:
+        head.append(("Board", str(board_no)))
+    if _tag(game_id, ""):
+        head.append(("GameId", _tag(game_id)))
+    head.append(("TimeControl", pgn_time_control(time_control)))
+    pgn_term = pgn_termination(termination)
+    if pgn_term is not None:
+        head.append(("Termination", _tag(pgn_term)))
+    after: list[tuple[str, str]] = []
+    start = _start_board_cached(start_fen, chess960)
+    assert start is not None   # game_pgn checked it
+    fen = start.fen()
+    if fen != chess.STARTING_FEN:
+        after += [("FEN", fen), ("SetUp", "1")]
+    if start.chess960:
+        after.append(("Variant", "Chess960"))
+    return (tuple(f'[{name} "{value}"]'.rstrip() for name, value in head),
+            tuple(f'[{name} "{value}"]'.rstrip() for name, value in after))
+
+
+def _header_lines(state: GameState) -> list[str]:
+    head, after = _fixed_headers((state.event, state.site, state.date, state.round, state.board_no, state.white,
+                                  state.black, state.result, state.game_id, state.time_control,
+                                  state.termination, state.start_fen, state.chess960))
+    lines = list(head)
+    if state.clock.white is not None:
+        lines.append(f'[WhiteClock "{clock_tag(state.clock.white)}"]')
+    if state.clock.black is not None:
+        lines.append(f'[BlackClock "{clock_tag(state.clock.black)}"]')
+    lines.extend(after)
+    return lines
 
 
 def archive_pgn(states: Iterable[GameState]) -> str:

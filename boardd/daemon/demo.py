@@ -38,11 +38,12 @@ import dataclasses
 import json
 import logging
 import shutil
+import signal
 import socket
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -419,15 +420,46 @@ def _command_payload(command: ev.ArbiterCommand, cid: str) -> tuple[str, dict[st
 
 
 async def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    # SIGTERM (service managers, containers, ``timeout``) and SIGINT (Ctrl-C) stop the demo in order: the
+    # games, then the daemon (offline status, journal closed), then the broker; exit status 0. The daemon's
+    # own handlers set the same event while it runs.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
     state_dir = Path(tempfile.mkdtemp(prefix="boardd-demo-"))
     try:
         async with _broker(args.broker, out) as (host, port):
-            return await _run_games(args, out, host, port, state_dir)
+            if stop.is_set():
+                return 0
+            return await _run_games(args, out, host, port, state_dir, stop=stop)
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
+        for sig in installed:
+            loop.remove_signal_handler(sig)
 
 
-async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int, state_dir: Path) -> int:
+async def _until_stopped(stop: asyncio.Event, work: Awaitable[int]) -> int:
+    """*work*'s result, or 0 when *stop* is set first (a stop signal): *work* is then cancelled."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        stopped = not task.done()
+        if stopped:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return 0 if stopped else task.result()
+
+
+async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int, state_dir: Path, *,
+                     stop: asyncio.Event) -> int:
     game, sim = _simulate(args, 0)
     info: ev.GameInfo = sim.game
     rules = scaled_rules(args.tempo)
@@ -453,7 +485,6 @@ async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int
         board_driver.time_source = time_source
         return board_driver
 
-    stop = asyncio.Event()
     root = f"{config.mqtt.prefix}/{BOARD_ID}"
     async with asyncio.TaskGroup() as tg:
         daemon = tg.create_task(serve(config, stop=stop, driver_factory=factory), name="daemon")
@@ -461,7 +492,7 @@ async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int
             await client.subscribe(f"{root}/#", qos=1)
             reader = tg.create_task(_read(client, root, screen), name="screen")
             arbiter = _Arbiter(client, root, screen)
-            try:
+            async def play(game: chess.pgn.Game | None, sim: Any, info: ev.GameInfo) -> int:
                 status = 0
                 for index in range(args.games):
                     if index > 0:
@@ -481,6 +512,9 @@ async def _run_games(args: argparse.Namespace, out: TextIO, host: str, port: int
                     if not await _follow(args, arbiter, board_driver, pending, game):
                         status = 1
                 return status
+
+            try:
+                return await _until_stopped(stop, play(game, sim, info))
             finally:
                 stop.set()
                 reader.cancel()

@@ -33,6 +33,12 @@ number, counted and skipped, never fatal.
 
 ``--pgn-only`` prints the PGN of every game in the input instead (a ``new-game``
 line closes the previous game), as one PGN archive.
+
+``--final`` (for bulk replays) runs the engine alone, rendering nothing on the way, and prints
+only the retained ``state`` and ``pgn`` of the end of the input: the two lines a subscriber
+gets after the last event: the last ``state`` and ``pgn`` of the full output, with another
+``seq`` (2 and 3: nothing else was published after the last will) and the ``ts`` of the last
+event or timer.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class ReplayOptions:
         driver: the device family of a capture, ``None`` for an event log.
         variant: ``standard``, ``chess960`` or ``auto`` (overrides the game's); a capture without a header
             replays with ``auto`` unless given.
+        final: render nothing until the end, then only the final ``state`` and ``pgn``.
     """
 
     board: str | None = None
@@ -95,6 +102,7 @@ class ReplayOptions:
     time_control: str | None = None
     driver: str | None = None
     variant: str | None = None
+    final: bool = False
 
 
 @dataclass(slots=True)
@@ -144,6 +152,7 @@ class Replay:
         self.finished_games: list[GameState] = []
         self._started = False
         self._state: GameState | None = None
+        self._last_at = 0.0
 
     def _check_overrides(self) -> None:
         options = self.options
@@ -178,7 +187,8 @@ class Replay:
         return publications
 
     def _render(self, outputs: list[Output], at: float) -> list[Publication]:
-        if not outputs:
+        self._last_at = at
+        if not outputs or self.options.final:
             return []
         # Publisher.render reads the state only for a StateChanged; building it costs, so only then.
         if any(isinstance(output, StateChanged) for output in outputs) or self._state is None:
@@ -189,6 +199,8 @@ class Replay:
         """What the daemon publishes on connect: ``status`` (online), then ``state`` and ``pgn``."""
         self._started = True
         self.publisher.will(at=at)
+        if self.options.final:
+            return []
         status = self.publisher.status(
             state="online",
             board_link={"driver": self.options.driver or "replay", "port": None, "serial": None, "connected": True},
@@ -219,6 +231,7 @@ class Replay:
         """Timers due before the event, then the event; their publications."""
         publications = self.start(event.at) if not self._started else []
         publications += self.fire_timers(event.at)
+        self._last_at = event.at
         if isinstance(event, NewGame):
             previous = self.engine.state
             if previous.ply or previous.result != "*":
@@ -238,6 +251,8 @@ class Replay:
         """Fire the remaining timers (and publish the start if there was no event at all)."""
         publications = [] if self._started else self.start(0.0)
         publications += self.fire_timers(None)
+        if self.options.final:
+            publications += self._emit(self.publisher.snapshot(self.engine.state, at=self._last_at))
         self.stats.moves = self.engine.state.ply
         self.stats.games = len(self.games())
         return publications
@@ -268,6 +283,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                              "(a Chess960 start array on the board is taken as such); default: the log's, "
                              "auto for a capture")
     parser.add_argument("--pgn-only", action="store_true", help="print the PGN of the game(s) instead")
+    parser.add_argument("--final", action="store_true",
+                        help="print only the final state and PGN (bulk replays: nothing is rendered on the way)")
     parser.add_argument("--driver", choices=DRIVERS,
                         help="the input is a capture of this device family ({\"t\",\"rx\"} JSON Lines or raw bytes)")
 
@@ -313,7 +330,8 @@ def run(args: argparse.Namespace) -> int:
     2 on a usage error (missing file, bad option)."""
     options = ReplayOptions(board=args.board, prefix=args.prefix, edition=args.edition,
                             time_control=args.time_control, driver=args.driver,
-                            variant=getattr(args, "variant", None))
+                            variant=getattr(args, "variant", None),
+                            final=bool(getattr(args, "final", False)))
     out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
     status = 0
     capture_stats: Counter[str] = Counter()   # drivers.capture counts its bad lines here

@@ -218,7 +218,9 @@ def encode_leds(squares: Iterable[chess.Square]) -> bytes:
 class ChessnutDecoder(BufferedDecoder):
     """Decoder of Chessnut reports (one message each) and of captured byte streams; survives any input.
 
-    ``stats`` counts ``messages``, ``discarded_bytes``, ``invalid_reports`` and ``unknown_pieces``.
+    ``stats`` counts ``messages``, ``discarded_bytes``, ``invalid_reports``, ``unknown_pieces`` (codes) and
+    ``unknown_piece_frames`` (frames with one or more); a frame with unknown codes is WARNING-logged at the
+    1st-3rd, 10th, 100th, ... such frame, as every codec rejects input (``BufferedDecoder._warn_sparsely``).
     """
 
     _logger = _LOGGER
@@ -227,8 +229,9 @@ class ChessnutDecoder(BufferedDecoder):
         self.stats["messages"] += 1
         if isinstance(message, BoardFrame) and message.unknown_codes:
             self.stats["unknown_pieces"] += message.unknown_codes
-            _LOGGER.warning("Chessnut frame with %d unknown piece code(s): %s", message.unknown_codes,
-                            message.position.hex(" "))
+            self.stats["unknown_piece_frames"] += 1
+            self._warn_sparsely("unknown_piece_frames", "Chessnut frame with %d unknown piece code(s): %s",
+                                message.unknown_codes, message.position.hex(" "))
         return message
 
     def feed_report(self, report: bytes) -> list[ChessnutMessage]:

@@ -668,21 +668,34 @@ def _load_game(path: str, index: int) -> chess.pgn.Game:
 
 async def _serve(args: argparse.Namespace) -> None:
     game = _load_game(args.pgn, args.game) if args.pgn else None
+    # SIGINT/SIGTERM stop the emulator at any point, during the game too (the pty closed, exit 0).
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     async with DgtEmulator(directory=Path(args.directory) if args.directory else None) as emu:
         emu.set_clock(args.seconds, args.seconds)
         print(emu.path, flush=True)
-        if game is not None:
-            await emu.wait_host()
-            await emu.play(game, think_scans=args.think_scans, pause_scans=args.think_scans)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        # A line on stdin, or its end (the parent went away), stops too; a stdin that cannot be
-        # watched (a regular file, closed) leaves the signals.
-        with contextlib.suppress(OSError, ValueError):
-            loop.add_reader(sys.stdin.fileno(), stop.set)
-        await stop.wait()
+
+        async def play() -> None:
+            if game is not None:
+                await emu.wait_host()
+                await emu.play(game, think_scans=args.think_scans, pause_scans=args.think_scans)
+            # A line on stdin, or its end (the parent went away), stops too; a stdin that cannot be
+            # watched (a regular file, closed) leaves the signals.
+            with contextlib.suppress(OSError, ValueError):
+                loop.add_reader(sys.stdin.fileno(), stop.set)
+            await stop.wait()
+
+        player = asyncio.ensure_future(play())
+        waiter = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({player, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (player, waiter):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 def main(argv: list[str] | None = None) -> None:

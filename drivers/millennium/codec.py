@@ -303,8 +303,9 @@ def _bad_prefix(buf: bytearray, letter: str) -> str:
 class MillenniumDecoder(BufferedDecoder):
     """Incremental decoder of board -> host bytes; survives any input.
 
-    ``stats`` counts ``messages``, ``discarded_bytes``, ``bad_checksum``, ``bad_parity``
-    and ``unknown_pieces``.
+    ``stats`` counts ``messages``, ``discarded_bytes``, ``bad_checksum``, ``bad_parity``,
+    ``unknown_pieces`` (letters) and ``unknown_piece_frames`` (statuses with one or more, WARNING-logged
+    at the 1st-3rd, 10th, 100th, ... one).
 
     >>> MillenniumDecoder().feed(bytes.fromhex("76 b0 31 b0 b3 37 34"))
     [Version(major=1, minor=3)]
@@ -376,8 +377,9 @@ class MillenniumDecoder(BufferedDecoder):
                 _LOGGER.log(TRACE, ">> %s", candidate.hex(" "))
             if isinstance(message, Status) and message.unknown_letters:
                 self.stats["unknown_pieces"] += message.unknown_letters
-                _LOGGER.warning("Millennium status with %d unknown piece letter(s): %r", message.unknown_letters,
-                                message.placement)
+                self.stats["unknown_piece_frames"] += 1
+                self._warn_sparsely("unknown_piece_frames", "Millennium status with %d unknown piece letter(s): %r",
+                                    message.unknown_letters, message.placement)
             self.stats["messages"] += 1
             messages.append(message)
         return messages

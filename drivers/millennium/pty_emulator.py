@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -237,13 +238,30 @@ def run_cli(make: Callable[[argparse.Namespace], PtyBoardEmulator], description:
             raise SystemExit(f"no game {args.game} in {args.pgn}")
 
     async def serve() -> None:
+        # SIGTERM and SIGINT stop the emulator at any point (during the game too): the pty is closed, exit 0.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         async with make(args) as emu:
             print(emu.path, flush=True)
-            if game is not None:
-                await emu.wait_host(3600.0)
-                plies = await emu.play(game, think_scans=args.think)
-                print(f"played {plies} plies", flush=True)
-            await asyncio.Event().wait()
+
+            async def play() -> None:
+                if game is not None:
+                    await emu.wait_host(3600.0)
+                    plies = await emu.play(game, think_scans=args.think)
+                    print(f"played {plies} plies", flush=True)
+                await stop.wait()
+
+            player = asyncio.ensure_future(play())
+            waiter = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({player, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (player, waiter):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())

@@ -129,3 +129,29 @@ def test_capture_that_cannot_be_read_is_a_usage_error(tmp_path: Path, monkeypatc
     assert code == 2
     assert captured.out == b""
     assert b"no capture codec for driver 'certabo'" in captured.err
+
+
+@pytest.mark.parametrize("capture", ["tata2022-88-3+2.jsonl", "tata2022-30-3+2-rotated-flag.bin"])
+def test_final_prints_the_last_state_and_pgn_only(capture: str, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    # --final (issue 12): the two retained messages of the end of the game, as the full replay's last ones,
+    # with the seq of a publisher that published nothing else (and the time of the last event or timer).
+    path = Path(__file__).resolve().parents[1] / "drivers" / "captures" / capture
+    parser = argparse.ArgumentParser()
+    replay.configure_parser(parser)
+    assert replay.run(parser.parse_args([str(path), "--driver", "dgt"])) == 0
+    full = [json.loads(line) for line in capsysbinary.readouterr().out.decode().splitlines()]
+    assert replay.run(parser.parse_args([str(path), "--driver", "dgt", "--final"])) == 0
+    final = [json.loads(line) for line in capsysbinary.readouterr().out.decode().splitlines()]
+    assert [item["topic"] for item in final] == ["boardd/sim/state", "boardd/sim/pgn"]
+    last_state = next(item for item in reversed(full) if item["topic"] == "boardd/sim/state")
+    last_pgn = next(item for item in reversed(full) if item["topic"] == "boardd/sim/pgn")
+    assert final[1] == last_pgn
+    assert final[0]["payload"]["seq"] == 2
+
+    def _body(item: dict[str, object]) -> dict[str, object]:
+        payload = dict(item["payload"])  # type: ignore[call-overload]
+        del payload["seq"], payload["ts"]
+        return payload
+
+    assert _body(final[0]) == _body(last_state)
+    assert final[0]["payload"]["ply"] > 100

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import random
 from pathlib import Path
 
 import chess
@@ -168,3 +170,26 @@ def test_capture_of_usb_reports_replays_as_snapshots(tmp_path: Path) -> None:
     assert len(snaps) == 2  # repeated frames dropped
     assert snaps[1].squares[chess.E4] == chess.Piece(chess.PAWN, chess.WHITE)
     assert snaps[1].at > snaps[0].at
+
+
+def test_unknown_piece_codes_warn_sparsely_over_1000_garbage_frames(caplog: pytest.LogCaptureFixture) -> None:
+    # Issue 12: 1,000 frames with unknown piece codes, fed both ways (HID reports and a byte stream), log a
+    # WARNING at the 1st, 2nd, 3rd, 10th, 100th and 1000th such frame only, each with its count; all are counted.
+    rng = random.Random(12)
+    frames = []
+    for _ in range(1000):
+        frame = bytearray(START)
+        for index in rng.sample(range(32), rng.randint(1, 4)):
+            frame[2 + index] = rng.choice((0xD0, 0x0E, 0xFF, 0xDD))   # 13, 14, 15: no piece has these codes
+        frames.append(bytes(frame))
+    for feed in ("report", "stream"):
+        decoder = ChessnutDecoder()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="drivers.chessnut.codec"):
+            for frame in frames:
+                messages = decoder.feed_report(frame) if feed == "report" else decoder.feed(frame)
+                assert len(messages) == 1
+        assert decoder.stats["unknown_piece_frames"] == 1000
+        assert decoder.stats["unknown_pieces"] >= 1000
+        warned = [r.getMessage() for r in caplog.records if "unknown piece code" in r.getMessage()]
+        assert [int(text.split("#")[1].split(";")[0]) for text in warned] == [1, 2, 3, 10, 100, 1000], warned

@@ -1,0 +1,175 @@
+"""Incremental record (issue 12): what is extended move by move equals a rebuild from the start, byte for byte.
+
+``game_pgn`` keeps the movetext of recent games and writes only the moves added since the last render;
+``rebuild_pgn`` writes the whole game through python-chess's exporter. Likewise the publisher's ``state``
+payload keeps its move lists and is compared with one built afresh. The records are driven through
+retractions, records whose clocks change after the move, illegal moves that stood (and moves after them),
+reinstatements with other moves, game ends and several games rendered in turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import chess
+import pytest
+
+from boardd.core.contract import Publisher
+from boardd.core.engine import Engine
+from boardd.core.outputs import ClockState, GameState, MoveRecord, StateChanged
+from boardd.core.record import game_pgn, rebuild_pgn
+from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
+from tests.record.factories import make_state
+
+
+def _payloads(publisher: Publisher, state: GameState) -> list[object]:
+    """The ``state`` and ``pgn`` payloads of a snapshot, as they go on the wire, without the ``seq``."""
+    state_pub, pgn_pub = publisher.snapshot(state, at=1000.0)
+    payload = dict(state_pub.payload)  # type: ignore[arg-type]
+    del payload["seq"]
+    return [payload, pgn_pub.payload]
+
+
+def _check(state: GameState, publisher: Publisher) -> None:
+    """Incremental (a long-lived publisher, the PGN cache) == rebuilt (a new publisher, python-chess's exporter)."""
+    assert game_pgn(state) == rebuild_pgn(state)
+    fresh = _payloads(Publisher(board=publisher.board), state)
+    kept = _payloads(publisher, state)
+    assert kept == fresh
+    assert kept[1] == rebuild_pgn(state)
+
+
+def _legal_record(board: chess.Board, move: chess.Move, ply: int, rng: random.Random) -> MoveRecord:
+    side = board.turn
+    san = board.san(move)
+    after = board.copy(stack=False)
+    after.push(move)
+    remaining = rng.choice([None, rng.uniform(0, 6000), rng.uniform(0, 12)])
+    return MoveRecord(ply=ply, uci=move.uci(), san=san, side=side, fen_after=after.fen(), made_at=10.0 * ply,
+                      clock_white=remaining if side == chess.WHITE else None,
+                      clock_black=remaining if side == chess.BLACK else None,
+                      emt=rng.choice([None, rng.uniform(0, 300)]))
+
+
+def _illegal_record(board: chess.Board, ply: int, rng: random.Random) -> tuple[MoveRecord, chess.Board]:
+    """A piece of the side to move put on an empty square it cannot reach: the physical position after it."""
+    own = [sq for sq, piece in board.piece_map().items() if piece.color == board.turn
+           and piece.piece_type != chess.KING]
+    empty = [sq for sq in chess.SQUARES if board.piece_at(sq) is None]
+    fr, to = rng.choice(own), rng.choice(empty)
+    physical = board.copy(stack=False)
+    piece = physical.remove_piece_at(fr)
+    physical.set_piece_at(to, piece)
+    physical.turn = not board.turn
+    uci = chess.square_name(fr) + chess.square_name(to)
+    record = MoveRecord(ply=ply, uci=uci, san=f"{chess.square_name(fr)}-{chess.square_name(to)}", side=board.turn,
+                        fen_after=physical.fen(), made_at=10.0 * ply, legal=False,
+                        clock_white=rng.uniform(0, 5000) if board.turn == chess.WHITE else None,
+                        clock_black=rng.uniform(0, 5000) if board.turn == chess.BLACK else None)
+    return record, physical
+
+
+def _random_walk(seed: int, steps: int) -> list[GameState]:
+    """States of a game whose record grows, changes its last clocks, is retracted and reinstated, gets
+    illegal moves that stand (the game goes on from the physical position), and ends."""
+    rng = random.Random(seed)
+    chess960 = seed % 4 == 3
+    start = chess.Board.from_chess960_pos(seed % 960) if chess960 else chess.Board()
+    if seed % 5 == 4:   # a set-up position, Black to move
+        start = chess.Board("r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R b KQkq - 4 12")
+    boards = [start.copy(stack=False)]
+    records: list[MoveRecord] = []
+    states = []
+    result = "*"
+    clock = ClockState(white=5400.0, black=5400.0, running=None)
+    for _ in range(steps):
+        roll = rng.random()
+        board = boards[-1]
+        moves = list(board.legal_moves)
+        if roll < 0.08 and records:   # retraction (a takeback, a reinstatement going back)
+            keep = rng.randrange(len(records))
+            del records[keep:]
+            del boards[keep + 1:]
+            result = "*"
+        elif roll < 0.2 and records:   # the last move's clocks change (completed by the press)
+            last = records[-1]
+            records[-1] = dataclasses.replace(last, emt=rng.uniform(0, 99), clock_white=(
+                rng.uniform(0, 9000) if last.side == chess.WHITE else None), clock_black=(
+                rng.uniform(0, 9000) if last.side == chess.BLACK else None))
+        elif roll < 0.25 and not board.is_game_over():   # an illegal move that stood
+            record, physical = _illegal_record(board, len(records) + 1, rng)
+            records.append(record)
+            boards.append(physical)
+        elif roll < 0.28:   # a game end (or the arbiter's result), then maybe taken back
+            result = rng.choice(["1-0", "0-1", "1/2-1/2", "*"])
+        elif moves:
+            move = rng.choice(moves)
+            records.append(_legal_record(board, move, len(records) + 1, rng))
+            after = board.copy(stack=False)
+            after.push(move)
+            boards.append(after)
+        if rng.random() < 0.3:
+            clock = ClockState(white=rng.uniform(0, 9000), black=rng.choice([None, rng.uniform(0, 9)]),
+                               running=rng.choice([None, chess.WHITE, chess.BLACK]))
+        states.append(make_state(records, start_fen=start.fen(), chess960=chess960, fen=boards[-1].fen(),
+                                 turn=boards[-1].turn, result=result, clock=clock,
+                                 termination="FLAG_FALL" if result != "*" and rng.random() < 0.5 else None,
+                                 game_id=f"walk-{seed}"))
+    return states
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_walk_incremental_equals_rebuild(seed: int) -> None:
+    publisher = Publisher(board="t1")
+    for state in _random_walk(seed, 160):
+        _check(state, publisher)
+
+
+def test_games_rendered_in_turn_each_keep_their_record() -> None:
+    # Several boards' states rendered in one process, interleaved (an archive, a consumer of many boards).
+    walks = [_random_walk(seed, 120) for seed in range(100, 124)]
+    publishers = [Publisher(board=f"t{index}") for index in range(len(walks))]
+    for step in range(120):
+        for walk, publisher in zip(walks, publishers, strict=True):
+            _check(walk[step], publisher)
+
+
+def _injected(seed: int, kind: InjectionKind | None) -> list[Injection]:
+    game = random_game(seed, max_plies=60)
+    board = game.board()
+    fits = []
+    moves = list(game.mainline_moves())
+    for ply, move in enumerate(moves, 1):
+        if kind is not None and applicable(kind, board, move, has_next=ply < len(moves)):
+            fits.append(ply)
+        board.push(move)
+    return [Injection(kind, fits[seed % len(fits)])] if kind is not None and fits else []
+
+
+@pytest.mark.parametrize("kind", [None, *InjectionKind])
+def test_engine_games_incremental_equals_rebuild(kind: InjectionKind | None) -> None:
+    # The engine's own states (takebacks, reinstatements after an illegal move, completions that fill the
+    # clocks in) in every handling profile: at every StateChanged, incremental == rebuild.
+    checked = 0
+    for index, profile in enumerate(PROFILES):
+        seed = 7 * index + len(str(kind))
+        game = random_game(seed, max_plies=60)
+        try:
+            sim = simulate_game(game, seed=seed, profile=profile, injections=_injected(seed, kind))
+        except SimulationError:
+            continue
+        engine = Engine()
+        publisher = Publisher(board="t1")
+        for event in sim.events:
+            while (deadline := engine.next_deadline()) is not None and deadline < event.at:
+                if any(isinstance(o, StateChanged) for o in engine.advance(deadline)):
+                    _check(engine.state, publisher)
+                    checked += 1
+            if any(isinstance(o, StateChanged) for o in engine.feed(event)):
+                _check(engine.state, publisher)
+                checked += 1
+        while (deadline := engine.next_deadline()) is not None:
+            engine.advance(deadline)
+        _check(engine.state, publisher)
+    assert checked > 20

@@ -218,7 +218,31 @@ def _is_fortress_candidate(board: chess.Board) -> bool:
     return True
 
 
+#: Closures settled without a mate (or over the budget): (color, budget, visited keys, outcome). In a locked
+#: structure every move (a king's or a bishop's, no capture, no pawn move) can be undone, so all the positions a
+#: closure visited reach the same set: a later position among them has the same outcome. A game that shuffles
+#: in a fortress asks about such positions move after move; the answer is then a set lookup.
+_CLOSED: list[tuple[chess.Color | None, int, frozenset[Hashable], bool | None]] = []
+_CLOSED_KEEP = 4
+
+
 def _closure(board: chess.Board, color: chess.Color | None, budget: int) -> _Outcome:
+    """:func:`_closure_search`, answered from :data:`_CLOSED` when ``board`` is one of its visited positions."""
+    key = _key(board)
+    for seen_color, seen_budget, keys, outcome in _CLOSED:
+        if seen_color == color and seen_budget == budget and key in keys:
+            return outcome, []
+    outcome, line, visited = _closure_search(board, color, budget)
+    # False is safe to share: every visited position reaches a subset of what was searched. "Over the budget"
+    # only without castling rights (castling cannot be undone, so a visited position may reach less).
+    if visited and (outcome is False or (outcome is None and not board.castling_rights)):
+        _CLOSED.insert(0, (color, budget, frozenset(visited), outcome))
+        del _CLOSED[_CLOSED_KEEP:]
+    return outcome, line
+
+
+def _closure_search(board: chess.Board, color: chess.Color | None,
+                    budget: int) -> tuple[bool | None, list[chess.Move], set[Hashable]]:
     """Visit every position reachable from a locked ``board`` (depth first, transposition set).
 
     Returns (True, line) as soon as a mate of ``not color`` (of either side if ``color`` is None)
@@ -239,7 +263,7 @@ def _closure(board: chess.Board, color: chess.Color | None, budget: int) -> _Out
 
     first = replies_of(work)
     if first is None:
-        return None, []
+        return None, [], set()
     stack = [iter(first)]
     while stack:
         move = next(stack[-1], None)
@@ -255,17 +279,17 @@ def _closure(board: chess.Board, color: chess.Color | None, budget: int) -> _Out
             continue
         seen.add(key)
         if len(seen) > budget:
-            return None, []
+            return None, [], seen
         replies = replies_of(work)
         if replies is None:
-            return None, []
+            return None, [], seen  # the structure can change from here, so from every position visited
         if not replies:
             if work.is_check() and (color is None or work.turn != color):
-                return True, list(work.move_stack)
+                return True, list(work.move_stack), set()
             work.pop()
             continue
         stack.append(iter(replies))
-    return False, []
+    return False, [], seen
 
 
 def mating_line(board: chess.Board, color: chess.Color) -> tuple[bool | None, list[chess.Move]]:

@@ -195,3 +195,15 @@ def test_auto_new_game_is_off_unless_asked(tmp_path: Path) -> None:
     assert on.boards[0].auto_new_game is True and on.boards[0].game.event == "Club"
     with pytest.raises(ConfigError, match=r"auto_new_game.*true or false"):
         load_config(write(tmp_path, MINIMAL + '[board.game]\nauto_new_game = "yes"\n'))
+
+
+@pytest.mark.parametrize(("variant", "chess960"), [("standard", False), ("chess960", True), ("auto", False)])
+def test_the_boards_variant(tmp_path: Path, variant: str, chess960: bool) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL + f'[board.game]\nvariant = "{variant}"\n'))
+    game = cfg.boards[0].game
+    assert (game.variant, game.chess960, game.effective_variant) == (variant, chess960, variant)
+
+
+def test_an_unknown_variant_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"variant.*expected one of standard, chess960, auto, got 'fischer'"):
+        load_config(write(tmp_path, MINIMAL + '[board.game]\nvariant = "fischer"\n'))

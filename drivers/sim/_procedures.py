@@ -204,6 +204,12 @@ class CorrectionKind(enum.StrEnum):
     #: The pawn promoted to a piece of the opponent's colour (3.7.5.1: of the same colour), the clock
     #: pressed; the arbiter swaps the piece back for the pawn and the promotion is made again (7.5.1).
     ILLEGAL_PROMOTION_PIECE = "illegal-promotion-piece"
+    #: Castling begun with the king (released on its castling square), the rook not moved, the clock
+    #: pressed (CASTLING_INCOMPLETE_AT_PRESS); reinstated, the castling is then made (4.7.2).
+    CASTLING_INCOMPLETE = "castling-incomplete"
+    #: En passant with the captured pawn left on the board, the clock pressed
+    #: (EN_PASSANT_INCOMPLETE_AT_PRESS); reinstated, the pawn then captures en passant.
+    EN_PASSANT_INCOMPLETE = "en-passant-incomplete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +282,10 @@ def correction_applicable(kind: CorrectionKind, board: chess.Board, move: chess.
         return move.promotion == chess.QUEEN
     if kind is CorrectionKind.ILLEGAL_PROMOTION_PIECE:
         return move.promotion is not None
+    if kind is CorrectionKind.CASTLING_INCOMPLETE:  # standard castling: the king's two-square step
+        return board.is_castling(move) and not board.chess960
+    if kind is CorrectionKind.EN_PASSANT_INCOMPLETE:
+        return board.is_en_passant(move)
     if board.is_castling(move):
         return False
     if kind is CorrectionKind.ILLEGAL_GEOMETRY:
@@ -293,6 +303,8 @@ def correction_codes(kind: CorrectionKind) -> list[str]:
         CorrectionKind.ILLEGAL_SELF_CHECK: ["ILLEGAL_MOVE/SELF_CHECK"],
         CorrectionKind.PAWN_NOT_REPLACED: ["PAWN_NOT_REPLACED"],
         CorrectionKind.ILLEGAL_PROMOTION_PIECE: ["ILLEGAL_MOVE/PROMOTION_INVALID_PIECE"],
+        CorrectionKind.CASTLING_INCOMPLETE: ["CASTLING_INCOMPLETE_AT_PRESS"],
+        CorrectionKind.EN_PASSANT_INCOMPLETE: ["EN_PASSANT_INCOMPLETE_AT_PRESS"],
     }[kind]
 
 
@@ -417,6 +429,10 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
             kind for kind in (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
             if kind != board.piece_type_at(victim)]
         placed = chess.Piece(rng.choice(kinds), not color)
+    elif kind is CorrectionKind.CASTLING_INCOMPLETE:  # the king alone to its castling square
+        to_square, placed, victim = _king_rook(board, move)[1], piece, None
+    elif kind is CorrectionKind.EN_PASSANT_INCOMPLETE:  # the captured pawn stays where it is
+        to_square, placed, victim = move.to_square, piece, None
     elif kind is CorrectionKind.ILLEGAL_GEOMETRY:
         to_square, placed, victim = rng.choice(illegal_targets(board, move.from_square)), piece, None
     elif kind is CorrectionKind.ILLEGAL_CAPTURE:

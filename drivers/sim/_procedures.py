@@ -341,33 +341,37 @@ class _Restore:
     content: Content
 
 
-def _set_times(offender: chess.Color, penalty: float, take_back: bool) -> Callable[[float, Any], None]:
+def _corrected(clock: SimClock, at: float, offender: chess.Color, penalty: float, *, take_back: bool,
+               undo_reply: bool) -> tuple[dict[chess.Color, float], dict[chess.Color, int]]:
+    """Times and move counters after the arbiter's correction: the penalty to the opponent, the increment
+    and the count of the illegal press taken back (and those of the opponent's reply when it is undone)."""
+    times = {color: clock.remaining(color, at) for color in chess.COLORS}
+    counts = {color: clock.presses(color) for color in chess.COLORS}
+    undone = ([offender] if take_back else []) + ([not offender] if undo_reply else [])
+    for color in undone:
+        times[color] = max(1.0, times[color] - clock.last_bonus[color])
+        counts[color] = max(0, counts[color] - 1)
+    times[not offender] += penalty
+    return times, counts
+
+
+def _set_times(offender: chess.Color, penalty: float, take_back: bool, *,
+               undo_reply: bool = False) -> Callable[[float, Any], None]:
     """The arbiter sets the corrected times on the clock itself (readings show them)."""
 
     def fn(at: float, timeline: Any) -> None:
-        clock: SimClock = timeline.clock
-        times = {color: clock.remaining(color, at) for color in chess.COLORS}
-        if take_back:
-            times[offender] = max(1.0, times[offender] - clock.last_bonus[offender])
-        times[not offender] += penalty
-        counts = {color: clock.presses(color) for color in chess.COLORS}
-        if take_back:
-            counts[offender] = max(0, counts[offender] - 1)
+        times, counts = _corrected(timeline.clock, at, offender, penalty, take_back=take_back, undo_reply=undo_reply)
         timeline.set_times(at, times[chess.WHITE], times[chess.BLACK], counts[chess.WHITE], counts[chess.BLACK])
 
     return fn
 
 
-def _tablet_times(offender: chess.Color, penalty: float, take_back: bool) -> Callable[[float, SimClock], Event]:
+def _tablet_times(offender: chess.Color, penalty: float, take_back: bool, *,
+                  undo_reply: bool = False) -> Callable[[float, SimClock], Event]:
     """The arbiter enters the corrected times on the tablet (``SetClock``); the clock is set from it."""
 
     def make(at: float, clock: SimClock) -> Event:
-        times = {color: clock.remaining(color, at) for color in chess.COLORS}
-        counts = {color: clock.presses(color) for color in chess.COLORS}
-        if take_back:
-            times[offender] = max(1.0, times[offender] - clock.last_bonus[offender])
-            counts[offender] = max(0, counts[offender] - 1)
-        times[not offender] += penalty
+        times, counts = _corrected(clock, at, offender, penalty, take_back=take_back, undo_reply=undo_reply)
         clock.correct(at, times[chess.WHITE], times[chess.BLACK], counts[chess.WHITE], counts[chess.BLACK])
         return SetClock(at=_stamp(at), white=times[chess.WHITE], black=times[chess.BLACK],
                         moves_white=counts[chess.WHITE], moves_black=counts[chess.BLACK])
@@ -445,11 +449,28 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     _illegal_action(s, move.from_square, to_square, placed=placed, victim=victim)
     press_delay(s)
     s.press(color)
-    # 2. The opponent notices and stops the clock (or not); the arbiter comes.
-    paused = rng.random() < 0.8
-    s.wait(2.0, 8.0)
-    if paused:
+    queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and edition >= 2014
+    # 2. The opponent notices and stops the clock (or not); the arbiter comes. Sometimes the opponent
+    # replies first and the illegal move is found only then (7.5.1: "found during the game"): the
+    # position before the illegal move is reinstated, the reply undone with it.
+    reply = None
+    if not final and not queen_rule and rng.random() < 0.15:
+        reply = _late_reply(rng, board, move.from_square, to_square, placed=placed, victim=victim)
+    if reply is not None:
+        s.wait(1.0, 4.0)
+        s.lift(reply.from_square)
+        s.wait(0.25, 0.80)
+        s.put(reply.to_square, board.piece_at(reply.from_square))
+        press_delay(s)
+        s.press(not color)
+        paused = True
+        s.wait(2.0, 8.0)
         s.op(_Pause())
+    else:
+        paused = rng.random() < 0.8
+        s.wait(2.0, 8.0)
+        if paused:
+            s.op(_Pause())
     s.wait(2.0, 6.0)
     if final:
         loser_can_be_mated = not board.has_insufficient_material(not color)
@@ -459,14 +480,18 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
             s.wait(1.0, 3.0)
         s.op(_Command(lambda at, _clock: SetResult(at=_stamp(at), result=result)))
         return CycleResult(f"correction/{kind.value}/final", result)
-    queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and edition >= 2014
     parts = [f"correction/{kind.value}", "paused" if paused else "running"]
+    if reply is not None:
+        parts.append("noticed-after-reply")
     # 3. The pieces: the position before the illegal move, or (7.5.2 from E2014) the pawn becomes a queen.
     if queen_rule:
         actions = [_Restore(move.to_square, None), _Restore(move.to_square, chess.Piece(chess.QUEEN, color))]
         reinstate = "none"  # 7.5.2: the move stands as a queen promotion; nothing to reinstate
     else:
         actions = _restoration_order(rng, board, move.from_square, to_square, placed=placed, victim=victim)
+        if reply is not None:  # the reply is taken back first
+            actions = [_Restore(reply.to_square, None), _Restore(reply.from_square, board.piece_at(reply.from_square)),
+                       *actions]
         reinstate = rng.choice(["none", "before", "during", "after", "after-restart"])
     parts.append(f"reinstate-{reinstate}")
 
@@ -499,17 +524,18 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         clock_mode, penalty = "clock", 180.0 - penalty
     restart_color = not color if queen_rule else color
     if paused:
+        undo_reply = reply is not None
         if clock_mode in ("clock", "both"):
-            s.op(_Call(_set_times(color, penalty, take_back)))
+            s.op(_Call(_set_times(color, penalty, take_back, undo_reply=undo_reply)))
             s.wait(1.0, 4.0)
         if clock_mode == "tablet":
-            s.op(_Command(_tablet_times(color, penalty, take_back)))
+            s.op(_Command(_tablet_times(color, penalty, take_back, undo_reply=undo_reply)))
             s.wait(1.0, 3.0)
         elif clock_mode == "both":
             s.op(_Command(_echo_times))
             s.wait(1.0, 3.0)
         # 5. The restart with the side to move running (the offender, or the opponent after 7.5.2).
-        if queen_rule:
+        if queen_rule or reply is not None:  # the lever already stands for the side to move
             restart = "play"
             s.op(_Resume(restart_color))
         else:
@@ -558,6 +584,25 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         press_delay(s)
         s.press(color)
     return CycleResult(" ".join(parts))
+
+
+def _late_reply(rng: random.Random, board: chess.Board, from_square: int, to_square: int, *,
+                placed: chess.Piece, victim: int | None) -> chess.Move | None:
+    """A quiet reply of the opponent on the board as the illegal move left it (None if there is none)."""
+    after = board.copy(stack=False)
+    after.remove_piece_at(from_square)
+    if victim is not None:
+        after.remove_piece_at(victim)
+    after.set_piece_at(to_square, placed)
+    after.turn = not board.turn
+    after.ep_square = None
+    involved = {from_square, to_square, victim}
+    if after.king(after.turn) is None or after.is_check() or not after.is_valid():
+        return None
+    quiet = [m for m in after.legal_moves if not after.is_capture(m) and not after.is_castling(m)
+             and m.promotion is None and m.from_square not in involved and m.to_square not in involved
+             and board.piece_at(m.from_square) == after.piece_at(m.from_square)]
+    return rng.choice(quiet) if quiet else None
 
 
 def _restoration_order(rng: random.Random, board: chess.Board, from_square: int, to_square: int, *,

@@ -300,6 +300,8 @@ def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, e
             penalty = penalty_seconds(edition, category_of(TimeControl.parse(sim.game.time_control), edition))
             if "times-other-penalty" in label:  # the arbiter's judgement differs: the other of 1 and 2 minutes
                 penalty = 180.0 - penalty
+            if "noticed-after-reply" in label:  # the reply's increment is taken back with it
+                penalty -= TimeControl.parse(sim.game.time_control).bonus_s
             shown = [(e.left if _side(sim, opponent) is ClockSide.LEFT else e.right)
                      for i, e in readings if i >= pressed]
             jumps = [b - a for a, b in itertools.pairwise(shown) if a is not None and b is not None]
@@ -307,6 +309,30 @@ def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, e
             if "times-tablet" in label or "times-both" in label:
                 assert any(isinstance(e, SetClock) for e in sim.events)
     assert steps["paused"]  # the common case is among the eight
+
+
+def test_illegal_move_found_after_the_reply_undoes_both() -> None:
+    """7.5.1 "found during the game": the opponent has replied and pressed; both moves are taken back."""
+    found = 0
+    for game, ply, seed in _cases(CorrectionKind.ILLEGAL_GEOMETRY, 60):
+        sim = simulate_game(game, seed=seed, corrections=[Correction(CorrectionKind.ILLEGAL_GEOMETRY, ply)],
+                            procedures=True, think_median=1.0)
+        label = next(label for at, label in sim.handled if at == ply and label.startswith("correction/"))
+        if "noticed-after-reply" not in label:
+            continue
+        found += 1
+        assert "restart-play" in label and sim.moves == [m.uci() for m in game.mainline_moves()]
+        board = game.board()
+        for move in list(game.mainline_moves())[:ply - 1]:
+            board.push(move)
+        offender = _side(sim, board.turn)
+        # Two presses after the illegal move's start: the offender's, then the opponent's after his reply.
+        window = plies_of(sim)[ply - 1].changes
+        levers = [e.lever_high for e in sim.events
+                  if isinstance(e, ClockReading) and window[0].at <= e.at <= window[-1].at]
+        changes = [b for a, b in itertools.pairwise(levers) if a != b]
+        assert changes[:2] == [offender.other, offender], label
+    assert found >= 3
 
 
 def _uci(game: chess.pgn.Game) -> list[chess.Move]:

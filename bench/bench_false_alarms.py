@@ -35,6 +35,7 @@ the share with an exact record. Chess960: the same per castling method. Asserts 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import logging
 import multiprocessing
@@ -279,12 +280,14 @@ def _procedure_near(sim: SimulatedGame, ply: int) -> str:
     return ""
 
 
-def judge(item: Item) -> Outcome:
-    """Simulate, replay and compare with the simulator's ground truth."""
+def judge(item: Item, only: str = "") -> Outcome | None:
+    """Simulate, replay and compare with the simulator's ground truth (None: *only* does not match)."""
     try:
         sim, what = build(item)
     except SimulationError as exc:
         return Outcome(item, "?", False, error=f"simulation error: {exc}")
+    if only and only not in what and not any(only in label for _, label in sim.handled):
+        return None
     record, found = run_engine(sim)
     wanted = expected_record(sim)
     exact = record == wanted
@@ -426,6 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated profiles")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--failures", type=Path, help="write every failing game to this markdown file")
+    parser.add_argument("--only", default="", metavar="TEXT",
+                        help="judge only the games whose family or a procedure played contains TEXT "
+                             "(e.g. noticed-after-reply, 960/swap, correction/illegal-capture)")
     parser.add_argument("--dump", nargs=2, metavar=("PROFILE:INDEX", "FILE"),
                         help="write one bench game as an event log (for `boardd replay FILE`) and stop")
     args = parser.parse_args(argv)
@@ -443,9 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     _init_worker()
     if args.workers > 1:
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
-            outcomes = list(pool.imap(judge, items, chunksize=16))
+            judged = list(pool.imap(functools.partial(judge, only=args.only), items, chunksize=16))
     else:
-        outcomes = [judge(item) for item in items]
+        judged = [judge(item, args.only) for item in items]
+    outcomes = [outcome for outcome in judged if outcome is not None]
     elapsed = time.perf_counter() - start
     print(f"False alarms: {args.games} simulated games per profile (procedures=True), "
           f"{len(items)} in {elapsed:.0f} s on {args.workers} process(es)")

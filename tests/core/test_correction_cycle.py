@@ -311,3 +311,19 @@ def test_the_forms_cover_every_variation() -> None:
     assert {f.tablet for f in FORMS} == {"none", "before", "during", "after", "after-restart"}
     assert {f.penalty for f in FORMS} == {"suggested", "none", "other", "suggested-and-increment"}
     assert any(f.chess960 for f in FORMS) and any(f.restart_first for f in FORMS)
+
+
+def test_an_illegal_move_noticed_after_the_reply_takes_both_back_without_a_takeback_finding() -> None:
+    """7.5.1: found after Black replied, the position before the illegal move is reinstated (the reply with it);
+    the reply taken back first is a step of the reinstatement, not a takeback by the players."""
+    from tests.core.test_scenarios import Scn, check, run
+
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 5000 PAUSE · "
+                   "6000 L f6 · 6400 P g8 bN · 7000 L c5 · 7400 P f1 wB · 8000 ADD B 120 · 9000 RESUME · "
+                   "10000 L f1 · 10300 P c4 wB · 10800 C W",
+              ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
+    r = run(scn)
+    check(scn, r)
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling

@@ -92,12 +92,19 @@ class Correction:
         return all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
-        """A move entered the record: the offender's replacement (or a reply to a move that stood) ends it."""
+        """A move entered the record: the offender's replacement ends the cycle; so does the offender's next
+        move after the opponent's reply when nothing was reinstated (the illegal move stood).
+
+        The opponent's reply alone does not: an illegal move is often noticed only after it, and 7.5.1 then
+        reinstates the position before the illegal move, taking the reply back with it.
+        """
         cycle = self.cycle
         if cycle is None:
             return
-        if cycle.reinstated_at is None and side == cycle.offender:
-            return  # the offender again before any reinstatement: still the same cycle (not a replacement)
+        if cycle.reinstated_at is None:
+            if side == cycle.offender and len(self.g.records) > cycle.ply + 1:
+                self.close(outs, at)  # the offender plays on after the reply: the illegal move stood
+            return
         self.close(outs, at)
 
     def close(self, outs: list[Output], at: float) -> None:
@@ -131,6 +138,15 @@ class Correction:
             return False
         self.e.restoration.reinstate_from_board(outs, cycle.ply, at)
         self.note_reinstated(outs, at, "the position was put back on the board")
+        return True
+
+    def partial_restore(self, outs: list[Output], ply: int, at: float) -> bool:
+        """The board went back to a position between the illegal move and now (the opponent's reply taken back
+        first): a step of the reinstatement, not a takeback by the players (no TAKEBACK, no out-of-turn)."""
+        cycle = self.cycle
+        if cycle is None or cycle.reinstated_at is not None or not cycle.ply < ply < len(self.g.records):
+            return False
+        self.e.restoration.retract_to(outs, ply, at, "position being reinstated (7.5.1)")
         return True
 
     def note_reinstated(self, outs: list[Output], at: float, how: str) -> None:
@@ -193,6 +209,8 @@ class Correction:
         cycle = self.cycle
         if cycle is None or presser == cycle.offender:
             return False
+        if len(self.g.records) > cycle.ply + 1 and cycle.reinstated_at is None:
+            return False  # the opponent replied to the illegal move: presses are his again until a reinstatement
         if self.g.uncompleted.get(presser) is not None and self.g.uncompleted[presser] > cycle.ply:
             return False  # the opponent made a move after the illegal one: a real press
         official = self.g.index

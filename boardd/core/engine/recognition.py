@@ -76,6 +76,8 @@ class Recognition:
             return
         if diff.kind in _NOT_A_MOVE and not self.g.mask and not post_open:
             back = self.earlier_position()
+            if back is not None and self.e.correction.partial_restore(outs, back, at):
+                return
             if back is not None:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)

@@ -146,6 +146,8 @@ class WhoseChange:
         # takeback: the physical board is an earlier official position
         for back in range(1, min(_TAKEBACK_DEPTH, len(self.g.records)) + 1):
             if self.g.keys[-1 - back] == key:
+                if self.e.correction.partial_restore(outs, len(self.g.records) - back, at):
+                    return
                 if not self.g.oot_raised and not snapshot:
                     self.g.oot_raised = True
                     self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],

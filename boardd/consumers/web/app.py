@@ -170,6 +170,7 @@ class WebService:
             web.get("/", self._broadcast_page),
             web.get("/ws", self._public_ws),
             web.get("/arbiter", self._arbiter_page),
+            web.get("/arbiter/hall", self._hall_page),
             web.get("/arbiter/login", self._login_page),
             web.post("/arbiter/login", self._login),
             web.post("/arbiter/logout", self._logout),
@@ -201,6 +202,12 @@ class WebService:
             raise web.HTTPSeeOther("/arbiter/login")
         return self._page("arbiter.html", CSRF=_html(session.csrf), USER=_html(session.user),
                           SOUND="on" if self.config.sound else "off")
+
+    async def _hall_page(self, request: web.Request) -> web.Response:
+        """The hall view (hall.html): one tile per board, for 100 boards on one tablet screen."""
+        if self._session(request) is None:
+            raise web.HTTPSeeOther("/arbiter/login")
+        return self._page("hall.html")
 
     async def _login_page(self, request: web.Request) -> web.Response:
         error = "Wrong user name or password." if request.query.get("failed") else ""

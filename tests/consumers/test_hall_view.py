@@ -120,3 +120,98 @@ async def test_hall_view_of_100_boards_fits_and_shows_what_matters(mosquitto: Br
         height = await section.evaluate("() => document.scrollingElement.scrollHeight")
         assert height <= 844
         assert errors == []
+
+
+async def test_round_upload_preview_reassign_and_send(mosquitto: Broker, pgn_dir: Path, tmp_path: Path) -> None:
+    """The tablet's round upload: a TRF previewed, board 4 reassigned to t9, sent; bad files send nothing."""
+    import asyncio
+    import json
+
+    import aiomqtt
+
+    from boardd.core.tournament import read_trf
+    from tests.core.trf import swiss, trf_text
+
+    (real,) = load_games(pgn_dir / "tatamast22.pgn", 1)
+    boards = {name: Feed(script(real, board=name, board_no=i + 1, round_no=1, seed=i, max_plies=2), prefix=PREFIX)
+              for i, name in enumerate(["t1", "t2", "t3", "t4", "t9"])}
+    await publish(mosquitto, interleave([f.publications() for f in boards.values()]))
+    trf = tmp_path / "open.trf"
+    trf.write_bytes(trf_text(swiss(8, 1), eol="\r").encode("latin-1"))
+    pairings = read_trf(trf.read_text(encoding="latin-1"), 2)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("board,white,black,white elo\n1,A,B,2000\n2,C,D,2x00\n")
+    received: list[tuple[str, dict[str, Any]]] = []
+
+    async def daemons() -> None:
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:
+            await client.subscribe(f"{PREFIX}/+/cmd/new-game", qos=1)
+            async for message in client.messages:
+                board = message.topic.value.split("/")[1]
+                body = json.loads(bytes(message.payload))  # type: ignore[arg-type]
+                received.append((board, body))
+                topic, payload, retain, qos = boards[board].cmd_result(body["id"])
+                await client.publish(topic, payload, qos=qos, retain=retain)
+
+    async with running_web(mosquitto) as service, browser() as chromium:
+        answering = asyncio.create_task(daemons())
+        try:
+            await wait_until(lambda: len(service.hub.hall.boards) == 5, 10)
+            page = await chromium.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+            base = f"http://127.0.0.1:{service.http_port}"
+            await login(page, base)
+            await page.goto(f"{base}/arbiter/hall")
+            await page.click("#show-round")
+            # a bad file: the line and the column, no plan, nothing sent
+            await page.set_input_files("#round-file", str(bad))
+            await page.fill("#round-no", "1")
+            await page.click("#round-preview")
+            message = page.locator("#round-message.error")
+            await message.wait_for(timeout=5000)
+            assert "line 3 column 4 (white rating)" in await message.inner_text()
+            assert not await page.locator("#round-send").is_visible()
+            # the TRF: preview, reassign board 4, send
+            await page.set_input_files("#round-file", str(trf))
+            await page.fill("#round-no", "2")
+            await page.click("#round-preview")
+            rows = page.locator("#round-plan tbody tr")
+            await page.locator("#round-send").wait_for(state="visible", timeout=5000)
+            assert await rows.count() == 4
+            first = await rows.nth(0).inner_text()
+            g1 = pairings.games[0]
+            assert g1.white.name in first and str(g1.white.rating) in first and g1.white.fide_id in first
+            assert received == []  # the preview sends nothing
+            await page.fill('#round-plan input[data-board-no="4"]', "t9")
+            await page.click("#round-send")
+            await page.wait_for_function(
+                "() => document.querySelectorAll('#round-plan td.answer.ok').length === 4", timeout=10000)
+            sent = dict(received)
+            assert set(sent) == {"t1", "t2", "t3", "t9"} and len(received) == 4
+            for game in pairings.games:
+                body = sent["t9" if game.board_no == 4 else f"t{game.board_no}"]
+                assert (body["white"], body["black"], body["round"], body["board_no"]) == (
+                    game.white.name, game.black.name, "2", game.board_no)
+                assert body["token"] == "t0ken-arbiter"
+            async with aiomqtt.Client("127.0.0.1", mosquitto.port) as reader:
+                await reader.subscribe(f"{PREFIX}/_round/2", qos=1)
+                async with asyncio.timeout(5):
+                    msg = await anext(aiter(reader.messages))
+            roster = json.loads(bytes(msg.payload))  # type: ignore[arg-type]
+            assert msg.retain and [g["board"] for g in roster["games"]] == ["t1", "t2", "t3", "t9"]
+            # a board the hall has never seen: refused, nothing more sent
+            await page.click("#round-preview")
+            await page.locator("#round-send").wait_for(state="visible", timeout=5000)
+            assert await page.locator("#round-plan td.answer.ok").count() == 0  # a new plan: no old answers
+            await page.fill('#round-plan input[data-board-no="4"]', "t77")
+            await page.click("#round-send")
+            await page.locator("#round-message.error").wait_for(timeout=5000)
+            assert "t77 unknown to the hall" in await page.locator("#round-message").inner_text()
+            await asyncio.sleep(0.3)
+            assert len(received) == 4
+            await page.screenshot(path=str(SCREENSHOTS / "hall-round-upload.png"))
+            assert errors == []
+        finally:
+            answering.cancel()

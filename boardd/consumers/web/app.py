@@ -176,6 +176,7 @@ class WebService:
             web.post("/arbiter/logout", self._logout),
             web.get("/arbiter/ws", self._arbiter_ws),
             web.post("/arbiter/api/cmd", self._command),
+            web.post("/arbiter/api/round", self._round_upload),
             web.get("/healthz", self._health),
             web.static("/static", STATIC, append_version=False),
         ])
@@ -205,9 +206,10 @@ class WebService:
 
     async def _hall_page(self, request: web.Request) -> web.Response:
         """The hall view (hall.html): one tile per board, for 100 boards on one tablet screen."""
-        if self._session(request) is None:
+        session = self._session(request)
+        if session is None:
             raise web.HTTPSeeOther("/arbiter/login")
-        return self._page("hall.html")
+        return self._page("hall.html", CSRF=_html(session.csrf))
 
     async def _login_page(self, request: web.Request) -> web.Response:
         error = "Wrong user name or password." if request.query.get("failed") else ""
@@ -378,6 +380,17 @@ class WebService:
         _LOGGER.info("arbiter %s sent %s to %s: %s", session.user, name, board,
                      {k: v for k, v in payload.items() if k != "token"})
         return web.json_response({"id": payload["id"], "topic": topic}, status=202)
+
+    async def _round_upload(self, request: web.Request) -> web.Response:
+        """The hall view's round upload (boardd.consumers.web.round_upload): same checks as a command."""
+        session = self._session(request)
+        if session is None:
+            raise web.HTTPUnauthorized(text="login required")
+        if not _same_origin(request) or not _same_secret(request.headers.get("X-CSRF-Token", ""), session.csrf):
+            raise web.HTTPForbidden(text="bad CSRF token or origin")
+        from boardd.consumers.web.round_upload import handle_round  # noqa: PLC0415
+
+        return await handle_round(self, request, session.user)
 
     # MQTT.
 

@@ -159,7 +159,124 @@ document.getElementById("show-results").addEventListener("click", (event) => {
   renderCounts();
 });
 
+// The round upload: preview the file's games (reassign a board id), then send new-game to every board.
+const roundState = {file: null, players: null, plan: null, ids: new Map(), answers: new Map()};
+
+function fileBase64(input) {
+  return new Promise((resolve, reject) => {
+    const file = input.files && input.files[0];
+    if (!file) { resolve(null); return; }
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+async function postRound(send) {
+  const map = {};
+  for (const input of document.querySelectorAll("#round-plan input[data-board-no]")) {
+    if (input.value && input.value !== input.dataset.initial) map[input.dataset.boardNo] = input.value.trim();
+  }
+  const body = {file: roundState.file, players: roundState.players, round: Number(document.getElementById("round-no").value),
+    board_id: document.getElementById("round-template").value || "t{n}", map, send,
+    name: (document.getElementById("round-file").files[0] || {}).name || "upload"};
+  const response = await fetch("/arbiter/api/round", {method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json",
+      "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content},
+    body: JSON.stringify(body)});
+  if (response.status === 401) { location.href = "/arbiter/login"; return null; }
+  const text = await response.text();
+  if (!response.ok) throw new Error(text);
+  return JSON.parse(text);
+}
+
+function roundMessage(text, error) {
+  const message = document.getElementById("round-message");
+  message.textContent = text;
+  message.classList.toggle("error", !!error);
+}
+
+function showPlan(plan) {
+  roundState.plan = plan;
+  roundState.ids = new Map(plan.games.map((g) => [g.id, g]));
+  const table = document.getElementById("round-plan");
+  table.hidden = false;
+  table.querySelector("tbody").replaceChildren(...plan.games.map((g) => {
+    const row = el("tr", g.known ? "" : "unknown");
+    row.dataset.command = g.id;
+    const input = el("input");
+    input.value = g.board;
+    input.dataset.initial = g.board;
+    input.dataset.boardNo = String(g.board_no);
+    input.setAttribute("aria-label", `board id of board ${g.board_no}`);
+    const idCell = el("td");
+    idCell.append(input);
+    const rating = (p) => (p.rating ? ` (${p.rating})` : "") + (p.fide_id ? ` #${p.fide_id}` : "");
+    row.append(el("td", "", g.board_no), idCell, el("td", "", g.white.name + rating(g.white)),
+      el("td", "", g.black.name + rating(g.black)), el("td", "answer", g.known ? "" : "board not seen"));
+    return row;
+  }));
+  document.getElementById("round-byes").textContent = plan.byes.length
+    ? "No board: " + plan.byes.map((b) => `${b.player.name}${b.kind ? " (" + b.kind + ")" : ""}`).join(", ") : "";
+  for (const [id, result] of roundState.answers) renderAnswer(id, result);  // answers faster than the POST
+  document.getElementById("round-send").hidden = plan.sent;
+  roundMessage(`Round ${plan.round}: ${plan.games.length} games (${plan.format}; ${plan.board_rule})` +
+    (plan.sent ? " — sent, waiting for the boards' answers" : ""), false);
+}
+
+document.getElementById("show-round").addEventListener("click", (event) => {
+  const panel = document.getElementById("round");
+  panel.hidden = !panel.hidden;
+  event.currentTarget.setAttribute("aria-pressed", String(!panel.hidden));
+});
+
+document.getElementById("round-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    roundState.file = await fileBase64(document.getElementById("round-file"));
+    roundState.players = await fileBase64(document.getElementById("round-players"));
+    const plan = await postRound(false);
+    if (plan) showPlan(plan);
+  } catch (error) {
+    document.getElementById("round-plan").hidden = true;
+    document.getElementById("round-send").hidden = true;
+    roundMessage(String(error.message || error), true);
+  }
+});
+
+document.getElementById("round-send").addEventListener("click", async () => {
+  const games = roundState.plan ? roundState.plan.games.length : 0;
+  if (!confirm(`Send new-game to ${games} boards? Each board's current game ends.`)) return;
+  try {
+    const plan = await postRound(true);
+    if (plan) showPlan(plan);
+  } catch (error) {
+    roundMessage(String(error.message || error), true);
+  }
+});
+
+function onRoundAnswer(board, result) {
+  if (typeof result.id !== "string" || !result.id.startsWith("round")) return;
+  roundState.answers.set(result.id, result);
+  while (roundState.answers.size > 1000) roundState.answers.delete(roundState.answers.keys().next().value);
+  renderAnswer(result.id, result);
+}
+
+function renderAnswer(id, result) {
+  if (!roundState.ids.has(id)) return;
+  const cell = document.querySelector(`#round-plan tr[data-command="${CSS.escape(id)}"] td.answer`);
+  if (!cell) return;
+  cell.textContent = result.ok ? "ok" + (result.clock_answer ? `, clock ${result.clock_answer}` : "")
+    : "refused: " + (result.error || "?");
+  cell.className = "answer " + (result.ok ? "ok" : "refused");
+}
+
 function onHallMessage(obj) {
+  if (obj.t === "cmd-result") {
+    onRoundAnswer(obj.board, obj.result || {});
+    return;
+  }
   if (obj.t === "snapshot") {
     for (const view of obj.boards || []) update(view);
   } else if (obj.t === "board" && obj.view) {

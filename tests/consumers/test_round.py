@@ -14,9 +14,12 @@ from typing import Any
 
 import aiomqtt
 
+from boardd.consumers.relay import MqttSettings, RelayConfig
 from boardd.core.tournament import read_trf, split_lines
 from boardd.daemon.config import load_config
 from boardd.daemon.service import serve
+from tests.consumers.feed import read_pgn_games
+from tests.consumers.test_relay import running_relay
 from tests.core.trf import swiss, trf_text
 from tests.daemon._helpers import send_command, write_config
 from tests.daemon._world import WorldBoard, physical, script, to_event
@@ -135,7 +138,10 @@ async def test_ten_board_round_imported_played_and_results_written(tmp_path: Pat
     trf.write_bytes(trf_text(players, eol="\r").encode("latin-1"))
     pairings = read_trf(trf.read_text(encoding="latin-1"), 3)
     gates: dict[str, asyncio.Event] = {}
-    async with watching(mosquitto.port) as watch, hall(tmp_path, mosquitto.port, 10, gates):
+    relay_config = RelayConfig(mqtt=MqttSettings(port=mosquitto.port), http_port=None, out_dir=tmp_path / "live",
+                               debounce=0.1)
+    async with watching(mosquitto.port) as watch, hall(tmp_path, mosquitto.port, 10, gates), \
+            running_relay(relay_config) as relay:
         await watch.wait(lambda: len(watch.states) == 10, 20, "10 boards online")
         code, out, err = await boardd("round", "import", trf, "--round", "3", "--port", mosquitto.port)
         assert code == 0, out + err
@@ -171,6 +177,18 @@ async def test_ten_board_round_imported_played_and_results_written(tmp_path: Pat
             assert answer["ok"], answer
         await watch.wait(lambda: all(watch.states[f"t{b}"]["result"] != "*" for b in [1, 2, *verdicts]), 30,
                          "results")
+        # the relay's round PGN: every game with the FIDE ids of the roster, read by python-chess without errors
+        await watch.wait(lambda: len(read_pgn_games(relay.hall.round_pgn(3))) == 10 and all(
+            g.headers["Result"] != "*" for g in read_pgn_games(relay.hall.round_pgn(3))[:9]), 10, "relay round")
+        relayed = read_pgn_games(relay.hall.round_pgn(3))
+        for game, pairing in zip(relayed, pairings.games, strict=True):
+            assert not game.errors
+            assert (game.headers["Round"], game.headers["White"], game.headers["Black"]) == (
+                f"3.{pairing.board_no}", pairing.white.name, pairing.black.name)
+            assert (game.headers["WhiteFideId"], game.headers["BlackFideId"]) == (pairing.white.fide_id,
+                                                                                  pairing.black.fide_id)
+            assert game.headers["WhiteElo"] == str(pairing.white.rating) and game.headers["Event"] == "Test Open 2026"
+        assert [m.uci() for m in relayed[0].mainline_moves()] == FOOLS_MATE and relayed[0].headers["Result"] == "0-1"
         out_trf, out_csv = tmp_path / "after.trf", tmp_path / "after.csv"
         code, out, err = await boardd("round", "results", trf, "--round", "3", "--port", mosquitto.port,
                                       "--out", out_trf, "--csv", out_csv)

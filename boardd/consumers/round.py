@@ -138,7 +138,7 @@ def plan_round(round_file: RoundFile, boards: BoardsMap, *, event: str = "", tim
     used: dict[str, int] = {}
     for pairing in round_file.games:
         board = boards.board_id(pairing.board_no)
-        if not _BOARD_ID_RE.fullmatch(board):
+        if not _BOARD_ID_RE.fullmatch(board) or board == "_round":
             raise TournamentFileError(f"board {pairing.board_no} maps to {board!r}, not a board id ([A-Za-z0-9_-])",
                                       line=pairing.line, field="board")
         if board in used:

@@ -13,8 +13,9 @@ the whole file is good.
 * :func:`read_trf` reads the ``001`` player lines and one round's columns of a TRF (TRF-16 and
   TRF-2026; CR, LF or CRLF line ends; Latin-1 or UTF-8; ``###`` comments; other records
   skipped). A game is a pair of players who name each other as opponents with opposite
-  colours; a contradiction is an error. ``0000`` (or blanks) with a letter is a bye; a player
-  with a blank round column (withdrawn, or not paired) is listed as not paired.
+  colours; a contradiction is an error. ``0000`` (or blanks) with a letter is a bye; an opponent
+  with colour ``-`` (a forfeit decided before the round, ``+``/``-``) is no board game either; a
+  player with a blank round column (withdrawn, or not paired) is listed as not paired.
 * :func:`read_pairing_engine` reads JaVaFo/bbpPairings output (``N``, then ``W B`` starting
   ranks, ``0`` for the bye); the players come from a TRF. The order of the lines is the board
   order.
@@ -270,7 +271,8 @@ def read_trf(text: str, round_no: int) -> RoundFile:
     for rank in sorted(lines):
         entry = lines[rank]
         opp, colour, result = entry.rounds[round_no - 1] if len(entry.rounds) >= round_no else (0, "", "")
-        if opp == 0:
+        if opp == 0 or colour == "-":
+            # a bye, or a game not played on a board (a forfeit decided before the round: colour "-")
             byes.append(Bye(player=entry.player, kind=result if result in _BYE_CODES | {"+", "-"} else ""))
             continue
         other = lines.get(opp)

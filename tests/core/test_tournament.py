@@ -78,6 +78,14 @@ def test_forfeits_byes_and_withdrawn_players() -> None:
     assert len(rf.games) == 4
     byes = {b.player.rank: b.kind for b in rf.byes}
     assert byes == {9: "H", 10: ""}
+    # a round-3 game decided by forfeit before the round (colour "-", + and -): no board for it
+    first = rf.games[0]
+    players[first.white.rank - 1].rounds[2] = (first.black.rank, "-", "+")
+    players[first.black.rank - 1].rounds[2] = (first.white.rank, "-", "-")
+    forfeited = read_trf(trf_text(players), 3)
+    assert len(forfeited.games) == 3 and first.white.rank not in {g.white.rank for g in forfeited.games}
+    assert {b.player.rank: b.kind for b in forfeited.byes} == {9: "H", 10: "", first.white.rank: "+",
+                                                                first.black.rank: "-"}
     # the forfeit counts: + is a point, - is none (board order uses the scores before the round)
     from boardd.core import tournament
 

@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "record": ("drivers.record", "record raw device traffic to a capture file"),
     "relay": ("boardd.consumers.relay", "live-transmission relay: MQTT -> PGN folders, HTTP, lichess push"),
     "web": ("boardd.consumers.web.app", "broadcast screen and arbiter tablet"),
+    "setup": ("boardd.daemon.setup", "set up this Pi for one board: config, user, udev, systemd unit (as root)"),
+    "round": ("boardd.consumers.round", "a round from the pairing program to the boards, and its results back"),
 }
 
 TRACE = 5

@@ -94,12 +94,15 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Topic kinds the relay subscribes to.
 RELAY_KINDS = ("state", "move", "pgn", "status")
+#: ``{prefix}/_round/{N}``: the retained round rosters of ``boardd round import`` (docs/tournament.md).
+ROSTER_LEVEL = "_round"
 _BOARD_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _ROUND_RE = re.compile(r"^\s*(\d+)(?:\.(\d+))?")
 #: How many (session, seq) pairs per board are remembered for dedupe.
 _SEEN_WINDOW = 4096
-#: lichess push API: "up to 100 games" per request (BroadcastPgnPush).
-LICHESS_MAX_GAMES = 100
+#: lichess: a broadcast round holds at most 64 games (chapters); a push takes up to 100 games
+#: (BroadcastPgnPush). A larger round is split over several lichess round ids (docs/consumers.md).
+LICHESS_MAX_GAMES = 64
 _CLOCK_COMMANDS = re.compile(r"\[%(?:clk|emt)\s[^\]]*\]")
 
 
@@ -213,6 +216,8 @@ class Hall:
         self.boards: dict[str, BoardRecord] = {}
         #: games that left their board (a new game started there): round -> board number -> PGN
         self.archive: dict[int, dict[int, str]] = {}
+        #: the round rosters of ``boardd round import`` (docs/tournament.md): round -> board id -> game entry
+        self.rosters: dict[int, dict[str, Mapping[str, Any]]] = {}
         #: counters for logs and tests
         self.duplicates = 0
         self.gaps = 0
@@ -236,6 +241,8 @@ class Hall:
 
         Bad payloads are logged and counted (``rejected``), never raised.
         """
+        if topic.startswith(f"{self.prefix}/{ROSTER_LEVEL}/"):
+            return self._handle_roster(topic, payload)
         parsed = self.parse_topic(topic)
         if parsed is None:
             return None
@@ -297,6 +304,46 @@ class Hall:
             changed = self._take_move_clock(record, obj)
             return BoardUpdate(board=board, kind=kind, payload=obj, record_changed=changed)
         return BoardUpdate(board=board, kind=kind, payload=obj, record_changed=False)
+
+    def _handle_roster(self, topic: str, payload: bytes) -> BoardUpdate | None:
+        """A round roster (``{prefix}/_round/{N}``, retained): FIDE ids and ratings of the round's games."""
+        tail = topic.rsplit("/", 1)[-1]
+        try:
+            obj = json.loads(payload) if payload else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            obj = None
+        if not tail.isdigit() or (payload and (not isinstance(obj, dict) or not isinstance(obj.get("games"), list))):
+            self.rejected += 1
+            _LOGGER.warning("%s: not a round roster: dropped", topic)
+            return None
+        round_no = int(tail)
+        old = self.rosters.pop(round_no, {})
+        entries: dict[str, Mapping[str, Any]] = {str(g["board"]): g for g in (obj or {}).get("games", [])
+                   if isinstance(g, dict) and isinstance(g.get("board"), str)}
+        if entries:
+            self.rosters[round_no] = entries
+        for board in set(old) | set(entries):
+            if board in self.boards:
+                self.boards[board].version += 1
+        return BoardUpdate(board=ROSTER_LEVEL, kind="roster", payload=obj, record_changed=True)
+
+    def roster_tags(self, board: str, slot: GameSlot) -> dict[str, str]:
+        """``WhiteFideId``, ``WhiteElo``, ``WhiteTitle`` (and Black's) from the round roster, when the
+        board's game is the roster's game (same round, same players)."""
+        entry = self.rosters.get(slot.round, {}).get(board)
+        record = self.boards.get(board)
+        info = ((record.state or {}).get("game") or {}) if record is not None else {}
+        if entry is None or not isinstance(info, dict):
+            return {}
+        tags: dict[str, str] = {}
+        for side, prefix in (("white", "White"), ("black", "Black")):
+            player = entry.get(side)
+            if not isinstance(player, dict) or player.get("name") != info.get(side):
+                return {}
+            for key, suffix in (("fide_id", "FideId"), ("rating", "Elo"), ("title", "Title")):
+                if player.get(key):
+                    tags[prefix + suffix] = str(player[key])
+        return tags
 
     def _archive(self, record: BoardRecord) -> None:
         """A new game on this board: keep the finished one in its round, start the record afresh."""
@@ -404,6 +451,9 @@ class Hall:
         slot = self.slot_of(board)
         if record is None or record.state is None or slot is None:
             return None
+        roster = self.roster_tags(board, slot)
+        if roster:
+            slot = GameSlot(round=slot.round, board_no=slot.board_no, tags={**roster, **slot.tags})
         key = (record.version, slot)
         if record.built is None or record.built[0] != key:
             record.built = (key, build_game_pgn(record, slot, self.tags))
@@ -477,25 +527,32 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
     start_fen = record.pgn_headers.get("FEN") or info.get("start_fen")
     chess960 = bool(info.get("chess960")) or "960" in record.pgn_headers.get("Variant", "")
     board = chess.Board(str(start_fen), chess960=chess960) if start_fen else chess.Board()
-    if start_fen:
+    plies = _plies(record.board, moves)
+    restart = _after_last_illegal(board, plies)
+    first = 1
+    if restart is not None:
+        # An illegal move that stood (rules-spec G6, R22): the game goes on from the physical position
+        # after it, so the broadcast shows it move by move (SetUp/FEN, see docs/consumers.md).
+        first, board, note = restart
+        game.setup(board)
+        game.comment = note
+        _LOGGER.info("%s: illegal move stood at ply %d: PGN continues from the position after it", record.board,
+                     first - 1)
+    elif start_fen:
         game.setup(board)
         board = game.board()
     node: chess.pgn.GameNode = game
-    game.comment = record.comments.get((0, ""), "")
-    for ply, uci in enumerate(moves, start=1):
-        try:
-            move = chess.Move.from_uci(str(uci))
-        except ValueError:
-            _LOGGER.warning("%s: bad UCI %r at ply %d: record cut there", record.board, uci, ply)
-            break
+    if restart is None:
+        game.comment = record.comments.get((0, ""), "")
+    for ply, move in plies[first - 1:]:
         if not board.is_legal(move):
-            # An illegal move that stood (rules-spec G6, R22) has no SAN and lila would reject the
-            # movetext: stop before it. The daemon's PGN carries the rest of the record in a comment
-            # on the last legal move (kept above); without it, say where the record continues.
+            # Only when the position after the illegal move cannot be set up (an impossible position):
+            # stop before it. The daemon's PGN carries the rest of the record in a comment on the last
+            # legal move (kept above); without it, say where the record continues.
             if "illegal" not in node.comment:
-                note = f"the record continues with {uci} (illegal) at ply {ply}; see the board's state"
+                note = f"the record continues with {move.uci()} (illegal) at ply {ply}; see the board's state"
                 node.comment = f"{node.comment} {note}".strip()
-            _LOGGER.info("%s: illegal move %s at ply %d stood: PGN stops before it", record.board, uci, ply)
+            _LOGGER.info("%s: illegal move %s at ply %d stood: PGN stops before it", record.board, move, ply)
             break
         board.push(move)
         node = node.add_variation(move)
@@ -509,6 +566,65 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
         node.comment = " ".join(parts)
     exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
     return game.accept(exporter) + "\n"
+
+
+def _plies(board_id: str, moves: Sequence[object]) -> list[tuple[int, chess.Move]]:
+    """``(ply, move)`` of the record, cut before a move that is not UCI."""
+    plies: list[tuple[int, chess.Move]] = []
+    for ply, uci in enumerate(moves, start=1):
+        try:
+            plies.append((ply, chess.Move.from_uci(str(uci))))
+        except ValueError:
+            _LOGGER.warning("%s: bad UCI %r at ply %d: record cut there", board_id, uci, ply)
+            break
+    return plies
+
+
+def _long_notation(board: chess.Board, move: chess.Move) -> str:
+    """rules-spec §8's notation of an illegal move: ``Bf1-c5``, ``e2-e5``."""
+    piece = board.piece_at(move.from_square)
+    letter = piece.symbol().upper() if piece is not None and piece.piece_type != chess.PAWN else ""
+    promotion = chess.piece_symbol(move.promotion).upper() if move.promotion else ""
+    return f"{letter}{chess.square_name(move.from_square)}-{chess.square_name(move.to_square)}{promotion}"
+
+
+def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Move]]
+                        ) -> tuple[int, chess.Board, str] | None:
+    """Where the broadcast game restarts after the last illegal move that stood.
+
+    Returns ``(first ply after it, the physical position after it, the comment with the moves up
+    to it)``, or None when no illegal move stood or the position after it cannot be set up (a move
+    from an empty square, or a position python-chess and lila refuse: then the PGN stops before it).
+    """
+    board = start.copy(stack=False)
+    words: list[str] = []
+    last: int | None = None
+    after: chess.Board | None = None
+    for ply, move in plies:
+        number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
+            f"{board.fullmove_number}..." if not words else "")
+        if board.is_legal(move):
+            text = board.san(move)
+        else:
+            if board.piece_at(move.from_square) is None:
+                return None
+            text = f"{_long_notation(board, move)} (illegal)"
+            last = ply
+        words.append(f"{number} {text}".strip() if number else text)
+        try:
+            board.push(move)
+        except (AssertionError, ValueError):
+            return None
+        if last == ply:
+            after = board.copy(stack=False)
+    if last is None or after is None:
+        return None
+    after.clear_stack()
+    if not after.is_valid():
+        return None
+    note = (f"An illegal move stood; the game goes on from the position after it. "
+            f"The record up to it: {' '.join(words[:last])}")
+    return last + 1, after, note
 
 
 def etag_for(body: bytes) -> str:
@@ -877,28 +993,47 @@ class Relay:
         targets = dict(config.lichess_rounds)
         if config.lichess_round_id:
             targets[config.lichess_round or config.default_round] = config.lichess_round_id
-        #: one pusher per broadcast round (lichess has one round id per round of the tournament)
+        #: one pusher per broadcast round (lichess has one round id per round of the tournament): boards
+        #: 1-64 of the round; ``more_pushers[(round, k)]`` pushes boards 64k+1..64(k+1) when the round's
+        #: entry lists several lichess round ids ("id1,id2": lichess holds 64 games per round)
         self.pushers: dict[int, LichessPusher] = {}
+        self.more_pushers: dict[tuple[int, int], LichessPusher] = {}
+        self.parts: dict[int, int] = {}
         if targets and not config.lichess_token:
             _LOGGER.warning("lichess round ids set but no token: not pushing")
         elif config.lichess_token:
-            for round_no, round_id in targets.items():
-                self.pushers[round_no] = LichessPusher(
-                    source=functools.partial(self._push_text, round_no), base=config.lichess_base,
-                    round_id=round_id, token=config.lichess_token, min_interval=config.push_interval)
+            for round_no, round_ids in targets.items():
+                ids = [i.strip() for i in str(round_ids).split(",") if i.strip()]
+                self.parts[round_no] = len(ids)
+                for part, round_id in enumerate(ids):
+                    pusher = LichessPusher(
+                        source=functools.partial(self._push_text, round_no, part), base=config.lichess_base,
+                        round_id=round_id, token=config.lichess_token, min_interval=config.push_interval)
+                    if part == 0:
+                        self.pushers[round_no] = pusher
+                    else:
+                        self.more_pushers[(round_no, part)] = pusher
         self._truncation_logged: set[int] = set()
         self.connected = asyncio.Event()
         self.messages = 0
         self.http_port: int | None = None
 
-    def _push_text(self, round_no: int) -> str:
-        """The round PGN for lichess, which takes at most LICHESS_MAX_GAMES games per push."""
+    def _push_text(self, round_no: int, part: int = 0) -> str:
+        """Part *part* of the round PGN for lichess: games 64·part+1 .. 64·(part+1) by board order.
+
+        lichess holds at most LICHESS_MAX_GAMES games per broadcast round: the games beyond the
+        configured round ids are not pushed, and that is logged once per round as an error.
+        """
         games = self.hall.round_games(round_no)
-        if len(games) > LICHESS_MAX_GAMES and round_no not in self._truncation_logged:
+        parts = max(1, self.parts.get(round_no, 1))
+        if len(games) > LICHESS_MAX_GAMES * parts and round_no not in self._truncation_logged:
             self._truncation_logged.add(round_no)
-            _LOGGER.error("round %d has %d games; lichess takes %d per round: boards %d and later are not pushed",
-                          round_no, len(games), LICHESS_MAX_GAMES, games[LICHESS_MAX_GAMES][0])
-        return "\n".join(pgn for _, pgn in games[:LICHESS_MAX_GAMES])
+            _LOGGER.error("round %d has %d games; lichess holds %d per round and %d lichess round id(s) are set: "
+                          "boards %d and later are not pushed (list more ids: [relay.lichess] rounds = "
+                          "{ %d = \"id1,id2\" })", round_no, len(games), LICHESS_MAX_GAMES, parts,
+                          games[LICHESS_MAX_GAMES * parts][0], round_no)
+        chunk = games[LICHESS_MAX_GAMES * part:LICHESS_MAX_GAMES * (part + 1)]
+        return "\n".join(pgn for _, pgn in chunk)
 
     def take(self, topic: str, payload: bytes) -> BoardUpdate | None:
         """Feed one message to the hall and notify the sinks."""
@@ -907,7 +1042,7 @@ class Relay:
         if update is not None and update.record_changed:
             if self.writer is not None:
                 self.writer.mark()
-            for pusher in self.pushers.values():
+            for pusher in [*self.pushers.values(), *self.more_pushers.values()]:
                 pusher.mark()  # cheap: a pusher whose round text did not change sends nothing
         return update
 
@@ -916,7 +1051,8 @@ class Relay:
         client = aiomqtt.Client(settings.host, settings.port, username=settings.username,
                                 password=settings.password, identifier=settings.identifier,
                                 keepalive=settings.keepalive)
-        await consume_forever(client, settings, [f"{settings.prefix}/+/{kind}" for kind in RELAY_KINDS], self.take,
+        topics = [f"{settings.prefix}/+/{kind}" for kind in RELAY_KINDS] + [f"{settings.prefix}/{ROSTER_LEVEL}/+"]
+        await consume_forever(client, settings, topics, self.take,
                               connected=self.connected, logger=_LOGGER, name="relay")
 
     async def serve(self, *, ready: Callable[[Relay], None] | None = None) -> None:
@@ -937,6 +1073,8 @@ class Relay:
                     group.create_task(self.writer.run(), name="relay-folder")
                 for round_no, pusher in self.pushers.items():
                     group.create_task(pusher.run(), name=f"relay-lichess-{round_no}")
+                for (round_no, part), pusher in self.more_pushers.items():
+                    group.create_task(pusher.run(), name=f"relay-lichess-{round_no}-{part + 1}")
                 if ready is not None:
                     ready(self)
         finally:

@@ -551,6 +551,8 @@ def _board(raw: object, index: int, path: str, base: Path, journal_defaults: tup
     board_id = t.get_str("id", required=True)
     if not BOARD_ID_RE.fullmatch(board_id):
         raise t.error("id", f"expected a board id made of [A-Za-z0-9_-] (e.g. t12), got {board_id!r}")
+    if board_id == "_round":
+        raise t.error("id", "'_round' is reserved: {prefix}/_round/N carries the round roster (docs/tournament.md)")
     t.key = f"board.{board_id}"
     driver = _driver(t)
     rules, edition = _rules(t)

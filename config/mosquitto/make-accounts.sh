@@ -97,8 +97,8 @@ ACL
 acl_roles() {
   local name
   for name in "${arbiters[@]}"; do
-    printf '\n# arbiter: sends commands to any board, reads everything\nuser %s\n' "$name"
-    printf 'topic write %s/+/cmd/#\ntopic read %s/#\n' "$prefix" "$prefix"
+    printf '\n# arbiter: sends commands to any board, publishes the round roster (boardd round import), reads everything\nuser %s\n' "$name"
+    printf 'topic write %s/+/cmd/#\ntopic write %s/_round/#\ntopic read %s/#\n' "$prefix" "$prefix" "$prefix"
     printf 'topic read $SYS/broker/connection/#\n'
   done
   for name in "${displays[@]}" "${relays[@]}"; do

@@ -135,6 +135,7 @@ def test_wrong_type(tmp_path: Path) -> None:
 
 def test_bad_board_id(tmp_path: Path) -> None:
     expect_error(tmp_path, MINIMAL.replace('id = "t1"', 'id = "t 1/#"'), "board[0].id", "[A-Za-z0-9_-]")
+    expect_error(tmp_path, MINIMAL.replace('id = "t1"', 'id = "_round"'), "board[0].id", "reserved")
 
 
 def test_missing_board_and_driver(tmp_path: Path) -> None:

@@ -170,11 +170,13 @@ class WebService:
             web.get("/", self._broadcast_page),
             web.get("/ws", self._public_ws),
             web.get("/arbiter", self._arbiter_page),
+            web.get("/arbiter/hall", self._hall_page),
             web.get("/arbiter/login", self._login_page),
             web.post("/arbiter/login", self._login),
             web.post("/arbiter/logout", self._logout),
             web.get("/arbiter/ws", self._arbiter_ws),
             web.post("/arbiter/api/cmd", self._command),
+            web.post("/arbiter/api/round", self._round_upload),
             web.get("/healthz", self._health),
             web.static("/static", STATIC, append_version=False),
         ])
@@ -201,6 +203,13 @@ class WebService:
             raise web.HTTPSeeOther("/arbiter/login")
         return self._page("arbiter.html", CSRF=_html(session.csrf), USER=_html(session.user),
                           SOUND="on" if self.config.sound else "off")
+
+    async def _hall_page(self, request: web.Request) -> web.Response:
+        """The hall view (hall.html): one tile per board, for 100 boards on one tablet screen."""
+        session = self._session(request)
+        if session is None:
+            raise web.HTTPSeeOther("/arbiter/login")
+        return self._page("hall.html", CSRF=_html(session.csrf))
 
     async def _login_page(self, request: web.Request) -> web.Response:
         error = "Wrong user name or password." if request.query.get("failed") else ""
@@ -371,6 +380,17 @@ class WebService:
         _LOGGER.info("arbiter %s sent %s to %s: %s", session.user, name, board,
                      {k: v for k, v in payload.items() if k != "token"})
         return web.json_response({"id": payload["id"], "topic": topic}, status=202)
+
+    async def _round_upload(self, request: web.Request) -> web.Response:
+        """The hall view's round upload (boardd.consumers.web.round_upload): same checks as a command."""
+        session = self._session(request)
+        if session is None:
+            raise web.HTTPUnauthorized(text="login required")
+        if not _same_origin(request) or not _same_secret(request.headers.get("X-CSRF-Token", ""), session.csrf):
+            raise web.HTTPForbidden(text="bad CSRF token or origin")
+        from boardd.consumers.web.round_upload import handle_round  # noqa: PLC0415
+
+        return await handle_round(self, request, session.user)
 
     # MQTT.
 

@@ -1,0 +1,313 @@
+// The hall view: one tile per board (number, players, move, clocks, link), coloured by the most severe
+// open incident; a click opens the board's incidents and log. ?boards=1-20 (and ?round=3) for a section.
+"use strict";
+
+const hallGrid = document.getElementById("hall");
+const hallFilter = boardFilter();
+const entries = new Map();  // board id -> {view, node, receivedAt}
+let openBoard = null;
+
+function surname(name) {
+  const text = String(name || "?");
+  return text.includes(",") ? text.split(",")[0].trim() : text;
+}
+
+function sortKey(view) {
+  return [view.board_no === null || view.board_no === undefined ? 1e9 : view.board_no, view.board];
+}
+
+function compare(a, b) {
+  const ka = sortKey(a), kb = sortKey(b);
+  return ka[0] - kb[0] || (ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0);
+}
+
+function makeTile(board) {
+  const node = el("button", "tile");
+  node.type = "button";
+  node.dataset.board = board;
+  const top = el("div", "top");
+  top.append(el("span", "no"), el("span", "mv"), el("span", "res"), el("span", "dot"));
+  const white = el("div", "pl w");
+  white.append(el("span", "nm"), el("span", "ck"));
+  const black = el("div", "pl b");
+  black.append(el("span", "nm"), el("span", "ck"));
+  node.append(top, white, black);
+  node.addEventListener("click", () => openDetail(board));
+  return node;
+}
+
+function renderTile(entry) {
+  const v = entry.view, node = entry.node;
+  node.querySelector(".no").textContent = v.board_no !== null && v.board_no !== undefined ? v.board_no : v.board;
+  const moveNo = Math.floor((v.ply || 0) / 2) + 1;
+  const mv = node.querySelector(".mv");
+  mv.replaceChildren(el("span", "word", "move "), document.createTextNode(v.ply ? String(moveNo) : "–"));
+  mv.dataset.move = String(moveNo);
+  node.querySelector(".res").textContent = v.result && v.result !== "*" ? v.result.replace("1/2-1/2", "½-½") : "";
+  node.querySelector(".pl.w .nm").textContent = surname(v.white);
+  node.querySelector(".pl.b .nm").textContent = surname(v.black);
+  const rank = v.rank || 0;
+  node.className = `tile sev-${rank} link-${v.link || "unknown"}` + (v.result && v.result !== "*" ? " done" : "");
+  node.dataset.rank = String(rank);
+  node.dataset.link = v.link || "unknown";
+  const open = (v.flags || []).filter((f) => f.status !== "resolved").length;
+  node.title = `Board ${v.board_no ?? v.board} (${v.board}): ${v.white} – ${v.black}; ` +
+    `link ${v.link}${(v.link_why || []).length ? " (" + v.link_why.join("; ") + ")" : ""}; ` +
+    `${open} open incident(s)`;
+  renderClocks(entry);
+}
+
+function renderClocks(entry) {
+  const v = entry.view, clock = v.clock;
+  for (const side of ["white", "black"]) {
+    const row = entry.node.querySelector(side === "white" ? ".pl.w" : ".pl.b");
+    row.classList.toggle("run", !!clock && clock.running === side && (!v.result || v.result === "*"));
+    row.querySelector(".ck").textContent = clock ? formatClock(clockNow(clock, entry.receivedAt, side)) : "";
+  }
+}
+
+function place(entry) {
+  // keep the tiles in board order: insert before the first tile that sorts after this one
+  const after = [...entries.values()].filter((e) => e !== entry && e.node.isConnected && compare(e.view, entry.view) > 0)
+    .sort((a, b) => compare(a.view, b.view))[0];
+  hallGrid.insertBefore(entry.node, after ? after.node : null);
+}
+
+function update(view) {
+  let entry = entries.get(view.board);
+  const isNew = !entry;
+  if (!entry) {
+    entry = {view, node: makeTile(view.board), receivedAt: performance.now()};
+    entries.set(view.board, entry);
+  }
+  const moved = !isNew && compare(entry.view, view) !== 0;
+  entry.view = view;
+  entry.receivedAt = performance.now();
+  const shown = hallFilter(view);
+  if (!shown) {
+    if (entry.node.isConnected) entry.node.remove();
+  } else {
+    renderTile(entry);
+    if (isNew || moved || !entry.node.isConnected) place(entry);
+  }
+  if (openBoard === view.board) renderDetail();
+}
+
+function renderCounts() {
+  const shown = [...entries.values()].filter((e) => hallFilter(e.view)).map((e) => e.view);
+  const finished = shown.filter((v) => v.result && v.result !== "*").length;
+  const alerts = shown.filter((v) => (v.rank || 0) >= 2).length;
+  const down = shown.filter((v) => v.link === "offline" || v.link === "degraded").length;
+  document.getElementById("counts").textContent =
+    `${shown.length} boards · ${finished} finished · ${alerts} alert${alerts === 1 ? "" : "s"} · ${down} link down`;
+  if (!document.getElementById("results").hidden) renderResults(shown);
+}
+
+function renderResults(shown) {
+  const body = document.querySelector("#results tbody");
+  body.replaceChildren(...shown.sort(compare).map((v) => {
+    const row = el("tr");
+    row.dataset.board = v.board;
+    row.append(el("td", "", v.board_no ?? v.board), el("td", "", v.white), el("td", "", v.black),
+      el("td", "r", v.result && v.result !== "*" ? v.result : "playing"));
+    return row;
+  }));
+}
+
+function openDetail(board) {
+  openBoard = board;
+  document.getElementById("detail").hidden = false;
+  renderDetail();
+}
+
+function renderDetail() {
+  const entry = entries.get(openBoard);
+  if (!entry) return;
+  const v = entry.view;
+  document.getElementById("detail-title").textContent = `Board ${v.board_no ?? "?"} (${v.board})`;
+  document.getElementById("detail-players").textContent =
+    `${v.white} – ${v.black}` + (v.round ? ` · round ${v.round}` : "") + (v.ply ? ` · ply ${v.ply}` : "") +
+    (v.result && v.result !== "*" ? ` · ${v.result}` : "");
+  document.getElementById("detail-link").textContent =
+    `link: ${v.link}` + ((v.link_why || []).length ? ` (${v.link_why.join("; ")})` : "");
+  const flags = [...(v.flags || [])].sort((a, b) => (a.status === "resolved") - (b.status === "resolved"));
+  document.getElementById("detail-flags").replaceChildren(...(flags.length ? flags.map((f) => {
+    const item = el("li", `sev-${f.severity || "none"} ${f.status === "resolved" ? "resolved" : ""}`);
+    item.dataset.flag = f.id;
+    const side = f.side ? ` · ${f.side}` : "";
+    const ply = f.ply !== undefined && f.ply !== null ? ` · ply ${f.ply}` : "";
+    item.textContent = `${f.title || f.code || f.id} — ${f.severity || "?"} · ${f.status}${side}${ply}`;
+    return item;
+  }) : [el("li", "", "no incident")]));
+  const events = [...(v.events || [])].reverse();
+  document.getElementById("detail-events").replaceChildren(...(events.length ? events.map((e) => {
+    const time = String(e.ts || "").slice(11, 19);
+    return el("li", "", `${time} ${e.type || "?"}` + (e.result ? ` ${e.result}` : ""));
+  }) : [el("li", "", "nothing yet")]));
+  document.getElementById("detail-tablet").href = `/arbiter#board-${encodeURIComponent(v.board)}`;
+}
+
+document.getElementById("detail-close").addEventListener("click", () => {
+  openBoard = null;
+  document.getElementById("detail").hidden = true;
+});
+
+document.getElementById("show-results").addEventListener("click", (event) => {
+  const panel = document.getElementById("results");
+  panel.hidden = !panel.hidden;
+  event.currentTarget.setAttribute("aria-pressed", String(!panel.hidden));
+  renderCounts();
+});
+
+// The round upload: preview the file's games (reassign a board id), then send new-game to every board.
+const roundState = {file: null, players: null, plan: null, ids: new Map(), answers: new Map()};
+
+function fileBase64(input) {
+  return new Promise((resolve, reject) => {
+    const file = input.files && input.files[0];
+    if (!file) { resolve(null); return; }
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+async function postRound(send) {
+  const map = {};
+  for (const input of document.querySelectorAll("#round-plan input[data-board-no]")) {
+    if (input.value && input.value !== input.dataset.initial) map[input.dataset.boardNo] = input.value.trim();
+  }
+  const body = {file: roundState.file, players: roundState.players, round: Number(document.getElementById("round-no").value),
+    board_id: document.getElementById("round-template").value || "t{n}", map, send,
+    name: (document.getElementById("round-file").files[0] || {}).name || "upload"};
+  const response = await fetch("/arbiter/api/round", {method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json",
+      "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content},
+    body: JSON.stringify(body)});
+  if (response.status === 401) { location.href = "/arbiter/login"; return null; }
+  const text = await response.text();
+  if (!response.ok) throw new Error(text);
+  return JSON.parse(text);
+}
+
+function roundMessage(text, error) {
+  const message = document.getElementById("round-message");
+  message.textContent = text;
+  message.classList.toggle("error", !!error);
+}
+
+function showPlan(plan) {
+  roundState.plan = plan;
+  roundState.ids = new Map(plan.games.map((g) => [g.id, g]));
+  const table = document.getElementById("round-plan");
+  table.hidden = false;
+  table.querySelector("tbody").replaceChildren(...plan.games.map((g) => {
+    const row = el("tr", g.known ? "" : "unknown");
+    row.dataset.command = g.id;
+    const input = el("input");
+    input.value = g.board;
+    input.dataset.initial = g.board;
+    input.dataset.boardNo = String(g.board_no);
+    input.setAttribute("aria-label", `board id of board ${g.board_no}`);
+    const idCell = el("td");
+    idCell.append(input);
+    const rating = (p) => (p.rating ? ` (${p.rating})` : "") + (p.fide_id ? ` #${p.fide_id}` : "");
+    row.append(el("td", "", g.board_no), idCell, el("td", "", g.white.name + rating(g.white)),
+      el("td", "", g.black.name + rating(g.black)), el("td", "answer", g.known ? "" : "board not seen"));
+    return row;
+  }));
+  document.getElementById("round-byes").textContent = plan.byes.length
+    ? "No board: " + plan.byes.map((b) => `${b.player.name}${b.kind ? " (" + b.kind + ")" : ""}`).join(", ") : "";
+  for (const [id, result] of roundState.answers) renderAnswer(id, result);  // answers faster than the POST
+  document.getElementById("round-send").hidden = plan.sent;
+  roundMessage(`Round ${plan.round}: ${plan.games.length} games (${plan.format}; ${plan.board_rule})` +
+    (plan.sent ? " — sent, waiting for the boards' answers" : ""), false);
+}
+
+document.getElementById("show-round").addEventListener("click", (event) => {
+  const panel = document.getElementById("round");
+  panel.hidden = !panel.hidden;
+  event.currentTarget.setAttribute("aria-pressed", String(!panel.hidden));
+});
+
+document.getElementById("round-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    roundState.file = await fileBase64(document.getElementById("round-file"));
+    roundState.players = await fileBase64(document.getElementById("round-players"));
+    const plan = await postRound(false);
+    if (plan) showPlan(plan);
+  } catch (error) {
+    document.getElementById("round-plan").hidden = true;
+    document.getElementById("round-send").hidden = true;
+    roundMessage(String(error.message || error), true);
+  }
+});
+
+document.getElementById("round-send").addEventListener("click", async () => {
+  const games = roundState.plan ? roundState.plan.games.length : 0;
+  if (!confirm(`Send new-game to ${games} boards? Each board's current game ends.`)) return;
+  try {
+    const plan = await postRound(true);
+    if (plan) showPlan(plan);
+  } catch (error) {
+    roundMessage(String(error.message || error), true);
+  }
+});
+
+function onRoundAnswer(board, result) {
+  if (typeof result.id !== "string" || !result.id.startsWith("round")) return;
+  roundState.answers.set(result.id, result);
+  while (roundState.answers.size > 1000) roundState.answers.delete(roundState.answers.keys().next().value);
+  renderAnswer(result.id, result);
+}
+
+function renderAnswer(id, result) {
+  if (!roundState.ids.has(id)) return;
+  const cell = document.querySelector(`#round-plan tr[data-command="${CSS.escape(id)}"] td.answer`);
+  if (!cell) return;
+  cell.textContent = result.ok ? "ok" + (result.clock_answer ? `, clock ${result.clock_answer}` : "")
+    : "refused: " + (result.error || "?");
+  cell.className = "answer " + (result.ok ? "ok" : "refused");
+}
+
+function onHallMessage(obj) {
+  if (obj.t === "cmd-result") {
+    onRoundAnswer(obj.board, obj.result || {});
+    return;
+  }
+  if (obj.t === "snapshot") {
+    for (const view of obj.boards || []) update(view);
+  } else if (obj.t === "board" && obj.view) {
+    update(obj.view);
+  } else if (obj.t === "clocks") {
+    const now = performance.now();
+    for (const [board, clock] of Object.entries(obj.clocks || {})) {
+      const entry = entries.get(board);
+      if (!entry) continue;
+      entry.view.clock = clock;
+      entry.receivedAt = now;
+      if (entry.node.isConnected) renderClocks(entry);
+    }
+    return;
+  } else {
+    return;
+  }
+  renderCounts();
+  hallGrid.dataset.boards = String(hallGrid.children.length);
+}
+
+function onHallState(state) {
+  const link = document.getElementById("link");
+  link.dataset.state = state;
+  link.textContent = state === "open" ? "live" : "reconnecting…";
+}
+
+setInterval(() => {
+  for (const entry of entries.values()) {
+    if (entry.node.isConnected && entry.view.clock && entry.view.clock.running) renderClocks(entry);
+  }
+}, 250);
+
+connectSocket("/arbiter/ws", onHallMessage, onHallState, true);

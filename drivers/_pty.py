@@ -20,9 +20,10 @@ import contextlib
 import os
 import tempfile
 import tty
+from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 __all__ = ["PtyPort"]
 
@@ -152,3 +153,19 @@ class PtyPort:
         elif not self._out and self._writer_registered:
             self._loop.remove_writer(master)
             self._writer_registered = False
+
+
+async def play_until_stopped(play: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
+    """Run an emulator's *play* until it ends or *stop* is set (a signal, stdin closing), then cancel both.
+
+    The emulators' command lines stop cleanly at any point this way, during a game too.
+    """
+    player = asyncio.ensure_future(play)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({player, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (player, waiter):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -57,7 +57,7 @@ import chess.pgn
 
 from boardd.core.errors import DriverError
 from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, Link, LinkChanged, Marker, SquareChanged
-from drivers._pty import PtyPort
+from drivers._pty import PtyPort, play_until_stopped
 from drivers.base import TimeSource
 from drivers.dgt.codec import (
     EE_MOVES_SIZE,
@@ -687,15 +687,7 @@ async def _serve(args: argparse.Namespace) -> None:
                 loop.add_reader(sys.stdin.fileno(), stop.set)
             await stop.wait()
 
-        player = asyncio.ensure_future(play())
-        waiter = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({player, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (player, waiter):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await play_until_stopped(play(), stop)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,7 +25,7 @@ import chess
 import chess.pgn
 
 from boardd.core.events import Content
-from drivers._pty import PtyPort
+from drivers._pty import PtyPort, play_until_stopped
 from drivers.base import TimeSource
 
 __all__ = ["PtyBoardEmulator", "move_steps"]
@@ -253,15 +253,7 @@ def run_cli(make: Callable[[argparse.Namespace], PtyBoardEmulator], description:
                     print(f"played {plies} plies", flush=True)
                 await stop.wait()
 
-            player = asyncio.ensure_future(play())
-            waiter = asyncio.ensure_future(stop.wait())
-            try:
-                await asyncio.wait({player, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (player, waiter):
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            await play_until_stopped(play(), stop)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())

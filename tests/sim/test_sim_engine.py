@@ -22,9 +22,9 @@ import chess
 import chess.pgn
 import pytest
 
-from boardd.core.engine import Engine
+from bench.bench_false_alarms import code_of, expected_record, run_engine
 from boardd.core.events import SquareChanged
-from boardd.core.outputs import Irregularity, IrregularityRaised, Output, Severity
+from boardd.core.outputs import Irregularity, Severity
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulatedGame, applicable, random_game, simulate_game
 
 #: Random games per profile (the task: 500), split in chunks so a failure names its seeds.
@@ -35,41 +35,6 @@ CHUNK = 100
 #: the two-hands heuristic, the knock signature, the 7.5.2 pawn->queen exchange and the arbiter's clock
 #: restart after a press without a move (all four were xfail here first).
 ENGINE_GAPS: dict[InjectionKind, str] = {}
-
-
-def run_engine(sim: SimulatedGame) -> tuple[list[str], list[Irregularity]]:
-    """Feed the events, firing every timer on time, as the daemon does."""
-    engine = Engine(sim.header.rules, sim.game)
-    outputs: list[Output] = []
-    for event in sim.events:
-        deadline = engine.next_deadline()
-        while deadline is not None and deadline < event.at:
-            outputs += engine.advance(deadline)
-            following = engine.next_deadline()
-            if following is not None and following <= deadline:
-                break
-            deadline = following
-        outputs += engine.feed(event)
-    outputs += engine.advance(sim.events[-1].at + 30.0)
-    found = [o.irregularity for o in outputs if isinstance(o, IrregularityRaised)]
-    return [record.uci for record in engine.state.moves], found
-
-
-def expected_record(sim: SimulatedGame) -> list[str]:
-    """The game's moves, up to where the Laws end it on the board (E2014+ fivefold and 75 moves included)."""
-    fen = sim.game.start_fen
-    board = chess.Board(fen, chess960=sim.game.chess960) if fen else chess.Board()
-    record = []
-    for uci in sim.moves:
-        record.append(uci)
-        board.push(board.parse_uci(uci))
-        if board.is_game_over(claim_draw=False):
-            break
-    return record
-
-
-def code_of(irregularity: Irregularity) -> str:
-    return f"{irregularity.code}/{irregularity.subtype}" if irregularity.subtype else irregularity.code
 
 
 def findings(irregularities: list[Irregularity]) -> Counter[str]:

@@ -38,6 +38,7 @@ import chess
 from boardd.core.errors import BoarddError, EventError, EventLogError
 from boardd.core.events import (
     Acknowledge,
+    BoardLog,
     BoardSnapshot,
     ClockReading,
     ClockSide,
@@ -46,6 +47,9 @@ from boardd.core.events import (
     GameInfo,
     Link,
     LinkChanged,
+    LogEntry,
+    LoggedChange,
+    LoggedPress,
     Marker,
     NewGame,
     Reinstate,
@@ -399,6 +403,11 @@ def event_to_json(event: Event) -> dict[str, Any]:
             return obj
         case LinkChanged():
             return {**head, "type": "link", "link": event.link.value, "up": event.up, "detail": event.detail}
+        case BoardLog():
+            entries: list[list[Any]] = [
+                [chess.square_name(e.square), _content_to_json(e.content)] if isinstance(e, LoggedChange)
+                else ["press", e.side.value, e.shown] for e in event.entries]
+            return {**head, "type": "board-log", "source": event.source, "entries": entries}
         case NewGame():
             return {**head, "type": "new-game", "game": game_to_json(event.game)}
         case SetPlayers():
@@ -459,6 +468,27 @@ def _link_event(obj: Mapping[str, Any], at: float) -> Event:
                        detail=_as_str(obj.get("detail", ""), "detail"))
 
 
+def _board_log_event(obj: Mapping[str, Any], at: float) -> Event:
+    _check_keys(obj, ("t", "type", "source", "entries"), "board-log")
+    raw = _get(obj, "entries", "board-log")
+    if not isinstance(raw, list):
+        raise _fail("board-log entries must be a list")
+    entries: list[LogEntry] = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) not in (2, 3):
+            raise _fail(f"a board-log entry is [square, piece] or [\"press\", side, seconds], got {item!r}")
+        if item[0] == "press" and len(item) == 3:
+            side = _side_from_json(item[1], "press side")
+            if side is None:
+                raise _fail("a logged press needs its side")
+            entries.append(LoggedPress(side=side, shown=_as_number(item[2], "press seconds")))
+        elif len(item) == 2:
+            entries.append(LoggedChange(square=_square_from_json(item[0]), content=_content_from_json(item[1])))
+        else:
+            raise _fail(f"bad board-log entry {item!r}")
+    return BoardLog(at=at, entries=tuple(entries), source=_as_str(obj.get("source", "eeprom"), "source"))
+
+
 def _new_game_event(obj: Mapping[str, Any], at: float) -> Event:
     _check_keys(obj, ("t", "type", "game"), "new-game")
     return NewGame(at=at, game=game_from_json(obj.get("game", {})))
@@ -516,6 +546,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], float], Event]] = {
     "snapshot": _snapshot_event,
     "clock": _clock_event,
     "link": _link_event,
+    "board-log": _board_log_event,
     "new-game": _new_game_event,
     "set-players": _set_players_event,
     "ack": _ack_event,

@@ -34,6 +34,7 @@ __all__ = [
     "Acknowledge",
     "ArbiterCommand",
     "BoardEvent",
+    "BoardLog",
     "BoardSnapshot",
     "ClockReading",
     "ClockSide",
@@ -42,6 +43,9 @@ __all__ = [
     "GameInfo",
     "Link",
     "LinkChanged",
+    "LogEntry",
+    "LoggedChange",
+    "LoggedPress",
     "Marker",
     "NewGame",
     "Reinstate",
@@ -236,7 +240,54 @@ class LinkChanged:
         _check_time(self.at)
 
 
-BoardEvent: TypeAlias = SquareChanged | BoardSnapshot | ClockReading | LinkChanged
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoggedChange:
+    """One square change from the board's own memory (no time of its own: the order is what counts)."""
+
+    square: chess.Square
+    content: Content
+
+    def __post_init__(self) -> None:
+        _check_square(self.square)
+        _check_content(self.content)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoggedPress:
+    """A lever change from the board's own memory: *side* pressed, its clock showing *shown* seconds then."""
+
+    side: ClockSide
+    shown: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.shown, (int, float)) or math.isnan(self.shown) or self.shown < 0:
+            raise EventError(f"a logged clock time must be >= 0 seconds, got {self.shown!r}")
+
+
+LogEntry: TypeAlias = LoggedChange | LoggedPress
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardLog:
+    """What the board recorded itself while no host read it, oldest first (the DGT EEPROM, protocols.md §1.9).
+
+    ``at`` is when the log was read (the restart); the entries have no times of their own: the
+    recovery (:mod:`boardd.core.recovery`) places them with the clock readings. ``source`` names the
+    memory (``"eeprom"``).
+    """
+
+    at: float
+    entries: tuple[LogEntry, ...]
+    source: str = "eeprom"
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        for entry in self.entries:
+            if not isinstance(entry, (LoggedChange, LoggedPress)):
+                raise EventError(f"a board log holds LoggedChange and LoggedPress entries, got {entry!r}")
+
+
+BoardEvent: TypeAlias = SquareChanged | BoardSnapshot | ClockReading | LinkChanged | BoardLog
 
 
 # --- Arbiter and operator commands (already validated by the daemon) -------

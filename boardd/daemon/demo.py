@@ -163,7 +163,8 @@ class DemoBoard:
                 previous = event.at
                 if delay > 0:
                     await asyncio.sleep(delay)
-                if isinstance(event, ev.SquareChanged | ev.BoardSnapshot | ev.ClockReading | ev.LinkChanged):
+                if isinstance(event, ev.SquareChanged | ev.BoardSnapshot | ev.ClockReading | ev.LinkChanged
+                              | ev.BoardLog):
                     self.stats["events"] += 1
                     yield dataclasses.replace(event, at=self.time_source())
                 elif not isinstance(event, ev.NewGame):  # the demo starts games itself

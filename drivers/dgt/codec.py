@@ -55,7 +55,12 @@ __all__ = [
     "DgtDecoder",
     "DgtMessage",
     "DgtProtocolError",
+    "EEClock",
+    "EEFieldChange",
     "EEMoves",
+    "EERecord",
+    "EETag",
+    "EETagRecord",
     "FieldUpdate",
     "FrameError",
     "HardwareVersion",
@@ -69,8 +74,10 @@ __all__ = [
     "Trademark",
     "Unknown",
     "Version",
+    "decode_ee_log",
     "decode_message",
     "encode",
+    "encode_ee_log",
     "encode_message",
 ]
 
@@ -307,9 +314,143 @@ class BatteryStatus:
 
 @dataclass(frozen=True, slots=True)
 class EEMoves:
-    """DGT_MSG_EE_MOVES: the EEPROM log, drained and kept raw (boardd does not interpret it)."""
+    """DGT_MSG_EE_MOVES: the EEPROM log, raw; :func:`decode_ee_log` reads its records (§1.9)."""
 
     data: bytes
+
+
+class EETag(enum.IntEnum):
+    """One-byte records of the EEPROM log (§1.9)."""
+
+    NOP2 = 0x00
+    POWERUP = 0x6A
+    EOF = 0x6B
+    FOURROWS = 0x6C
+    EMPTYBOARD = 0x6D
+    DOWNLOADED = 0x6E
+    BEGINPOS = 0x6F
+    BEGINPOS_ROT = 0x7A
+    START_TAG = 0x7B
+    WATCHDOG_ACTION = 0x7C
+    FUTURE_1 = 0x7D
+    FUTURE_2 = 0x7E
+    NOP = 0x7F
+
+
+@dataclass(frozen=True, slots=True)
+class EEFieldChange:
+    """A field change in the EEPROM log: ``0t0r nnnn`` ``00ii iiii`` (§1.9).
+
+    Attributes:
+        field: DGT field (a8=0 .. h1=63).
+        code: the piece code now on it (0 = empty).
+        quick: the ``r`` bit: less than ~250 ms since the previous record.
+    """
+
+    field: int
+    code: int
+    quick: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EEClock:
+    """A clock record of the EEPROM log, written at a lever change: ``0uuf hhhh`` ``0MMM mmmm`` ``0SSS ssss``.
+
+    Attributes:
+        left: the ``f`` bit: the left clock's time (else the right one's).
+        seconds: the time that clock showed (h:mm:ss, minutes and seconds as tens/units).
+    """
+
+    left: bool
+    seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class EETagRecord:
+    """A one-byte record of the EEPROM log (power-up, begin position, downloaded, ...)."""
+
+    tag: EETag
+
+
+EERecord: TypeAlias = EEFieldChange | EEClock | EETagRecord
+
+#: Records that carry nothing (padding of the ring buffer).
+_EE_SKIPPED = frozenset({EETag.NOP, EETag.NOP2, EETag.FUTURE_1, EETag.FUTURE_2})
+
+
+def decode_ee_log(data: bytes) -> list[EERecord]:
+    """The records of an EEPROM log (the data of DGT_MSG_EE_MOVES), oldest first, up to ``EE_EOF``.
+
+    Padding (``NOP``, ``NOP2``, the "future" tags) is skipped. A record cut short by the end of the data,
+    a field > 63 or a clock record whose minutes/seconds are not tens/units is skipped too (one byte at
+    a time, so the next record is found again): the log is a hint, never a reason to fail.
+
+    >>> decode_ee_log(bytes.fromhex("6a 6f 40 34 51 24 72 05 09 6b 40 00"))  # doctest: +NORMALIZE_WHITESPACE
+    [EETagRecord(tag=<EETag.POWERUP: 106>), EETagRecord(tag=<EETag.BEGINPOS: 111>),
+     EEFieldChange(field=52, code=0, quick=False), EEFieldChange(field=36, code=1, quick=True),
+     EEClock(left=True, seconds=7509)]
+    """
+    records: list[EERecord] = []
+    i, n = 0, len(data)
+    while i < n:
+        b = data[i]
+        if 0x40 <= b <= 0x5F:
+            if i + 1 < n and data[i + 1] <= 63:
+                records.append(EEFieldChange(field=data[i + 1], code=b & 0x0F, quick=bool(b & 0x10)))
+                i += 2
+                continue
+        elif 0x60 <= b <= 0x69 or 0x70 <= b <= 0x79:
+            if i + 2 < n:
+                mm, ss = data[i + 1], data[i + 2]
+                if (mm >> 4) <= 5 and (mm & 0x0F) <= 9 and (ss >> 4) <= 5 and (ss & 0x0F) <= 9:
+                    seconds = (b & 0x0F) * 3600 + ((mm >> 4) * 10 + (mm & 0x0F)) * 60 + (ss >> 4) * 10 + (ss & 0x0F)
+                    records.append(EEClock(left=bool(b & 0x10), seconds=seconds))
+                    i += 3
+                    continue
+        else:
+            try:
+                tag = EETag(b)
+            except ValueError:
+                tag = None
+            if tag is EETag.EOF:
+                break
+            if tag is not None and tag not in _EE_SKIPPED:
+                records.append(EETagRecord(tag=tag))
+        i += 1
+    return records
+
+
+def _ee_record_bytes(record: EERecord) -> bytes:
+    match record:
+        case EEFieldChange(field=field, code=code, quick=quick):
+            if not 0 <= field <= 63 or not 0 <= code <= 15:
+                raise FrameError(f"EEPROM field change needs field 0..63 and code 0..15, got {field}, {code}")
+            return bytes((0x40 | (0x10 if quick else 0) | code, field))
+        case EEClock(left=left, seconds=seconds):
+            if not 0 <= seconds < 10 * 3600:
+                raise FrameError(f"EEPROM clock time must be 0..9:59:59, got {seconds} s")
+            hours, rest = divmod(seconds, 3600)
+            return bytes((0x60 | (0x10 if left else 0) | hours, _to_bcd(rest // 60), _to_bcd(rest % 60)))
+        case EETagRecord(tag=tag):
+            return bytes((int(tag),))
+
+
+def encode_ee_log(records: list[EERecord], size: int = EE_MOVES_SIZE - 3) -> bytes:
+    """The EEPROM log data holding *records* (oldest first) then ``EE_EOF``, padded in front with ``NOP``.
+
+    Records that do not fit are dropped from the oldest end (a ring buffer), whole.
+    """
+    chunks = [_ee_record_bytes(r) for r in records]
+    room = size - 1
+    total = 0
+    kept: list[bytes] = []
+    for chunk in reversed(chunks):
+        if total + len(chunk) > room:
+            break
+        kept.append(chunk)
+        total += len(chunk)
+    body = b"".join(reversed(kept)) + bytes((EETag.EOF,))
+    return bytes((EETag.NOP,)) * (size - len(body)) + body
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 One task (``_run``) owns the link. It opens the port, sends the start-up
-sequence (protocols.md §1.11: UPDATE_NICE ``4b``, version ``4d``, dump ``42``,
+sequence (protocols.md §1.11: UPDATE_NICE ``4b``, version ``4d``, EEPROM log ``49`` (§1.9: what the
+board recorded while no host read it, emitted as a ``BoardLog`` before the dump), dump ``42``,
 serial ``45`` and long serial ``55``, clock version ``2b 03 03 09 00``), then
 reads. Every received chunk is stamped with ``time_source()`` and decoded;
 the messages are mapped to events and queued for :meth:`DgtDriver.events`.
@@ -352,7 +353,8 @@ class DgtDriver(LinkDriver[SerialLink]):
         link.write(encode(command))
 
     def _hello(self, link: SerialLink) -> None:
-        sequence = [Command.SEND_UPDATE_NICE, Command.SEND_VERSION, Command.SEND_BRD,
+        # the EEPROM log before the dump: what the board recorded while no host read it (§1.9) comes first
+        sequence = [Command.SEND_UPDATE_NICE, Command.SEND_VERSION, Command.SEND_EE_MOVES, Command.SEND_BRD,
                     Command.RETURN_SERIALNR, Command.RETURN_LONG_SERIALNR]
         data = b"".join(encode(c) for c in sequence)
         if self.options.clock:

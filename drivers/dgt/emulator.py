@@ -28,6 +28,13 @@ clock as protocols.md §1 and the real captures describe them:
   (only in UPDATE/UPDATE_NICE) after ``ack_delay``. As on the real clock (§1.8),
   SetNRun is processed only in mode 23 (:attr:`DgtEmulator.clock_mode`): in any
   other mode the clock keeps its times and answers with an error ack (``ack0`` 0x40).
+* **EEPROM log** (§1.9): with ``host_timeout`` set, bytes written to the host and left unread
+  for that long mean the host is gone (crashed, rebooting): the unread bytes are lost (as on a USB
+  reset), the board falls back to IDLE and logs every field change and every lever change (the
+  presser's time as shown when the lever went down) in its EEPROM ring buffer, together with the
+  changes written to the host that it never read, until a host sets an update mode again.
+  ``49`` sends the log and appends ``EE_DOWNLOADED``: the records after the last such tag are the
+  ones no host has seen (:attr:`DgtEmulator.ee_log`).
 * **Hot-plug**: :meth:`unplug` closes the pty and removes the link (the host's
   reads fail); the physical board keeps changing under the script; :meth:`replug`
   opens a new pty under the same path, and the board starts again in IDLE.
@@ -42,11 +49,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
 import logging
 import math
 import random
 import signal
 import sys
+import termios
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -60,7 +69,6 @@ from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Content, 
 from drivers._pty import PtyPort, play_until_stopped
 from drivers.base import TimeSource
 from drivers.dgt.codec import (
-    EE_MOVES_SIZE,
     BatteryStatus,
     BoardDump,
     BusAddress,
@@ -75,7 +83,12 @@ from drivers.dgt.codec import (
     ClockVersionRequest,
     Command,
     DgtMessage,
+    EEClock,
+    EEFieldChange,
     EEMoves,
+    EERecord,
+    EETag,
+    EETagRecord,
     FieldUpdate,
     HardwareVersion,
     HostCommand,
@@ -85,6 +98,7 @@ from drivers.dgt.codec import (
     SetNRunMode,
     Trademark,
     Version,
+    encode_ee_log,
     encode_message,
 )
 from drivers.dgt.mapping import code_from_content, square_to_field
@@ -122,6 +136,8 @@ class DgtEmulator(PtyPort):
         directory: where the stable symlink is created (a temporary directory by default).
         trickle: seconds between bytes, to deliver messages byte by byte (0.00104 is 9600 baud).
         noise: probability of 1-6 bytes of line noise before each write (never a valid frame).
+        host_timeout: bytes left unread this long mean the host is gone: the board logs in its EEPROM
+            (None: never; the host is assumed to read everything).
     """
 
     _tmp_prefix = "dgt-emu-"
@@ -143,6 +159,7 @@ class DgtEmulator(PtyPort):
         directory: Path | None = None,
         trickle: float = 0.0,
         noise: float = 0.0,
+        host_timeout: float | None = None,
     ) -> None:
         super().__init__(directory=directory, link_name="usb-Digital_Game_Technology_DGT_Board-if00")
         self._scan_range = scan_interval if isinstance(scan_interval, tuple) else (scan_interval, scan_interval)
@@ -189,6 +206,16 @@ class DgtEmulator(PtyPort):
         self._trickle_handle: asyncio.TimerHandle | None = None
         #: Called with every chunk written to the host (benchmarks measure latency with it).
         self.on_write: list[Callable[[bytes], None]] = []
+        # EEPROM (§1.9): the ring buffer's records, oldest first.
+        self.host_timeout = host_timeout
+        self.ee_log: list[EERecord] = [EETagRecord(tag=EETag.POWERUP)]
+        if fen == chess.STARTING_BOARD_FEN:
+            self.ee_log.append(EETagRecord(tag=EETag.BEGINPOS))
+        #: The board is logging: no host reads it.
+        self.recording = False
+        self._unread_since: float | None = None
+        #: Records of what was written to the host but not seen read yet: (scan number, record).
+        self._unconfirmed: list[tuple[int, EERecord]] = []
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -270,10 +297,13 @@ class DgtEmulator(PtyPort):
                 self.mode = Mode.IDLE
             case Command.SEND_UPDATE:
                 self.mode = Mode.UPDATE
+                self._host_back()
             case Command.SEND_UPDATE_BRD:
                 self.mode = Mode.UPDATE_BOARD
+                self._host_back()
             case Command.SEND_UPDATE_NICE:
                 self.mode = Mode.UPDATE_NICE
+                self._host_back()
             case Command.SEND_CLK:
                 self._send_bwtime()
             case Command.SEND_BRD:
@@ -293,8 +323,9 @@ class DgtEmulator(PtyPort):
             case Command.SEND_BATTERY_STATUS:
                 self.send(BatteryStatus(percent=87, data=bytes((87, 0x7F, 0x7F, 1, 2, 0, 0, 0, 2))))
             case Command.SEND_EE_MOVES:
-                log = bytes((0x6A, 0x6F)) + bytes([0x7F] * (EE_MOVES_SIZE - 3 - 3)) + bytes((0x6B,))
-                self.send(EEMoves(data=log))
+                self.send(EEMoves(data=encode_ee_log(self.ee_log)))
+                self.ee_log.append(EETagRecord(tag=EETag.DOWNLOADED))
+                self.stats["ee_downloads"] += 1
             case ClockSetNRun() | ClockEnd() | ClockVersionRequest() | ClockButtonRequest() | ClockBeep() \
                     | ClockAscii() | ClockDisplayXL():
                 self._clock_command(command)
@@ -399,7 +430,61 @@ class DgtEmulator(PtyPort):
                 self._scan_done.clear()
                 await self._scan_done.wait()
 
+    # --- EEPROM log ----------------------------------------------------------------------
+
+    def _unread(self) -> int:
+        """Bytes written to the host that it has not read yet (the pty's queue and ours)."""
+        if self._slave is None:
+            return 0
+        try:
+            raw = fcntl.ioctl(self._slave, termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return 0
+        return int.from_bytes(raw, sys.byteorder) + len(self._out)
+
+    def _check_host(self, scan: int) -> None:
+        """Is a host still reading? Unread bytes for ``host_timeout`` mean it is gone."""
+        if self.host_timeout is None or self.recording or self.mode == Mode.IDLE:
+            return
+        if self._unread() == 0:
+            self._unread_since = None
+            self._unconfirmed = [(n, r) for n, r in self._unconfirmed if n >= scan]
+            return
+        now = self._time()
+        if self._unread_since is None:
+            self._unread_since = now
+        elif now - self._unread_since >= self.host_timeout:
+            self._host_gone()
+
+    def _host_gone(self) -> None:
+        """Nobody reads: what was not read is lost, the board logs from now on (IDLE, as after a reset)."""
+        if self._slave is not None:
+            with contextlib.suppress(OSError):
+                termios.tcflush(self._slave, termios.TCIFLUSH)
+        self._out.clear()
+        self._trickle_buf.clear()
+        self.mode = Mode.IDLE
+        self.recording = True
+        self._unread_since = None
+        self.ee_log.extend(r for _, r in self._unconfirmed)
+        self._unconfirmed.clear()
+        self.stats["host_gone"] += 1
+
+    def _host_back(self) -> None:
+        self.recording = False
+        self._unread_since = None
+        self._unconfirmed.clear()
+
+    def _note(self, record: EERecord, scan: int) -> None:
+        """A change the host should see: logged at once while no host reads, else kept until it is read."""
+        if self.recording:
+            self.ee_log.append(record)
+        elif self.host_timeout is not None and self.mode != Mode.IDLE:
+            self._unconfirmed.append((scan, record))
+
     def _scan(self) -> None:
+        scan = self._scans + 1
+        self._check_host(scan)
         changed = [sq for sq in chess.SQUARES if self.physical[sq] != self._sensed[sq]]
         self._rng.shuffle(changed)
         updates: list[bytes] = []
@@ -408,6 +493,8 @@ class DgtEmulator(PtyPort):
             self._sensed[square] = content
             code = 0x7F if content is Marker.UNKNOWN else code_from_content(content)
             updates.append(encode_message(FieldUpdate(field=square_to_field(square), code=code)))
+            if content is not Marker.UNKNOWN:
+                self._note(EEFieldChange(field=square_to_field(square), code=code), scan)
         if updates and self.mode != Mode.IDLE:
             self._write(b"".join(updates))
             self.stats["field_updates"] += len(updates)
@@ -484,6 +571,8 @@ class DgtEmulator(PtyPort):
                 self._left = float(remaining)
             else:
                 self._right = float(remaining)
+        shown = min(10 * 3600 - 1, math.ceil(self.time_of(side, settled=True) - 1e-9))
+        self._note(EEClock(left=side is ClockSide.LEFT, seconds=max(0, shown)), self._scans + 1)
         if self.running is side and self.increment:
             if side is ClockSide.LEFT:
                 self._left += self.increment

@@ -45,12 +45,16 @@ import chess
 
 from boardd.core.events import (
     BoardEvent,
+    BoardLog,
     BoardSnapshot,
     ClockReading,
     ClockSide,
     Content,
     Link,
     LinkChanged,
+    LogEntry,
+    LoggedChange,
+    LoggedPress,
     Marker,
     SquareChanged,
 )
@@ -62,11 +66,17 @@ from drivers.dgt.codec import (
     ClockTimes,
     DgtDecoder,
     DgtMessage,
+    EEClock,
+    EEFieldChange,
+    EEMoves,
+    EETag,
+    EETagRecord,
     FieldUpdate,
     HostDecoder,
     LongSerialNr,
     SerialNr,
     Version,
+    decode_ee_log,
 )
 
 __all__ = [
@@ -204,6 +214,8 @@ class DgtMapper:
                 return self._clock_times(message, at)
             case ClockAck():
                 return self._clock_ack(message, at)
+            case EEMoves(data=data):
+                return self._ee_log(data, at)
             case Version():
                 self.version = str(message)
             case SerialNr(text=text):
@@ -215,6 +227,32 @@ class DgtMapper:
             case _:
                 pass
         return []
+
+    def _ee_log(self, data: bytes, at: float) -> list[BoardEvent | ClockButton]:
+        """The EEPROM records no host has downloaded yet (after the last ``EE_DOWNLOADED``) as a ``BoardLog``.
+
+        Field changes become :class:`LoggedChange` (board frame), clock records :class:`LoggedPress` (the
+        record names the clock whose time it holds: the side whose lever went down). Nothing new: no event.
+        """
+        records = decode_ee_log(data)
+        last = max((i for i, r in enumerate(records)
+                    if isinstance(r, EETagRecord) and r.tag is EETag.DOWNLOADED), default=-1)
+        entries: list[LogEntry] = []
+        for record in records[last + 1:]:
+            if isinstance(record, EEFieldChange):
+                content = content_from_code(record.code)
+                if content is Marker.UNKNOWN:
+                    self.stats["ee_unknown_codes"] += 1
+                    continue
+                entries.append(LoggedChange(square=field_to_square(record.field), content=content))
+            elif isinstance(record, EEClock):
+                entries.append(LoggedPress(side=ClockSide.LEFT if record.left else ClockSide.RIGHT,
+                                           shown=float(record.seconds)))
+        self.stats["ee_logs"] += 1
+        self.stats["ee_entries"] += len(entries)
+        if not entries:
+            return []
+        return [BoardLog(at=at, entries=tuple(entries), source="eeprom")]
 
     def _clock_times(self, message: ClockTimes, at: float) -> list[BoardEvent | ClockButton]:
         if message.is_all_zero:

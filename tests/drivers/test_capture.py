@@ -247,7 +247,7 @@ def test_record_command_writes_a_replayable_capture(emulator_process: str, tmp_p
     assert "recorded rx_bytes=" in capsys.readouterr().err
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["capture"] == "dgt" and lines[0]["port"] == emulator_process
-    assert {"tx": lines[1]["tx"]} == {"tx": "4b 4d 42 45 55 2b 03 03 09 00"}
+    assert {"tx": lines[1]["tx"]} == {"tx": "4b 4d 49 42 45 55 2b 03 03 09 00"}
     events = list(events_from_capture(out, "dgt"))
     assert isinstance(events[0], LinkChanged) and events[0].up
     snapshot = next(e for e in events if isinstance(e, BoardSnapshot))

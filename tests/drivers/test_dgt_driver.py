@@ -111,7 +111,8 @@ async def connected(fen: str = chess.STARTING_BOARD_FEN, *, trickle: float = 0.0
         emu.set_clock(300, 300)
         async with DgtDriver(options(emu.path, **driver_options), rng=random.Random(1)) as driver:
             events = Events(driver)
-            await events.until(is_snapshot)
+            # at 9600 baud the EEPROM log asked for before the dump (protocols.md §1.9) takes about 8 s
+            await events.until(is_snapshot, within=15.0 if trickle else 3.0)
             await events.until(is_reading)
             yield emu, driver, events
 
@@ -135,7 +136,8 @@ async def test_connect_reports_link_snapshot_clock_and_identity() -> None:
             assert (info.driver, info.version, info.serial, info.clock_model, info.connected) == (
                 "dgt", "3.10", "3.10A12345", "dgt3000", True)
             # The start-up sequence of protocols.md §1.11, in that order.
-            assert emu.received[:6] == [Command.SEND_UPDATE_NICE, Command.SEND_VERSION, Command.SEND_BRD,
+            assert emu.received[:7] == [Command.SEND_UPDATE_NICE, Command.SEND_VERSION, Command.SEND_EE_MOVES,
+                                        Command.SEND_BRD,
                                         Command.RETURN_SERIALNR, Command.RETURN_LONG_SERIALNR, ClockVersionRequest()]
             assert emu.mode == Mode.UPDATE_NICE
             times = [e.at for e in events.seen]

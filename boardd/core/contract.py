@@ -525,6 +525,11 @@ class Publisher:
         clock: dict[str, object] | None = None
         if move.clock_white is not None or move.clock_black is not None:
             clock = {"white": _seconds(move.clock_white), "black": _seconds(move.clock_black)}
+        if move.recovered:  # contract addition: a move rebuilt after the daemon missed it (downtime)
+            return {**self._move_fields(move, phase, clock), "recovered": True, "recovered_by": move.recovered}
+        return self._move_fields(move, phase, clock)
+
+    def _move_fields(self, move: MoveRecord, phase: str, clock: dict[str, object] | None) -> dict[str, object]:
         return {
             "ply": move.ply,
             "uci": move.uci,

@@ -75,6 +75,8 @@ class MoveRecord:
 
     ``legal`` is False for an illegal move that stood because nobody intervened
     (rules-spec G6, R22); ``uci``/``san`` then describe the physical change.
+    ``recovered`` says how a move rebuilt after the daemon missed it (downtime) was found
+    (``"eeprom"``, ``"search"``, ``"arbiter"``); empty for a move seen being played.
     """
 
     ply: int
@@ -89,6 +91,7 @@ class MoveRecord:
     clock_black: float | None = None
     emt: float | None = None
     legal: bool = True
+    recovered: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -261,6 +261,8 @@ def _annotations(record: MoveRecord) -> str:
         parts.append(f"[%clk {format_clock(remaining)}]")
     if record.emt is not None:
         parts.append(f"[%emt {format_clock(record.emt)}]")
+    if record.recovered:
+        parts.append(f"recovered after downtime ({record.recovered})")
     return " ".join(parts)
 
 

@@ -72,6 +72,7 @@ from boardd import __version__
 from boardd.core import events as ev
 from boardd.core.contract import Publication, Publisher
 from boardd.core.engine import Engine
+from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.errors import BoarddError, ConfigError, DriverError
 from boardd.core.outputs import GameEvent, Output, StateChanged
 from boardd.daemon.commands import CommandError, ParsedCommand, default_new_game, parse_command
@@ -355,6 +356,18 @@ class BoardRuntime:
         """Queue the start-up status (it also tells the publisher the driver and port for later link updates)."""
         async with self._lock:
             await self._commit(None, [self.online_status()])
+
+    async def mark_restart(self, at: float) -> None:
+        """Started again on a game in progress: the board and the clock were out of sight since the journal's end.
+
+        Two journaled outages (clock, then board; detail ``daemon restarted``): the first clock reading
+        takes the lever as it finds it, presses are not judged, and the board's first dump is reconciled
+        by the recovery of what was played meanwhile (``boardd.core.engine.downtime``, issue 11).
+        """
+        if not self.game_id or self.engine.state.result != "*":
+            return
+        for link in (ev.Link.CLOCK, ev.Link.BOARD):
+            await self.process(ev.LinkChanged(at=at, link=link, up=False, detail=RESTART_DETAIL))
 
     async def ensure_game(self, at: float | None = None) -> None:
         """Start the configured default game when the journal has none.
@@ -757,6 +770,7 @@ async def serve(config: Config, *, boards: Sequence[str] = (), stop: asyncio.Eve
                 rt.driver = _open_driver(rt)
                 await stack.enter_async_context(rt.driver)
                 await rt.announce()
+                await rt.mark_restart(at=started_at)
                 await rt.ensure_game(at=started_at)
             notifier.ready(f"{len(runtimes)} board(s) running")
             await _run_tasks(runtimes, config, stop, watchdog)

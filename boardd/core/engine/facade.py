@@ -106,6 +106,7 @@ from boardd.core.engine.common import (
     _republish_state,
 )
 from boardd.core.engine.correction import Correction
+from boardd.core.engine.downtime import Downtime
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
 from boardd.core.engine.links import Links
@@ -121,6 +122,7 @@ from boardd.core.engine.two_hands import TwoHands
 from boardd.core.engine.whose_change import WhoseChange
 from boardd.core.events import (
     Acknowledge,
+    BoardLog,
     BoardSnapshot,
     ClockReading,
     Event,
@@ -187,6 +189,7 @@ class Engine:
         self.gestures = Gestures(self)
         self.whose_change = WhoseChange(self)
         self.correction = Correction(self)
+        self.downtime = Downtime(self)
 
     def feed(self, event: Event) -> list[Output]:
         """Process one event. Timers due before ``event.at`` fire first (as ``advance(event.at)``).
@@ -374,7 +377,10 @@ class Engine:
                     return
                 self.board_input.on_snapshot(outs, event, at)
             case LinkChanged():
+                self.downtime.on_link(event)
                 self.links.on_link(outs, event, at)
+            case BoardLog():
+                self.downtime.on_log(event)
             case NewGame():
                 self._reset(event.game, at, self.g)
                 outs.append(GameEvent(at=at, type="GAME_START", details={"game_id": event.game.id}))

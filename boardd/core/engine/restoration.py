@@ -141,6 +141,8 @@ class Restoration:
 
     def reconcile(self, outs: list[Output], at: float) -> None:
         """A board dump that is no move in progress: missed updates, else POSITION_DIVERGENCE (R15)."""
+        if self.e.downtime.reconcile(outs, at):  # the first dump after a restart: recovered, or a marked gap
+            return
         if self.forward_jump(outs, at):
             return
         key = self.g.phys.key()

@@ -1,0 +1,163 @@
+"""Downtime (issue 11): the daemon was not reading the board; what was played meanwhile is recovered, never judged.
+
+The daemon feeds ``LinkChanged(BOARD, up=False, detail=RESTART_DETAIL)`` (and the same for the clock) when
+it starts again on a journal that holds a game: for the engine the board and the clock were out of sight
+since the last journaled event. The clock outage means the first reading afterwards takes the lever as it
+finds it (no press judged); the board outage means presses are not judged and the board's next dump is
+reconciled. That dump comes here first (:meth:`Downtime.reconcile`, hooked into
+``Restoration.reconcile``): :func:`boardd.core.recovery.recover` explains it with the board's own log
+(``BoardLog``, the DGT EEPROM) or a search of up to 12 plies. A unique sequence enters the record as made
+and completed moves marked ``recovered`` (the last one is completed by its player's next move); several
+sequences or none leave a marked gap (a ``legal=False`` entry ``0000`` with the physical position), and the
+game goes on from the board. Either way one ``GameEvent MOVES_RECOVERED`` says what was recovered and how;
+nothing is raised against the players.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import chess
+
+from boardd.core.engine.common import _LOGGER
+from boardd.core.events import BoardLog, Link, LinkChanged, LogEntry, LoggedChange
+from boardd.core.outputs import (
+    ClockState,
+    Completion,
+    GameEvent,
+    MoveCompleted,
+    MoveMade,
+    MoveRecord,
+    Output,
+    StateChanged,
+)
+from boardd.core.recognizer import describe_change
+from boardd.core.recovery import Recovery, RecoveryKind, recover
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+__all__ = ["RESTART_DETAIL", "Downtime"]
+
+#: ``LinkChanged.detail`` of the outage the daemon reports when it starts again on a game in progress.
+RESTART_DETAIL = "daemon restarted"
+#: Positions the search may visit at a restart (about 1-2 s of CPU at worst).
+NODE_BUDGET = 150_000
+
+
+class Downtime:
+    """Downtime (issue 11): the daemon was not reading the board; what was played meanwhile is recovered."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        #: A restart outage whose reconciling dump has not come yet.
+        self.pending = False
+        self.log: tuple[LogEntry, ...] = ()
+
+    def on_link(self, event: LinkChanged) -> None:
+        if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
+            self.pending = True
+            self.log = ()
+
+    def on_log(self, event: BoardLog) -> None:
+        """The board's own log, read at the reconnection: kept for the reconciling dump."""
+        self.log = self.log + event.entries
+
+    def _mapped_log(self) -> list[LogEntry]:
+        out: list[LogEntry] = []
+        for entry in self.log:
+            if isinstance(entry, LoggedChange):
+                out.append(dataclasses.replace(entry, square=self.e.board_input.map(entry.square)))
+            else:
+                out.append(entry)
+        return out
+
+    def reconcile(self, outs: list[Output], at: float) -> bool:
+        """The first dump after a restart: recover the moves, or mark a gap. True when it handled the dump."""
+        if not self.pending:
+            return False
+        self.pending = False
+        if not self.g.playing or self.g.setting_up:
+            return False
+        result = recover(self.g.board, self.g.phys.squares, log=self._mapped_log(), node_budget=NODE_BUDGET)
+        self.log = ()
+        _LOGGER.info("restart: %s (%d positions searched)", result.describe(), result.nodes)
+        if result.kind is RecoveryKind.NONE:
+            return False
+        from_ply = len(self.g.records)
+        if result.kind is RecoveryKind.UNIQUE:
+            self._recovered(outs, result, at)
+        else:
+            self.gap(outs, result, at)
+        details: dict[str, object] = {
+            "kind": result.kind.value, "method": result.method, "from_ply": from_ply + 1,
+            "to_ply": len(self.g.records), "moves": list(result.sans),
+            "candidates": [self._san_line(c) for c in result.candidates], "reason": RESTART_DETAIL,
+            "text": result.describe()}
+        outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
+        outs.append(StateChanged(at=at))
+        self.e.restoration.divergence_key = None
+        return True
+
+    def _san_line(self, moves: tuple[chess.Move, ...]) -> list[str]:
+        work = self.g.board.copy(stack=False)
+        if self.g.records and self.g.records[-1].recovered == "gap":
+            return [m.uci() for m in moves]
+        out = []
+        for move in moves:
+            out.append(work.san(move))
+            work.push(move)
+        return out
+
+    def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
+        start = len(outs)
+        plies: list[int] = []
+        for i, move in enumerate(result.moves):
+            last = i == len(result.moves) - 1
+            rec = self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE,
+                                         recovered=True, clock=ClockState())
+            plies.append(rec.ply)
+            self.g.clockless.add(rec.ply)
+        mark(self.g.records, outs, start, set(plies), result.method)
+
+    def gap(self, outs: list[Output], result: Recovery, at: float) -> None:
+        """No unique sequence: the game goes on from the board (a marked gap the arbiter may fill later)."""
+        side = self.g.board.turn
+        board = chess.Board(None, chess960=self.g.board.chess960)
+        for sq, content in enumerate(self.g.phys.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        plies = len(result.candidates[0]) if result.candidates else None
+        # the side to move: after an odd number of plies the other side (unknown: kept, turned by its first move)
+        board.turn = (not side) if plies is not None and plies % 2 else side
+        board.castling_rights = self.g.board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        board.ep_square = None
+        board.fullmove_number = self.g.board.fullmove_number
+        desc = describe_change(self.g.board, self.g.phys.squares)
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"gap after downtime: {desc}",
+                         side=not board.turn, fen_after=board.fen(), made_at=at, completed_at=at, completion=None,
+                         legal=False, recovered="gap")
+        self.g.records.append(rec)
+        self.g.board = board
+        self.e.recognition.rebuild_index()
+        self.g.keys.append(self.g.index.key)
+        self.g.uncompleted.clear()
+        self.g.adopted_open = None if plies is not None else rec.ply
+        self.g.cand = None
+        self.e.clock_readings.new_segment(at)
+        outs.append(MoveMade(move=rec))
+        outs.append(MoveCompleted(move=rec))
+
+
+def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:
+    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*."""
+    for ply in plies:
+        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how)
+    for i in range(start, len(outs)):
+        out = outs[i]
+        if isinstance(out, MoveMade | MoveCompleted) and out.move.ply in plies:
+            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how))
+

@@ -1,0 +1,356 @@
+"""Recovering the moves played while the daemon was not reading the board (a crash, a reboot, a power cut).
+
+Theory of operation
+-------------------
+Pure: a position in, a position out, no I/O, no clock. :func:`recover` gets
+
+* the official position the journal ends with (a ``chess.Board`` with its move stack; Chess960 too),
+* the physical placement the board shows now (64 contents in the official frame),
+* optionally what the board logged itself meanwhile (:class:`boardd.core.events.BoardLog` entries,
+  the DGT EEPROM, protocols.md §1.9, mapped into the official frame), and
+* optionally the side to move now (from the clock: the running side), which fixes the parity,
+
+and returns a :class:`Recovery`:
+
+``unique``     one move sequence explains the board: its moves, how they were found;
+``ambiguous``  several sequences of the fewest plies fit (transpositions, the same piece by two
+               routes): the candidates, for the arbiter to choose;
+``gap``        nothing within ``max_plies`` (default 12) explains it: the record goes on from the
+               physical position with a marked gap;
+``none``       the board shows the official position.
+
+**With the board's log** the log is replayed onto the official placement: the placement after every
+logged change is a point where a move may have been completed; a depth-first walk takes, in order,
+the points that show a legal successor of the position so far and must end at the board's placement
+(a slide reports the intermediate squares: a match the rest of the log cannot continue from is given
+up again). Changes already seen before the crash replay onto the placement they produced, so a log
+that starts a little early does no harm. A log that does not lead to the board (a lost record) falls
+back to the search.
+
+**The search** is an iterative deepening over legal moves, pruned by the squares that changed (every
+move touches a changed square or one touched before: a piece that wanders away and back is not found),
+by material (no more pieces of a colour than it has now) and by a counting bound: a move changes its
+own colour's placement on two squares (four castling, once) and the other colour's only by a capture,
+and exactly as many captures of a colour remain as it has pieces more than the board shows, so its
+moves left plus those captures must cover the squares where its placement differs. All sequences of the fewest plies are
+collected (up to ``max_candidates``); one is the answer, several are ambiguous. A node budget bounds
+the work: when it runs out the answer is a gap, never a guess.
+
+**Times** (:func:`place_presses`): the board's log holds the presser's time at every lever change;
+with the clock reading at the restart, the increment and the clock the journal ended with, the time of
+every press is computed backwards from the reading (each side's clock only runs between the other
+side's press and its own).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import chess
+
+from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
+
+__all__ = ["DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "place_presses", "recover"]
+
+#: How far the search looks (the brief asks for at least 10 plies).
+DEFAULT_MAX_PLIES = 12
+#: Positions the search may visit before it gives up (a gap, never a guess).
+DEFAULT_NODE_BUDGET = 400_000
+
+
+class RecoveryKind(enum.Enum):
+    """What the recovery found."""
+
+    NONE = "none"
+    UNIQUE = "unique"
+    AMBIGUOUS = "ambiguous"
+    GAP = "gap"
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """The result of :func:`recover`.
+
+    Attributes:
+        kind: see :class:`RecoveryKind`.
+        moves: the sequence (``unique``).
+        candidates: the sequences that fit (``ambiguous``), each as long as the others.
+        method: ``"eeprom"`` (the board's log) or ``"search"``.
+        changes_used: for ``eeprom``: the index of the log entry that completed each move.
+        nodes: positions visited (the work done).
+    """
+
+    kind: RecoveryKind
+    moves: tuple[chess.Move, ...] = ()
+    candidates: tuple[tuple[chess.Move, ...], ...] = ()
+    method: str = "search"
+    changes_used: tuple[int, ...] = ()
+    nodes: int = 0
+    detail: str = ""
+    sans: tuple[str, ...] = field(default=())
+
+    def describe(self) -> str:
+        """One line for the finding and the event."""
+        if self.kind is RecoveryKind.UNIQUE:
+            how = "from the board's own log (EEPROM)" if self.method == "eeprom" else \
+                "by search constrained by the changed squares"
+            return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}"
+        if self.kind is RecoveryKind.AMBIGUOUS:
+            return f"{len(self.candidates)} sequences of {len(self.candidates[0])} plies fit; the arbiter chooses"
+        if self.kind is RecoveryKind.GAP:
+            return f"no sequence of up to {self.detail} plies explains the board: a gap"
+        return "the board shows the official position"
+
+
+def _placement_key(board: chess.BaseBoard) -> tuple[int, ...]:
+    return (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+            board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK])
+
+
+def _target_board(target: Sequence[Content]) -> chess.BaseBoard:
+    base = chess.BaseBoard.empty()
+    for square, content in enumerate(target):
+        if isinstance(content, chess.Piece):
+            base.set_piece_at(square, content)
+    return base
+
+
+def _sans(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[str, ...]:
+    work = board.copy(stack=False)
+    out: list[str] = []
+    for move in moves:
+        out.append(work.san(move))
+        work.push(move)
+    return tuple(out)
+
+
+def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
+            turn: chess.Color | None = None, max_plies: int = DEFAULT_MAX_PLIES, max_candidates: int = 8,
+            node_budget: int = DEFAULT_NODE_BUDGET) -> Recovery:
+    """The moves that lead from *board* to the placement *target* (official frame); see the module docstring."""
+    goal = _target_board(target)
+    goal_key = _placement_key(goal)
+    if _placement_key(board) == goal_key and (turn is None or turn == board.turn):
+        return Recovery(kind=RecoveryKind.NONE)
+    changes = [e for e in log if isinstance(e, LoggedChange)]
+    if changes:
+        found = _replay(board, log, goal_key, turn, max_moves=max_plies * 3, budget=node_budget)
+        if found is not None:
+            moves, used, nodes = found
+            return Recovery(kind=RecoveryKind.UNIQUE, moves=tuple(moves), method="eeprom", changes_used=tuple(used),
+                            nodes=nodes, sans=_sans(board, moves))
+    search = _Search(board, goal, goal_key, node_budget, max_candidates)
+    for depth in range(1, max_plies + 1):
+        if turn is not None and (board.turn if depth % 2 == 0 else not board.turn) != turn:
+            continue
+        found_seqs = search.run(depth)
+        if search.exhausted:
+            break
+        if found_seqs:
+            if len(found_seqs) == 1:
+                return Recovery(kind=RecoveryKind.UNIQUE, moves=found_seqs[0], nodes=search.nodes,
+                                sans=_sans(board, found_seqs[0]))
+            return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(found_seqs), nodes=search.nodes)
+    return Recovery(kind=RecoveryKind.GAP, nodes=search.nodes, detail=str(max_plies))
+
+
+def _replay(board: chess.Board, log: Sequence[LogEntry], goal_key: tuple[int, ...], turn: chess.Color | None,
+            *, max_moves: int, budget: int) -> tuple[list[chess.Move], list[int], int] | None:
+    """Walk the log's placements from the official one; see the module docstring."""
+    placement = board.copy(stack=False)
+    keys: list[tuple[int, ...]] = []
+    index: list[int] = []
+    for i, entry in enumerate(log):
+        if isinstance(entry, LoggedPress):
+            continue
+        placement.remove_piece_at(entry.square)
+        if isinstance(entry.content, chess.Piece):
+            placement.set_piece_at(entry.square, entry.content)
+        keys.append(_placement_key(placement))
+        index.append(i)
+    if not keys or keys[-1] != goal_key:
+        return None
+    work = board.copy(stack=False)
+    path: list[chess.Move] = []
+    used: list[int] = []
+    nodes = 0
+
+    def walk(start: int) -> bool:
+        nonlocal nodes
+        nodes += 1
+        if nodes > budget:
+            return False
+        if _placement_key(work) == goal_key and (turn is None or work.turn == turn):
+            return True
+        if len(path) >= max_moves:
+            return False
+        successors: dict[tuple[int, ...], chess.Move] = {}
+        for legal in work.legal_moves:
+            work.push(legal)
+            successors.setdefault(_placement_key(work), legal)
+            work.pop()
+        for j in range(start, len(keys)):
+            found = successors.get(keys[j])
+            if found is None:
+                continue
+            move = found
+            work.push(move)
+            path.append(move)
+            used.append(index[j])
+            if walk(j + 1):
+                return True
+            work.pop()
+            path.pop()
+            used.pop()
+        return False
+
+    if walk(0):
+        return path, used, nodes
+    return None
+
+
+class _Search:
+    """All shortest legal sequences to a placement, pruned (module docstring)."""
+
+    def __init__(self, board: chess.Board, goal: chess.BaseBoard, goal_key: tuple[int, ...], budget: int,
+                 max_candidates: int) -> None:
+        self.board = board
+        self.goal = goal
+        self.goal_key = goal_key
+        self.budget = budget
+        self.max_candidates = max_candidates
+        self.nodes = 0
+        self.exhausted = False
+        self.goal_counts = {c: chess.popcount(goal.occupied_co[c]) for c in chess.COLORS}
+        diff = 0
+        for square in chess.SQUARES:
+            if board.piece_at(square) != goal.piece_at(square):
+                diff |= chess.BB_SQUARES[square]
+        self.changed = diff
+
+    def _diff(self, work: chess.Board, color: chess.Color) -> int:
+        """Squares where *color*'s content differs from the goal."""
+        mask = 0
+        own, goal_own = work.occupied_co[color], self.goal.occupied_co[color]
+        for have, want in ((work.pawns, self.goal.pawns), (work.knights, self.goal.knights),
+                           (work.bishops, self.goal.bishops), (work.rooks, self.goal.rooks),
+                           (work.queens, self.goal.queens), (work.kings, self.goal.kings)):
+            mask |= (have & own) ^ (want & goal_own)
+        return chess.popcount(mask)
+
+    def _feasible(self, work: chess.Board, left: int) -> bool:
+        counts = {c: chess.popcount(work.occupied_co[c]) for c in chess.COLORS}
+        movers = {work.turn: (left + 1) // 2, not work.turn: left // 2}
+        for color in chess.COLORS:
+            if counts[color] < self.goal_counts[color]:
+                return False
+            if counts[color] - self.goal_counts[color] > movers[not color]:
+                return False  # each capture takes one ply of the other colour
+            rights = work.castling_rights & (chess.BB_RANK_1 if color == chess.WHITE else chess.BB_RANK_8)
+            own = movers[color] * 2 + (2 if rights and movers[color] else 0)  # castling: four squares, once
+            # the other colour changes this one's placement only by capturing, and exactly this many remain
+            if own + counts[color] - self.goal_counts[color] < self._diff(work, color):
+                return False
+        return True
+
+    def run(self, depth: int) -> list[tuple[chess.Move, ...]]:
+        work = self.board.copy(stack=False)
+        found: list[tuple[chess.Move, ...]] = []
+        path: list[chess.Move] = []
+
+        failed: set[tuple[object, ...]] = set()
+
+        def rec(left: int, touched: int) -> bool:
+            if self.exhausted or len(found) > self.max_candidates:
+                return True
+            self.nodes += 1
+            if self.nodes > self.budget:
+                self.exhausted = True
+                return True
+            if left == 0:
+                if _placement_key(work) == self.goal_key:
+                    found.append(tuple(path))
+                    return True
+                return False
+            if not self._feasible(work, left):
+                return False
+            key = (work._transposition_key(), left)
+            if key in failed:
+                return False
+            hit = False
+            allowed = self.changed | touched
+            for move in list(work.legal_moves):
+                bits = chess.BB_SQUARES[move.from_square] | chess.BB_SQUARES[move.to_square]
+                if not bits & allowed:
+                    continue
+                if work.is_castling(move):
+                    rank = chess.square_rank(move.from_square)
+                    bits |= chess.BB_RANKS[rank] & (work.rooks | work.kings) & work.occupied_co[work.turn]
+                    bits |= chess.BB_SQUARES[chess.square(6 if work.is_kingside_castling(move) else 2, rank)]
+                    bits |= chess.BB_SQUARES[chess.square(5 if work.is_kingside_castling(move) else 3, rank)]
+                elif work.is_en_passant(move):
+                    bits |= chess.BB_SQUARES[chess.square(chess.square_file(move.to_square),
+                                                          chess.square_rank(move.from_square))]
+                work.push(move)
+                path.append(move)
+                hit = rec(left - 1, touched | bits) or hit
+                path.pop()
+                work.pop()
+            if not hit:
+                failed.add(key)
+            return hit
+
+        rec(depth, 0)
+        return found[: self.max_candidates + 1]
+
+
+def place_presses(presses: Sequence[LoggedPress], *, now: float, left: float | None, right: float | None,
+                  running: ClockSide | None, start_left: float | None, start_right: float | None,
+                  increment: float = 0.0) -> list[float | None]:
+    """The time of every logged press, computed backwards from the clock reading at *now*.
+
+    Args:
+        presses: the logged presses, oldest first (``shown``: the presser's time when its lever went down).
+        now, left, right, running: the first clock reading after the restart.
+        start_left, start_right: the clock the journal ended with.
+        increment: seconds the clock adds at every press.
+
+    Returns:
+        One time per press (``None`` where the readings do not allow it: no running clock, unknown times).
+    """
+    out: list[float | None] = [None] * len(presses)
+    if running is None or not presses:
+        return out
+    start = {ClockSide.LEFT: start_left, ClockSide.RIGHT: start_right}
+
+    def before(i: int) -> float | None:
+        """The presser's time when its clock started to run before press *i*."""
+        side = presses[i].side
+        for j in range(i - 1, -1, -1):
+            if presses[j].side is side:
+                return presses[j].shown + increment
+        return start[side]
+
+    now_running = left if running is ClockSide.LEFT else right
+    last = len(presses) - 1
+    # the side running now started at the last press; its time then was after its own last press
+    run_from: float | None = None
+    for j in range(last, -1, -1):
+        if presses[j].side is running:
+            run_from = presses[j].shown + increment
+            break
+    if run_from is None:
+        run_from = start[running]
+    if run_from is None or now_running is None or presses[last].side is running:
+        return out
+    t = now - max(0.0, run_from - now_running)
+    out[last] = t
+    for i in range(last, 0, -1):
+        used_from = before(i)
+        if used_from is None:
+            break
+        t -= max(0.0, used_from - presses[i].shown)
+        out[i - 1] = t
+    return out

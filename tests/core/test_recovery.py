@@ -1,0 +1,196 @@
+"""boardd.core.recovery: the moves played while the daemon was down, from the board's log or by search."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+
+from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
+from boardd.core.recovery import RecoveryKind, place_presses, recover
+
+GAME = ("e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7 c4 c6 cxb5 axb5 Nc3 Bb7 "
+        "Bg5 b4 Nb1 h6 Bh4 c5 dxe5 Nxe4 Bxe7 Qxe7 exd6 Qf6 Nbd2 Nxd6 Nc4 Nxc4 Bxc4 Nb6 Ne5 Rae8 Bxf7+ Rxf7 "
+        "Nxf7 Rxe1+ Qxe1 Kxf7")
+RUY = GAME.split()
+
+
+def placement(board: chess.BaseBoard) -> tuple[Content, ...]:
+    return tuple(board.piece_at(sq) for sq in chess.SQUARES)
+
+
+def play(sans: list[str], board: chess.Board | None = None) -> chess.Board:
+    board = board.copy() if board is not None else chess.Board()
+    for san in sans:
+        board.push_san(san)
+    return board
+
+
+def log_of(board: chess.Board, moves: list[chess.Move], *, rng: random.Random | None = None,
+           slide: bool = False) -> list[LogEntry]:
+    """What a DGT board logs for *moves* from *board*: lifts and placements, then the mover's press."""
+    work = board.copy()
+    out: list[LogEntry] = []
+    clock = {chess.WHITE: 300.0, chess.BLACK: 300.0}
+    for move in moves:
+        piece = work.piece_at(move.from_square)
+        assert piece is not None
+        if work.is_castling(move):
+            rank = chess.square_rank(move.from_square)
+            king_side = work.is_kingside_castling(move)
+            rook_from = move.to_square if work.chess960 else chess.square(7 if king_side else 0, rank)
+            rook = work.piece_at(rook_from)
+            out += [LoggedChange(square=move.from_square, content=None),
+                    LoggedChange(square=rook_from, content=None),
+                    LoggedChange(square=chess.square(6 if king_side else 2, rank), content=piece),
+                    LoggedChange(square=chess.square(5 if king_side else 3, rank), content=rook)]
+        else:
+            if work.is_en_passant(move):
+                out.append(LoggedChange(square=chess.square(chess.square_file(move.to_square),
+                                                            chess.square_rank(move.from_square)), content=None))
+            out.append(LoggedChange(square=move.from_square, content=None))
+            placed = chess.Piece(move.promotion, piece.color) if move.promotion else piece
+            if slide and piece.piece_type in (chess.BISHOP, chess.ROOK, chess.QUEEN):
+                for square in chess.SquareSet(chess.between(move.from_square, move.to_square)):
+                    out += [LoggedChange(square=square, content=placed), LoggedChange(square=square, content=None)]
+            out.append(LoggedChange(square=move.to_square, content=placed))
+        if rng is not None and len(out) >= 2 and rng.random() < 0.5:
+            out[-1], out[-2] = out[-2], out[-1]  # the order within one scan is not known
+        clock[work.turn] -= 7
+        out.append(LoggedPress(side=ClockSide.LEFT if work.turn == chess.WHITE else ClockSide.RIGHT,
+                               shown=clock[work.turn]))
+        work.push(move)
+    return out
+
+
+@pytest.mark.parametrize("start", [0, 9, 20, 31, 40])
+@pytest.mark.parametrize("plies", [1, 2, 5, 10, 14])
+def test_the_boards_log_recovers_long_gaps_exactly(start: int, plies: int) -> None:
+    board = play(RUY[:start])
+    end = play(RUY[start:start + plies], board)
+    moves = list(end.move_stack[start:])
+    result = recover(board, placement(end), log=log_of(board, moves, rng=random.Random(start * 31 + plies)))
+    assert result.kind is RecoveryKind.UNIQUE and result.method == "eeprom"
+    assert list(result.moves) == moves
+    assert list(result.sans) == RUY[start:start + plies]
+
+
+def test_a_slide_in_the_log_is_not_taken_for_a_move() -> None:
+    board = play(["e4", "e5", "Nf3", "Nc6"])
+    end = play(["Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3", "d6", "c3"], board)
+    moves = list(end.move_stack[4:])
+    result = recover(board, placement(end), log=log_of(board, moves, slide=True))
+    assert result.kind is RecoveryKind.UNIQUE and list(result.moves) == moves
+
+
+def test_a_log_starting_before_the_journal_ends_does_no_harm() -> None:
+    """Changes the daemon had seen before it died are in the log too (written, read, not journaled)."""
+    before = play(RUY[:6])
+    board = play(RUY[6:8], before)
+    end = play(RUY[8:18], board)
+    log = log_of(before, list(end.move_stack[6:]))
+    result = recover(board, placement(end), log=log)
+    assert result.kind is RecoveryKind.UNIQUE and list(result.sans) == RUY[8:18]
+
+
+def test_a_log_that_lost_records_falls_back_to_the_search() -> None:
+    board = play(RUY[:10])
+    end = play(RUY[10:12], board)
+    log = log_of(board, list(end.move_stack[10:]))[3:]  # the first changes were lost
+    result = recover(board, placement(end), log=log)
+    assert result.kind is RecoveryKind.UNIQUE and result.method == "search"
+    assert list(result.sans) == RUY[10:12]
+
+
+@pytest.mark.parametrize("plies", [1, 2])
+def test_search_alone_recovers_short_gaps(plies: int) -> None:
+    board = play(RUY[:30])
+    end = play(RUY[30:30 + plies], board)
+    result = recover(board, placement(end))
+    assert result.kind is RecoveryKind.UNIQUE and result.method == "search"
+    assert list(result.sans) == RUY[30:30 + plies]
+
+
+def test_search_alone_lists_every_order_that_fits() -> None:
+    board = play(RUY[:30])
+    end = play(RUY[30:33], board)  # Bh4 c5 dxe5: the same position after dxe5 c5 Bh4
+    result = recover(board, placement(end))
+    assert result.kind is RecoveryKind.AMBIGUOUS
+    assert tuple(end.move_stack[30:]) in result.candidates and len(result.candidates) == 2
+
+
+def test_search_reports_transpositions_as_ambiguous() -> None:
+    board = chess.Board()
+    end = play(["e4", "e5", "Nf3", "Nc6"])
+    result = recover(board, placement(end))
+    assert result.kind is RecoveryKind.AMBIGUOUS
+    lines = {tuple(board.variation_san(list(c)).split()) for c in result.candidates}
+    assert ("1.", "e4", "e5", "2.", "Nf3", "Nc6") in lines and ("1.", "Nf3", "Nc6", "2.", "e4", "e5") in lines
+    assert all(len(c) == 4 for c in result.candidates)
+
+
+def test_search_finds_ten_ply_sequences_and_says_when_they_are_ambiguous() -> None:
+    board = play(RUY[:6])
+    end = play(RUY[6:16], board)  # quiet moves of both sides: many orders fit
+    result = recover(board, placement(end), max_plies=12)
+    assert result.kind in (RecoveryKind.UNIQUE, RecoveryKind.AMBIGUOUS)
+    fits = [result.moves] if result.kind is RecoveryKind.UNIQUE else list(result.candidates)
+    for line in fits:
+        work = board.copy()
+        for move in line:
+            assert work.is_legal(move)
+            work.push(move)
+        assert placement(work) == placement(end) and len(line) == 10
+
+
+def test_an_unreachable_board_is_a_gap() -> None:
+    board = play(RUY[:10])
+    target = list(placement(board))
+    target[chess.E1], target[chess.E8] = target[chess.E8], target[chess.E1]  # kings swapped: no legal way
+    result = recover(board, tuple(target), max_plies=4)
+    assert result.kind is RecoveryKind.GAP
+
+
+def test_no_change_is_nothing_to_recover() -> None:
+    board = play(RUY[:10])
+    assert recover(board, placement(board)).kind is RecoveryKind.NONE
+
+
+def test_chess960_castling_from_the_log_and_by_search() -> None:
+    board = chess.Board.from_chess960_pos(518 - 100)  # RKNBBQNR? any 960 start
+    board = chess.Board(board.fen(), chess960=True)
+    sans: list[str] = []
+    rng = random.Random(960)
+    work = board.copy()
+    while len(sans) < 12:
+        castles = [m for m in work.legal_moves if work.is_castling(m)]
+        move = castles[0] if castles else rng.choice(sorted(work.legal_moves, key=lambda m: m.uci()))
+        sans.append(work.san(move))
+        work.push(move)
+    moves = list(work.move_stack)
+    result = recover(board, placement(work), log=log_of(board, moves))
+    assert result.kind is RecoveryKind.UNIQUE and list(result.moves) == moves
+    # the last two plies by search alone
+    mid = board.copy()
+    for move in moves[:-2]:
+        mid.push(move)
+    short = recover(mid, placement(work))
+    assert short.kind in (RecoveryKind.UNIQUE, RecoveryKind.AMBIGUOUS)
+    if short.kind is RecoveryKind.UNIQUE:
+        assert list(short.moves) == moves[-2:]
+
+
+def test_press_times_come_back_from_the_clock_reading() -> None:
+    # journal ended at t=100 with both clocks at 300 and White to move; White thinks 10 s, Black 20 s,
+    # White 5 s; at t=140 Black's clock has run 5 s more
+    presses = [LoggedPress(side=ClockSide.LEFT, shown=290), LoggedPress(side=ClockSide.RIGHT, shown=280),
+               LoggedPress(side=ClockSide.LEFT, shown=285)]
+    times = place_presses(presses, now=140.0, left=285, right=275, running=ClockSide.RIGHT,
+                          start_left=300, start_right=300)
+    assert times == [110.0, 130.0, 135.0]
+    with_increment = place_presses(presses, now=140.0, left=287, right=277, running=ClockSide.RIGHT,
+                                   start_left=300, start_right=300, increment=2)
+    assert with_increment == [108.0, 128.0, 135.0]  # White used 7 s of 292 the second time
+    assert place_presses(presses, now=1.0, left=1, right=1, running=None, start_left=None,
+                         start_right=None) == [None, None, None]

@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _LOGGER
-from boardd.core.events import BoardLog, Link, LinkChanged, LogEntry, LoggedChange
+from boardd.core.events import (
+    BoardLog,
+    BoardSnapshot,
+    Content,
+    Link,
+    LinkChanged,
+    LogEntry,
+    LoggedChange,
+    SquareChanged,
+)
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -44,6 +53,12 @@ __all__ = ["RESTART_DETAIL", "Downtime"]
 RESTART_DETAIL = "daemon restarted"
 #: Positions the search may visit at a restart (about 1-2 s of CPU at worst).
 NODE_BUDGET = 150_000
+#: How long a dump no sequence explains is held (a move in progress?) before it is taken as a gap.
+HOLD_S = 20.0
+#: The board must be this quiet after the restart's dump (no change) before it is recovered.
+SETTLE_S = 1.0
+#: ... and this quiet before a board nothing explains is taken as a gap (not a move in progress).
+GAP_QUIET_S = 3.0
 
 
 class Downtime:
@@ -55,15 +70,89 @@ class Downtime:
         #: A restart outage whose reconciling dump has not come yet.
         self.pending = False
         self.log: tuple[LogEntry, ...] = ()
+        #: The dump (board frame) held while it shows no position a sequence explains, and since when.
+        self.held: list[Content] | None = None
+        self.held_since: float | None = None
+        self.quiet_since: float | None = None
+        self.gap_seen = False
 
     def on_link(self, event: LinkChanged) -> None:
         if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
+            if not self.pending:
+                self.log = ()  # a restart before the last one was recovered keeps what is known of its downtime
             self.pending = True
-            self.log = ()
+            self.held = None
+            self.held_since = None
+            self.quiet_since = None
 
     def on_log(self, event: BoardLog) -> None:
         """The board's own log, read at the reconnection: kept for the reconciling dump."""
         self.log = self.log + event.entries
+
+    def on_snapshot(self, event: BoardSnapshot, at: float) -> bool:
+        """The first dump after a restart is held (True) until the board is quiet; see :meth:`tick`."""
+        self.held = list(event.squares)
+        if self.held_since is None:
+            self.held_since = at
+        self.quiet_since = at
+        return True
+
+    def on_square(self, event: SquareChanged, at: float) -> bool:
+        """A change while a dump is held: held too (and, seen in order, it extends the board's log)."""
+        if self.held is None:
+            return False
+        self.held[event.square] = event.content
+        self.log = (*self.log, LoggedChange(square=event.square, content=event.content))
+        self.quiet_since = at
+        self.gap_seen = False
+        return True
+
+    def due(self) -> float | None:
+        """When the held board will have been quiet long enough (a timer of the engine)."""
+        if self.held is None or self.quiet_since is None:
+            return None
+        return self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
+
+    def tick(self, outs: list[Output], at: float) -> None:
+        """Any event: once the held board has been quiet ``SETTLE_S`` (no move in progress), recover.
+
+        A unique sequence, an ambiguous one (the arbiter chooses: waiting does not help) or none needed:
+        applied, and the engine then processes the held board as the reconciling dump. Nothing explains
+        it: held on (a move may still be in progress) until it has been quiet ``GAP_QUIET_S`` or ``HOLD_S``
+        passed since the dump, then a marked gap.
+        Presses meanwhile stay unjudged (for the engine the board link is still down).
+        """
+        if self.held is None or self.quiet_since is None or at - self.quiet_since < SETTLE_S:
+            return
+        if self.gap_seen and at - self.quiet_since < GAP_QUIET_S:
+            return
+        if not self.g.playing or self.g.setting_up:
+            squares = tuple(self.held)
+            self._release()
+            self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+            return
+        mapped: list[Content] = [None] * 64
+        for raw, content in enumerate(self.held):
+            mapped[self.e.board_input.map(raw)] = content
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
+        overdue = self.held_since is not None and at - self.held_since >= HOLD_S
+        if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
+            self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
+            _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
+            return
+        self._apply(outs, result, mapped, at)
+        squares = tuple(self.held)
+        self._release()
+        # the engine now sees the board as the reconciling dump, against the recovered record
+        self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+
+    def _release(self) -> None:
+        self.pending = False
+        self.held = None
+        self.held_since = None
+        self.quiet_since = None
+        self.gap_seen = False
+        self.log = ()
 
     def _mapped_log(self) -> list[LogEntry]:
         out: list[LogEntry] = []
@@ -75,22 +164,26 @@ class Downtime:
         return out
 
     def reconcile(self, outs: list[Output], at: float) -> bool:
-        """The first dump after a restart: recover the moves, or mark a gap. True when it handled the dump."""
-        if not self.pending:
+        """A reconciling dump while a restart is pending (no dump came first): recover, or mark a gap."""
+        if not self.pending or not self.g.playing or self.g.setting_up:
             return False
         self.pending = False
-        if not self.g.playing or self.g.setting_up:
-            return False
         result = recover(self.g.board, self.g.phys.squares, log=self._mapped_log(), node_budget=NODE_BUDGET)
         self.log = ()
-        _LOGGER.info("restart: %s (%d positions searched)", result.describe(), result.nodes)
         if result.kind is RecoveryKind.NONE:
             return False
+        self._apply(outs, result, list(self.g.phys.squares), at)
+        return True
+
+    def _apply(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
+        _LOGGER.info("restart: %s (%d positions searched)", result.describe(), result.nodes)
+        if result.kind is RecoveryKind.NONE:
+            return
         from_ply = len(self.g.records)
         if result.kind is RecoveryKind.UNIQUE:
             self._recovered(outs, result, at)
         else:
-            self.gap(outs, result, at)
+            self.gap(outs, result, squares, at)
         details: dict[str, object] = {
             "kind": result.kind.value, "method": result.method, "from_ply": from_ply + 1,
             "to_ply": len(self.g.records), "moves": list(result.sans),
@@ -99,7 +192,6 @@ class Downtime:
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
         outs.append(StateChanged(at=at))
         self.e.restoration.divergence_key = None
-        return True
 
     def _san_line(self, moves: tuple[chess.Move, ...]) -> list[str]:
         work = self.g.board.copy(stack=False)
@@ -122,11 +214,11 @@ class Downtime:
             self.g.clockless.add(rec.ply)
         mark(self.g.records, outs, start, set(plies), result.method)
 
-    def gap(self, outs: list[Output], result: Recovery, at: float) -> None:
+    def gap(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
         """No unique sequence: the game goes on from the board (a marked gap the arbiter may fill later)."""
         side = self.g.board.turn
         board = chess.Board(None, chess960=self.g.board.chess960)
-        for sq, content in enumerate(self.g.phys.squares):
+        for sq, content in enumerate(squares):
             if isinstance(content, chess.Piece):
                 board.set_piece_at(sq, content)
         plies = len(result.candidates[0]) if result.candidates else None
@@ -136,20 +228,21 @@ class Downtime:
         board.castling_rights = board.clean_castling_rights()
         board.ep_square = None
         board.fullmove_number = self.g.board.fullmove_number
-        desc = describe_change(self.g.board, self.g.phys.squares)
+        desc = describe_change(self.g.board, squares)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"gap after downtime: {desc}",
-                         side=not board.turn, fen_after=board.fen(), made_at=at, completed_at=at, completion=None,
-                         legal=False, recovered="gap")
+                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
         self.g.records.append(rec)
         self.g.board = board
         self.e.recognition.rebuild_index()
         self.g.keys.append(self.g.index.key)
         self.g.uncompleted.clear()
+        # made, not completed: its side's press (if it was not made in the downtime) or next move completes it
+        self.g.uncompleted[rec.side] = rec.ply
+        self.g.clockless.add(rec.ply)
         self.g.adopted_open = None if plies is not None else rec.ply
         self.g.cand = None
         self.e.clock_readings.new_segment(at)
         outs.append(MoveMade(move=rec))
-        outs.append(MoveCompleted(move=rec))
 
 
 def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:

@@ -201,6 +201,8 @@ class Engine:
         at = event.at
         last = self._last_t
         g = self.g
+        if self.downtime.held is not None and (last is None or at >= last):
+            self.downtime.tick(outs, at)  # after a restart: the held board, once quiet, is recovered first
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None):
@@ -247,6 +249,8 @@ class Engine:
         outs: list[Output] = []
         if self._last_t is not None and now < self._last_t:
             return outs
+        if self.downtime.held is not None:
+            self.downtime.tick(outs, now)
         self._fire(outs, now, inclusive=True)
         # the daemon's own clock may run a little ahead of the event stamps of queued events: advancing does
         # not move the event time line, so such events are not "time going backwards"
@@ -261,7 +265,7 @@ class Engine:
                            if self.g.press else None, self.clock_readings.model_flag_due(),
                            self.board_input.impossible_due(),
                            self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
-                           self.clock_readings.held_due())
+                           self.clock_readings.held_due(), self.downtime.due())
                if d is not None]
         return min(due) if due else None
 
@@ -369,11 +373,15 @@ class Engine:
                 self.g.field_updates = True
                 if self._defer(event, at):
                     return
+                if self.downtime.held is not None and self.downtime.on_square(event, at):
+                    return
                 if self.g.board_down:
                     self.links.board_back(outs, at)  # field updates again without a dump: nothing to reconcile with
                 self.board_input.on_board(outs, [(event.square, event.content)], at, snapshot=False)
             case BoardSnapshot():
                 if self._defer(event, at):
+                    return
+                if self.downtime.pending and self.downtime.on_snapshot(event, at):
                     return
                 self.board_input.on_snapshot(outs, event, at)
             case LinkChanged():

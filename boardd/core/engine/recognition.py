@@ -282,6 +282,8 @@ class Recognition:
                 and self.g.board.move_stack != [])
 
     def base_index(self) -> PositionIndex:
+        if not self.g.board.move_stack:  # the record goes on from an adopted position (a gap): nothing to undo
+            return self.g.index
         board = self.g.board.copy()
         board.pop()
         return PositionIndex(board)

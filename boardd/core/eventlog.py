@@ -44,6 +44,7 @@ from boardd.core.events import (
     ClockSide,
     Content,
     Event,
+    FillGap,
     GameInfo,
     Link,
     LinkChanged,
@@ -426,6 +427,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             return {**head, "type": "set-result", "result": event.result, "termination": event.termination}
         case SetOrientation():
             return {**head, "type": "orientation", "white_at_a1": event.white_at_a1}
+        case FillGap():
+            return {**head, "type": "fill-gap", "ply": event.ply, "moves": list(event.moves)}
     raise TypeError(f"not a boardd event: {event!r}")
 
 
@@ -536,6 +539,14 @@ def _orientation_event(obj: Mapping[str, Any], at: float) -> Event:
     return SetOrientation(at=at, white_at_a1=_as_bool(_get(obj, "white_at_a1", "orientation"), "white_at_a1"))
 
 
+def _fill_gap_event(obj: Mapping[str, Any], at: float) -> Event:
+    _check_keys(obj, ("t", "type", "ply", "moves"), "fill-gap")
+    moves = _get(obj, "moves", "fill-gap")
+    if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+        raise _fail("fill-gap moves must be a list of strings")
+    return FillGap(at=at, ply=_as_int(_get(obj, "ply", "fill-gap"), "ply"), moves=tuple(moves))
+
+
 def _flip_event(obj: Mapping[str, Any], at: float) -> Event:
     _check_keys(obj, ("t", "type"), "flip")
     return SetOrientation(at=at, white_at_a1=False)
@@ -556,6 +567,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], float], Event]] = {
     "set-result": _set_result_event,
     "orientation": _orientation_event,
     "flip": _flip_event,
+    "fill-gap": _fill_gap_event,
 }
 
 

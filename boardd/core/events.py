@@ -40,6 +40,7 @@ __all__ = [
     "ClockSide",
     "Content",
     "Event",
+    "FillGap",
     "GameInfo",
     "Link",
     "LinkChanged",
@@ -443,8 +444,28 @@ class SetOrientation:
         _check_time(self.at)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FillGap:
+    """The arbiter enters the moves a downtime gap stands for (record ply ``ply``, a ``0000`` gap entry).
+
+    ``moves`` are UCI or SAN, from the position before the gap; they must lead to the position the gap
+    entry recorded. The record is rebuilt from there and republished.
+    """
+
+    at: float
+    ply: int
+    moves: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+        if not isinstance(self.ply, int) or self.ply < 1:
+            raise EventError(f"ply must be a positive integer, got {self.ply!r}")
+        if not self.moves or not all(isinstance(m, str) and m for m in self.moves):
+            raise EventError("moves must be a non-empty list of moves (UCI or SAN)")
+
+
 ArbiterCommand: TypeAlias = (
-    NewGame | SetPlayers | Acknowledge | Resolve | Reinstate | SetClock | SetResult | SetOrientation
+    NewGame | SetPlayers | Acknowledge | Resolve | Reinstate | SetClock | SetResult | SetOrientation | FillGap
 )
 
 #: Everything the engine can be fed.

@@ -23,6 +23,7 @@ is required only when tokens are configured)::
     set-clock    {"id", "white", "black", "moves_white"?, "moves_black"?}   (seconds)
     set-result   {"id", "result", "termination"?}
     flip         {"id", "white_at_a1"?}       (without it: turn the board round)
+    fill-gap     {"id", "ply", "moves"}       (a downtime gap: the moves it stands for, UCI or SAN)
 
 Fields missing from ``new-game`` come from the board's configured game defaults.
 
@@ -237,6 +238,15 @@ def _flip(f: _Fields, at: float, _d: ev.GameInfo, white_at_a1: bool) -> ev.Arbit
     return ev.SetOrientation(at=at, white_at_a1=(not white_at_a1) if value is None else value)
 
 
+def _fill_gap(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
+    ply = f.integer("ply", required=True, lo=1, hi=2000)
+    moves = f.payload.get("moves")
+    if not isinstance(moves, list) or not 1 <= len(moves) <= 60 or not all(
+            isinstance(m, str) and 2 <= len(m) <= 8 and not _CONTROL_RE.search(m) for m in moves):
+        raise f.error("field 'moves' must be a list of 1..60 moves (UCI or SAN strings)")
+    return ev.FillGap(at=at, ply=ply, moves=tuple(m.strip() for m in moves))
+
+
 _Parser = Callable[[_Fields, float, ev.GameInfo, bool], ev.ArbiterCommand]
 
 #: name -> (allowed fields, parser)
@@ -250,6 +260,7 @@ _COMMANDS: dict[str, tuple[set[str], _Parser]] = {
     "set-clock": ({"white", "black", "moves_white", "moves_black"}, _set_clock),
     "set-result": ({"result", "termination"}, _set_result),
     "flip": ({"white_at_a1"}, _flip),
+    "fill-gap": ({"ply", "moves"}, _fill_gap),
 }
 
 #: Every command name boardd answers.

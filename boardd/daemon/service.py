@@ -510,6 +510,10 @@ class BoardRuntime:
         if isinstance(event, ev.Acknowledge | ev.Resolve) and event.irregularity_id not in known:
             raise CommandError(f"unknown irregularity {event.irregularity_id!r} in game {self.game_id}",
                                command_id=parsed.id, name=parsed.name)
+        if isinstance(event, ev.FillGap):
+            error = self.engine.downtime.fill_error(event.ply, event.moves)
+            if error is not None:
+                raise CommandError(error, command_id=parsed.id, name=parsed.name)
         if isinstance(event, ev.Reinstate) and event.ply > self.engine.state.ply:
             raise CommandError(f"cannot reinstate ply {event.ply}: the record has {self.engine.state.ply} plies",
                                command_id=parsed.id, name=parsed.name)

@@ -21,6 +21,7 @@ from boardd.core.events import (
     ClockSide,
     Content,
     Event,
+    FillGap,
     Link,
     LinkChanged,
     LogEntry,
@@ -29,7 +30,7 @@ from boardd.core.events import (
     NewGame,
     SquareChanged,
 )
-from boardd.core.outputs import GameEvent, IrregularityRaised, MoveMade, Output, Severity
+from boardd.core.outputs import GameEvent, IrregularityRaised, MoveMade, MovesRetracted, Output, Severity
 from boardd.core.settings import RulesConfig
 from drivers.sim import simulate_game
 
@@ -149,3 +150,24 @@ def test_unbridgeable_board_is_a_marked_gap_and_the_game_goes_on() -> None:
     after = [r.uci for r in engine.state.moves][gaps[0].ply:]
     assert after and after == moves[-len(after):]
     assert chess.Board(engine.state.moves[-1].fen_after).board_fen() == engine.physical_fen
+
+
+@pytest.mark.parametrize(("seed", "cuts"), [(0, [(40.0, 46.0)]), (3, [(40.0, 150.0)]), (4, [(80.0, 110.0)])])
+def test_the_arbiter_fills_a_gap_and_the_record_is_rebuilt(seed: int, cuts: list[tuple[float, float]]) -> None:
+    engine, _outs, moves = run(seed, cuts, eeprom=False)
+    [gap] = [r for r in engine.state.moves if r.recovered == "gap"]
+    assert engine.downtime.fill_error(gap.ply, ("e2e4",)) is not None
+    n = next(k for k in range(1, 40)
+             if engine.downtime.fill_error(gap.ply, tuple(moves[gap.ply - 1:gap.ply - 1 + k])) is None)
+    filled = tuple(moves[gap.ply - 1:gap.ply - 1 + n])
+    at = max(r.made_at for r in engine.state.moves) + 100
+    out = engine.feed(FillGap(at=at, ply=gap.ply, moves=filled))
+    assert [m.uci for m in engine.state.moves] == moves
+    assert all(r.recovered == "arbiter" for r in engine.state.moves[gap.ply - 1:gap.ply - 1 + n])
+    assert not any(r.recovered == "gap" for r in engine.state.moves)
+    [retracted] = [o for o in out if isinstance(o, MovesRetracted)]
+    assert retracted.to_ply == gap.ply - 1
+    made = [o.move.uci for o in out if isinstance(o, MoveMade)]
+    assert made == moves[gap.ply - 1:]
+    assert _warnings(out) == []
+    assert "0000" not in engine.pgn() and "recovered after downtime (arbiter)" in engine.pgn()

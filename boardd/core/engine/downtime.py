@@ -38,10 +38,11 @@ from boardd.core.outputs import (
     MoveCompleted,
     MoveMade,
     MoveRecord,
+    MovesRetracted,
     Output,
     StateChanged,
 )
-from boardd.core.recognizer import describe_change
+from boardd.core.recognizer import PositionIndex, describe_change
 from boardd.core.recovery import Recovery, RecoveryKind, recover
 
 if TYPE_CHECKING:
@@ -193,6 +194,96 @@ class Downtime:
         outs.append(StateChanged(at=at))
         self.e.restoration.divergence_key = None
 
+    # --- the arbiter fills a gap ---------------------------------------------------------------
+
+    def fill_error(self, ply: int, moves: tuple[str, ...]) -> str | None:
+        """Why the arbiter's moves cannot fill the gap at *ply* (None: they can)."""
+        records = self.g.records
+        if not 1 <= ply <= len(records) or records[ply - 1].recovered != "gap":
+            return f"ply {ply} is not a gap of the record"
+        board = self.e.restoration.replay_board(ply - 1)
+        if board is None:
+            return f"the position before ply {ply} cannot be rebuilt"
+        for i, text in enumerate(moves):
+            move = _parse(board, text)
+            if move is None:
+                return f"move {i + 1} ({text}) is not legal in {board.fen()}"
+            board.push(move)
+        want = chess.Board(records[ply - 1].fen_after, chess960=self.g.board.chess960).board_fen()
+        if board.board_fen() != want:
+            return f"the moves lead to {board.board_fen()}, the gap stands for {want}"
+        return None
+
+    def fill(self, outs: list[Output], ply: int, moves: tuple[str, ...], at: float) -> None:
+        """Replace the gap at *ply* by the arbiter's moves; the rest of the record is rebuilt and republished."""
+        error = self.fill_error(ply, moves)
+        if error is not None:
+            _LOGGER.warning("fill-gap refused: %s", error)
+            return
+        records = self.g.records
+        gap = records[ply - 1]
+        later = records[ply:]
+        board = self.e.restoration.replay_board(ply - 1)
+        assert board is not None
+        rebuilt: list[MoveRecord] = list(records[: ply - 1])
+        completed_at = gap.completed_at if gap.completed_at is not None else (at if later else None)
+        filled: list[str] = []
+        for text in moves:
+            move = _parse(board, text)
+            assert move is not None
+            side = board.turn
+            san = board.san(move)
+            board.push(move)
+            filled.append(san)
+            rebuilt.append(MoveRecord(
+                ply=len(rebuilt) + 1, uci=move.uci(), san=san, side=side, fen_after=board.fen(),
+                made_at=gap.made_at, completed_at=completed_at,
+                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter"))
+        last_filled = len(rebuilt)
+        for rec in later:
+            move = chess.Move.from_uci(rec.uci) if rec.legal and rec.uci != "0000" else None
+            if move is not None and move in board.legal_moves:
+                san = board.san(move)
+                board.push(move)
+                rebuilt.append(dataclasses.replace(rec, ply=len(rebuilt) + 1, san=san, fen_after=board.fen()))
+            else:  # an illegal move that stood, another gap: the record goes on from its position
+                board = chess.Board(rec.fen_after, chess960=self.g.board.chess960)
+                rebuilt.append(dataclasses.replace(rec, ply=len(rebuilt) + 1))
+        shift = last_filled - ply
+        uncompleted = {}
+        for color, p in self.g.uncompleted.items():
+            if p == ply:
+                if rebuilt[last_filled - 1].side == color and completed_at is None:
+                    uncompleted[color] = last_filled
+            elif p > ply:
+                uncompleted[color] = p + shift
+            else:
+                uncompleted[color] = p
+        self.g.records[:] = rebuilt
+        self.g.uncompleted = uncompleted
+        self.g.board = self.e.restoration.replay_board(len(rebuilt)) or board
+        self.e.recognition.rebuild_index()
+        self.g.keys[:] = [self._key(n) for n in range(len(rebuilt) + 1)]
+        self.g.adopted_open = None
+        self.g.cand = None
+        outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason="downtime gap filled by the arbiter"))
+        for rec in rebuilt[ply - 1:]:
+            outs.append(MoveMade(move=rec))
+            if rec.completed_at is not None:
+                outs.append(MoveCompleted(move=rec))
+        outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details={
+            "kind": "filled", "method": "arbiter", "from_ply": ply, "to_ply": last_filled, "moves": filled,
+            "candidates": [], "reason": "fill-gap", "text": f"gap at ply {ply} filled by the arbiter: "
+                                                            f"{' '.join(filled)}"}))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"fill_gap": ply, "moves": filled}))
+        outs.append(StateChanged(at=at))
+
+    def _key(self, ply: int) -> tuple[int, ...]:
+        board = self.e.restoration.replay_board(ply)
+        if board is None:
+            board = chess.Board(self.g.records[ply - 1].fen_after, chess960=self.g.board.chess960)
+        return PositionIndex(board).key
+
     def _san_line(self, moves: tuple[chess.Move, ...]) -> list[str]:
         work = self.g.board.copy(stack=False)
         if self.g.records and self.g.records[-1].recovered == "gap":
@@ -243,6 +334,19 @@ class Downtime:
         self.g.cand = None
         self.e.clock_readings.new_segment(at)
         outs.append(MoveMade(move=rec))
+
+
+def _parse(board: chess.Board, text: str) -> chess.Move | None:
+    try:
+        move = chess.Move.from_uci(text)
+        if move in board.legal_moves:
+            return move
+    except ValueError:
+        pass
+    try:
+        return board.parse_san(text)
+    except ValueError:
+        return None
 
 
 def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:

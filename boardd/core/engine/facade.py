@@ -126,6 +126,7 @@ from boardd.core.events import (
     BoardSnapshot,
     ClockReading,
     Event,
+    FillGap,
     GameInfo,
     LinkChanged,
     NewGame,
@@ -417,6 +418,8 @@ class Engine:
                 outs.append(StateChanged(at=at))
             case SetOrientation():
                 self.orientation.set_orientation(outs, not event.white_at_a1, at, forced=True)
+            case FillGap():
+                self.downtime.fill(outs, event.ply, event.moves, at)
 
     def _defer(self, event: Event, at: float) -> bool:
         """Board events after the latency window of a pending press wait until the press is judged."""

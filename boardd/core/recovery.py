@@ -77,7 +77,8 @@ class Recovery:
         kind: see :class:`RecoveryKind`.
         moves: the sequence (``unique``).
         candidates: the sequences that fit (``ambiguous``), each as long as the others.
-        method: ``"eeprom"`` (the board's log) or ``"search"``.
+        method: ``"eeprom"`` (the board's log; ``"changes"`` when the only log was the changes seen after
+            the restart) or ``"search"``.
         changes_used: for ``eeprom``: the index of the log entry that completed each move.
         nodes: positions visited (the work done).
     """
@@ -94,8 +95,9 @@ class Recovery:
     def describe(self) -> str:
         """One line for the finding and the event."""
         if self.kind is RecoveryKind.UNIQUE:
-            how = "from the board's own log (EEPROM)" if self.method == "eeprom" else \
-                "by search constrained by the changed squares"
+            how = {"eeprom": "from the board's own log (EEPROM)",
+                   "changes": "from the changes seen after the restart"}.get(
+                self.method, "by search constrained by the changed squares")
             return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}"
         if self.kind is RecoveryKind.AMBIGUOUS:
             return f"{len(self.candidates)} sequences of {len(self.candidates[0])} plies fit; the arbiter chooses"

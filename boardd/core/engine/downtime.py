@@ -76,11 +76,14 @@ class Downtime:
         self.held_since: float | None = None
         self.quiet_since: float | None = None
         self.gap_seen = False
+        #: The log holds the board's own records (else only the changes seen after the restart).
+        self.board_log = False
 
     def on_link(self, event: LinkChanged) -> None:
         if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
             if not self.pending:
                 self.log = ()  # a restart before the last one was recovered keeps what is known of its downtime
+                self.board_log = False
             self.pending = True
             self.held = None
             self.held_since = None
@@ -89,6 +92,7 @@ class Downtime:
     def on_log(self, event: BoardLog) -> None:
         """The board's own log, read at the reconnection: kept for the reconciling dump."""
         self.log = self.log + event.entries
+        self.board_log = True
 
     def on_snapshot(self, event: BoardSnapshot, at: float) -> bool:
         """The first dump after a restart is held (True) until the board is quiet; see :meth:`tick`."""
@@ -99,9 +103,12 @@ class Downtime:
         return True
 
     def on_square(self, event: SquareChanged, at: float) -> bool:
-        """A change while a dump is held: held too (and, seen in order, it extends the board's log)."""
+        """A change while a dump is held, or before the restart's first dump: held (and, seen in order, logged)."""
         if self.held is None:
-            return False
+            if not self.pending:
+                return False
+            self.held = list(self.g.raw)  # field updates the board queued before it knew nobody read them
+            self.held_since = at
         self.held[event.square] = event.content
         self.log = (*self.log, LoggedChange(square=event.square, content=event.content))
         self.quiet_since = at
@@ -177,6 +184,8 @@ class Downtime:
         return True
 
     def _apply(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
+        if result.method == "eeprom" and not self.board_log:  # only the changes seen after the restart
+            result = dataclasses.replace(result, method="changes")
         _LOGGER.info("restart: %s (%d positions searched)", result.describe(), result.nodes)
         if result.kind is RecoveryKind.NONE:
             return
@@ -295,12 +304,34 @@ class Downtime:
         return out
 
     def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
+        """The recovered moves, made and completed in order.
+
+        A press seen since the restart (not judged: the board link is down for the engine) completes the
+        first recovered move of its side not completed yet, in order; the other moves are completed by the
+        next one. The last one is completed at once when the clock already has the opponent's side running
+        (its press happened in the downtime), else by its side's next press or move.
+        """
         start = len(outs)
         plies: list[int] = []
+        blind = self.g.blind_presses
+        previous = -1e18
+        lever = self.e.clock_readings.lever
         for i, move in enumerate(result.moves):
             last = i == len(result.moves) - 1
-            rec = self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE,
-                                         recovered=True, clock=ClockState())
+            side = self.g.board.turn
+            seen = next((p for p in blind if p.side == side and p.at > previous), None)
+            if seen is not None:
+                blind.remove(seen)
+                previous = seen.at
+                self.g.blind_matched += 1
+                rec = self.e.made_moves.make(outs, move, min(at, seen.at), completed=True,
+                                             completion=Completion.PRESS, press_at=seen.at, recovered=True,
+                                             clock=seen.clock)
+            else:
+                pressed = not last or (self.g.clock_seen and lever is not None and lever != side)
+                rec = self.e.made_moves.make(outs, move, at, completed=pressed,
+                                             completion=Completion.NEXT_MOVE if not last else Completion.PRESS,
+                                             recovered=True, clock=ClockState())
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
         mark(self.g.records, outs, start, set(plies), result.method)

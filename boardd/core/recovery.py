@@ -138,11 +138,13 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
         return Recovery(kind=RecoveryKind.NONE)
     changes = [e for e in log if isinstance(e, LoggedChange)]
     if changes:
-        found = _replay(board, log, goal_key, turn, max_moves=max_plies * 3, budget=node_budget)
+        found = _replay(board, log, goal_key, turn, max_moves=max(max_plies, 10) * 3, budget=node_budget)
         if found is not None:
             moves, used, nodes = found
             return Recovery(kind=RecoveryKind.UNIQUE, moves=tuple(moves), method="eeprom", changes_used=tuple(used),
                             nodes=nodes, sans=_sans(board, moves))
+    if max_plies <= 0:
+        return Recovery(kind=RecoveryKind.GAP, detail="0")
     search = _Search(board, goal, goal_key, node_budget, max_candidates)
     for depth in range(1, max_plies + 1):
         if turn is not None and (board.turn if depth % 2 == 0 else not board.turn) != turn:

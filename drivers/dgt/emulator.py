@@ -32,7 +32,8 @@ clock as protocols.md §1 and the real captures describe them:
   for that long mean the host is gone (crashed, rebooting): the unread bytes are lost (as on a USB
   reset), the board falls back to IDLE and logs every field change and every lever change (the
   presser's time as shown when the lever went down) in its EEPROM ring buffer, together with the
-  changes written to the host that it never read, until a host sets an update mode again.
+  changes written to the host in the last ``2 * host_timeout`` before (a host that died may have read
+  them without keeping them), until a host sets an update mode again.
   ``49`` sends the log and appends ``EE_DOWNLOADED``: the records after the last such tag are the
   ones no host has seen (:attr:`DgtEmulator.ee_log`).
 * **Hot-plug**: :meth:`unplug` closes the pty and removes the link (the host's
@@ -215,7 +216,7 @@ class DgtEmulator(PtyPort):
         self.recording = False
         self._unread_since: float | None = None
         #: Records of what was written to the host but not seen read yet: (scan number, record).
-        self._unconfirmed: list[tuple[int, EERecord]] = []
+        self._unconfirmed: list[tuple[int, float, EERecord]] = []
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -448,7 +449,9 @@ class DgtEmulator(PtyPort):
             return
         if self._unread() == 0:
             self._unread_since = None
-            self._unconfirmed = [(n, r) for n, r in self._unconfirmed if n >= scan]
+            # read, but a host that dies may not have kept it yet: the board keeps it a while longer
+            keep_after = self._time() - 2 * self.host_timeout
+            self._unconfirmed = [(n, t, r) for n, t, r in self._unconfirmed if n >= scan or t >= keep_after]
             return
         now = self._time()
         if self._unread_since is None:
@@ -466,7 +469,7 @@ class DgtEmulator(PtyPort):
         self.mode = Mode.IDLE
         self.recording = True
         self._unread_since = None
-        self.ee_log.extend(r for _, r in self._unconfirmed)
+        self.ee_log.extend(r for _, _, r in self._unconfirmed)
         self._unconfirmed.clear()
         self.stats["host_gone"] += 1
 
@@ -480,7 +483,7 @@ class DgtEmulator(PtyPort):
         if self.recording:
             self.ee_log.append(record)
         elif self.host_timeout is not None and self.mode != Mode.IDLE:
-            self._unconfirmed.append((scan, record))
+            self._unconfirmed.append((scan, self._time(), record))
 
     def _scan(self) -> None:
         scan = self._scans + 1

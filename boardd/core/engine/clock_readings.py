@@ -159,6 +159,8 @@ class ClockReadings:
             # the clock is set before it is started: judge the setting when it starts (6.6)
             self.check_clock_setting(outs, white, black, at)
         self._pause_and_lever(outs, reading, lever, first=first, at=at)
+        if first:
+            self.e.downtime.clock_back(outs, lever, at)  # after a restart: was the last recovered move pressed?
         self.g.running = running
         # flags (R26)
         new_w = flag_w and not self.flag[chess.WHITE]

@@ -78,6 +78,8 @@ class Downtime:
         self.gap_seen = False
         #: The log holds the board's own records (else only the changes seen after the restart).
         self.board_log = False
+        #: The last recovered move (or gap), made before the clock was read again: its press is unknown.
+        self.awaiting_clock: int | None = None
 
     def on_link(self, event: LinkChanged) -> None:
         if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
@@ -94,15 +96,23 @@ class Downtime:
         self.log = self.log + event.entries
         self.board_log = True
 
-    def on_snapshot(self, event: BoardSnapshot, at: float) -> bool:
+    def on_snapshot(self, outs: list[Output], event: BoardSnapshot, at: float) -> bool:
         """The first dump after a restart is held (True) until the board is quiet; see :meth:`tick`."""
+        if self.held is not None:
+            changes = [(sq, c) for sq, c in enumerate(event.squares) if self.held[sq] != c]
+            if not changes:
+                return True  # boards that send every scan as a full frame: nothing new, still quiet
+            # the frames seen in order are a log of the changes (order within one frame unknown)
+            self.log = (*self.log, *(LoggedChange(square=sq, content=c) for sq, c in changes))
+            self.gap_seen = False
         self.held = list(event.squares)
         if self.held_since is None:
             self.held_since = at
         self.quiet_since = at
+        self._try_log(outs, at)
         return True
 
-    def on_square(self, event: SquareChanged, at: float) -> bool:
+    def on_square(self, outs: list[Output], event: SquareChanged, at: float) -> bool:
         """A change while a dump is held, or before the restart's first dump: held (and, seen in order, logged)."""
         if self.held is None:
             if not self.pending:
@@ -113,7 +123,21 @@ class Downtime:
         self.log = (*self.log, LoggedChange(square=event.square, content=event.content))
         self.quiet_since = at
         self.gap_seen = False
+        self._try_log(outs, at)
         return True
+
+    def _try_log(self, outs: list[Output], at: float) -> None:
+        """Players do not wait for the board to be quiet: the log alone may explain the held board at once.
+
+        Only the log's own path counts here (a move in progress matches no legal position of the walk);
+        the search waits for a quiet board (:meth:`tick`).
+        """
+        if self.held is None or not self.log or not self.g.playing or self.g.setting_up:
+            return
+        mapped = self._mapped_held()
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=0)
+        if result.kind is RecoveryKind.UNIQUE:
+            self._finish(outs, result, mapped, at)
 
     def due(self) -> float | None:
         """When the held board will have been quiet long enough (a timer of the engine)."""
@@ -139,20 +163,40 @@ class Downtime:
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
             return
-        mapped: list[Content] = [None] * 64
-        for raw, content in enumerate(self.held):
-            mapped[self.e.board_input.map(raw)] = content
+        mapped = self._mapped_held()
         result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
         overdue = self.held_since is not None and at - self.held_since >= HOLD_S
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
             return
+        self._finish(outs, result, mapped, at)
+
+    def _mapped_held(self) -> list[Content]:
+        assert self.held is not None
+        mapped: list[Content] = [None] * 64
+        for raw, content in enumerate(self.held):
+            mapped[self.e.board_input.map(raw)] = content
+        return mapped
+
+    def _finish(self, outs: list[Output], result: Recovery, mapped: list[Content], at: float) -> None:
+        assert self.held is not None
         self._apply(outs, result, mapped, at)
         squares = tuple(self.held)
         self._release()
         # the engine now sees the board as the reconciling dump, against the recovered record
         self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+
+    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float) -> None:
+        """The first clock reading after the restart: the opponent's side running completes the last recovered
+        move (or gap) still waiting for its press: it was pressed in the downtime."""
+        ply, self.awaiting_clock = self.awaiting_clock, None
+        if ply is None or ply != len(self.g.records) or lever is None:
+            return
+        rec = self.g.records[ply - 1]
+        if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
+            self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
+            outs.append(StateChanged(at=at))
 
     def _release(self) -> None:
         self.pending = False
@@ -328,10 +372,13 @@ class Downtime:
                                              completion=Completion.PRESS, press_at=seen.at, recovered=True,
                                              clock=seen.clock)
             else:
-                pressed = not last or (self.g.clock_seen and lever is not None and lever != side)
+                clock_now = self.g.clock_seen and not self.g.clock_resync and not self.g.clock_down
+                pressed = not last or (clock_now and lever is not None and lever != side)
                 rec = self.e.made_moves.make(outs, move, at, completed=pressed,
                                              completion=Completion.NEXT_MOVE if not last else Completion.PRESS,
                                              recovered=True, clock=ClockState())
+                if not pressed and not clock_now:
+                    self.awaiting_clock = rec.ply  # the first reading tells whether it was pressed
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
         mark(self.g.records, outs, start, set(plies), result.method)
@@ -365,6 +412,10 @@ class Downtime:
         self.g.cand = None
         self.e.clock_readings.new_segment(at)
         outs.append(MoveMade(move=rec))
+        if not (self.g.clock_seen and not self.g.clock_resync and not self.g.clock_down):
+            self.awaiting_clock = rec.ply
+        elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
+            self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
 
 
 def _parse(board: chess.Board, text: str) -> chess.Move | None:

@@ -374,7 +374,7 @@ class Engine:
                 self.g.field_updates = True
                 if self._defer(event, at):
                     return
-                if (self.downtime.held is not None or self.downtime.pending) and self.downtime.on_square(event, at):
+                if self.downtime.pending and self.downtime.on_square(outs, event, at):
                     return
                 if self.g.board_down:
                     self.links.board_back(outs, at)  # field updates again without a dump: nothing to reconcile with
@@ -382,7 +382,7 @@ class Engine:
             case BoardSnapshot():
                 if self._defer(event, at):
                     return
-                if self.downtime.pending and self.downtime.on_snapshot(event, at):
+                if self.downtime.pending and self.downtime.on_snapshot(outs, event, at):
                     return
                 self.board_input.on_snapshot(outs, event, at)
             case LinkChanged():

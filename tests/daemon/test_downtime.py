@@ -1,0 +1,211 @@
+"""Self-healing after downtime (issue 11): ``boardd run`` SIGKILLed again and again while the board plays on.
+
+A byte-level emulator on a pty plays a whole game in real time (the players do not wait for the
+daemon); the daemon is killed at seeded random moments and started again after a seeded random
+downtime, long enough to miss 0 to 10 plies; the broker is stopped once (one restart happens while it
+is down). A QoS 1 subscriber dedupes on (board, session, seq). At the end the record equals the game,
+every move was published completed exactly once and in order, and no finding above ``info`` was raised.
+
+* DGT: the emulator logs in its EEPROM while nobody reads it; the driver reads it at every connect.
+* Millennium: nothing of the kind: recovery by search and by the changes seen after the restart; where
+  the search cannot tell (transpositions) the record gets a gap, which the test, as the arbiter, fills
+  through ``cmd/fill-gap`` (with the moves the gap stands for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+
+from tests.daemon._helpers import Consumer, consumer, random_moves, send_command
+from tests.mosquitto import Broker
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path, port: int, board: str, driver: str) -> Path:
+    path = tmp_path / f"{board}.toml"
+    path.write_text(f"""
+[mqtt]
+host = "127.0.0.1"
+port = {port}
+keepalive = 5
+
+[journal]
+directory = "{tmp_path / 'state'}"
+
+[[board]]
+id = "{board}"
+[board.driver]
+{driver}
+[board.game]
+time_control = "300+0"
+white = "W"
+black = "B"
+""")
+    return path
+
+
+def _start(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(log, "ab") as fh:
+        return subprocess.Popen([sys.executable, "-m", "boardd", "-v", "run", "--config", str(config)],
+                                stdout=fh, stderr=fh, cwd=ROOT, env=env)
+
+
+def _game(moves: list[str]) -> chess.pgn.Game:
+    game = chess.pgn.Game()
+    node: chess.pgn.GameNode = game
+    for uci in moves:
+        node = node.add_variation(chess.Move.from_uci(uci))
+    return game
+
+
+def _sessions(c: Consumer) -> set[int]:
+    return {p["session"] for _, p in c.messages}
+
+
+async def _kill_and_restart(c: Consumer, proc: subprocess.Popen[bytes], config: Path, log: Path,
+                            down_s: float) -> subprocess.Popen[bytes]:
+    proc.send_signal(signal.SIGKILL)
+    await asyncio.to_thread(proc.wait, 10)
+    await asyncio.sleep(down_s)
+    return _start(config, log)
+
+
+def _warnings(c: Consumer) -> list[str]:
+    return [f"{p['code']} ply {p['ply']} ({p['severity']})" for p in c.of("irregularity") if p["severity"] != "info"]
+
+
+async def _fault_run(tmp_path: Path, broker: Broker, emu: Any, *, board: str, driver: str, seed: int,
+                     moves: list[str], play: Any, kills: int = 10, fill_gaps: bool = False) -> dict[str, Any]:
+    rng = random.Random(seed)
+    config = _config(tmp_path, broker.port, board, driver)
+    log = tmp_path / f"{board}.log"
+    stats: dict[str, Any] = {"kills": 0, "downs": [], "recovered": [], "gaps": 0}
+    async with consumer(broker.port, board, persistent=True) as c:
+        proc = _start(config, log)
+        try:
+            await c.wait_for(lambda: (c.retained.get("state") or {}).get("game", {}).get("id"), 30, "daemon up")
+            await emu.wait_host()
+            player = asyncio.create_task(play())
+            for k in range(kills):
+                await asyncio.sleep(rng.uniform(1.0, 4.0))
+                if player.done():
+                    break
+                broker_down = k == kills // 2
+                if broker_down:
+                    broker.stop()  # the daemon runs on, publishing into its outbox; then it is killed meanwhile
+                    await asyncio.sleep(rng.uniform(0.5, 2.0))
+                down = rng.uniform(0.0, 8.0)
+                stats["downs"].append(round(down, 2))
+                before = _sessions(c)
+                proc = await _kill_and_restart(c, proc, config, log, down)
+                stats["kills"] += 1
+                if broker_down:
+                    await asyncio.sleep(3.0)
+                    broker.start()
+                with contextlib.suppress(AssertionError):
+                    await c.wait_for(lambda before=before: bool(_sessions(c) - before), 30, "daemon back")
+            await player
+            if fill_gaps:
+                await _fill_gaps(c, broker.port, board, moves, stats)
+            await c.wait_for(lambda: (c.retained.get("state") or {}).get("moves") == moves
+                             and c.moves("completed")[-len(moves):] == moves, 90, "the whole game")
+        except AssertionError:
+            proc.kill()
+            raise AssertionError(log.read_text()[-6000:]) from None
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 20) == 0, log.read_text()[-2000:]
+        events = [p for p in c.of("event") if p.get("type") == "MOVES_RECOVERED"]
+        stats["recovered"] = [(e["kind"], e["method"], e["from_ply"], e["to_ply"]) for e in events]
+        stats["warnings"] = _warnings(c)
+        stats["completed"] = c.moves("completed")
+        stats["made"] = c.moves("made")
+        stats["state"] = c.retained["state"]
+        stats["sessions"] = len(_sessions(c))
+        stats["recovered_moves"] = [p["ply"] for p in c.of("move") if p.get("recovered")]
+    print(f"{board}: kills {stats['kills']}, down {stats['downs']}, recovered {stats['recovered']}, "
+          f"gaps filled {stats['gaps']}")
+    return stats
+
+
+async def _fill_gaps(c: Consumer, port: int, board: str, moves: list[str], stats: dict[str, Any]) -> None:
+    """The arbiter: every gap in the record is filled with the moves it stands for."""
+    for _ in range(20):
+        state = c.retained.get("state") or {}
+        record = state.get("moves") or []
+        if "0000" not in record:
+            return
+        ply = record.index("0000") + 1
+        # the gap stands for the game's moves from ply on, up to where the record takes up the game again
+        after = record[ply:]
+        for n in range(1, 40):
+            rest = moves[ply - 1 + n:]
+            if rest[:len(after)] == after or not after:
+                result = await send_command(port, board, "fill-gap",
+                                            {"id": f"fill-{ply}-{n}", "ply": ply, "moves": moves[ply - 1:ply - 1 + n]})
+                if result["ok"]:
+                    stats["gaps"] += 1
+                    await c.wait_for(lambda ply=ply: "0000" not in ((c.retained.get("state") or {})
+                                                                    .get("moves") or [])[:ply], 10, "gap filled")
+                    break
+        else:
+            raise AssertionError(f"could not fill the gap at ply {ply}: record {record}")
+
+
+def _check(stats: dict[str, Any], moves: list[str]) -> None:
+    assert stats["state"]["moves"] == moves
+    assert stats["warnings"] == [], stats["warnings"]
+    assert stats["kills"] >= 8
+    # every completed move once, in order (after dedupe on (board, session, seq)); gaps filled republish
+    completed = stats["completed"]
+    assert completed[-len(moves):] == moves if stats["gaps"] else completed == moves
+
+
+@pytest.mark.slow
+async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, mosquitto: Broker) -> None:
+    from drivers.dgt.emulator import DgtEmulator
+
+    moves = random_moves(1011, 60)
+    async with DgtEmulator(scan_interval=(0.09, 0.11), seed=5, host_timeout=1.0,
+                           directory=tmp_path) as emu:
+        emu.set_clock(300, 300)
+        driver = f'kind = "dgt"\nport = "{emu.path}"'
+
+        async def play() -> None:
+            await emu.play(_game(moves), think_scans=5, pause_scans=4, use_clk=False)
+
+        stats = await _fault_run(tmp_path, mosquitto, emu, board="d1", driver=driver, seed=11, moves=moves,
+                                 play=play)
+    _check(stats, moves)
+    assert any(method == "eeprom" for _, method, _, _ in stats["recovered"]), stats["recovered"]
+    assert stats["recovered_moves"], "no move was recovered: the kills missed nothing"
+
+
+@pytest.mark.slow
+async def test_millennium_ten_kills_recovery_by_search(tmp_path: Path, mosquitto: Broker) -> None:
+    from drivers.millennium.emulator import MillenniumEmulator
+
+    moves = random_moves(2022, 50)
+    async with MillenniumEmulator(scan_interval=0.1, seed=6, directory=tmp_path) as emu:
+        driver = f'kind = "millennium"\nport = "{emu.path}"'
+
+        async def play() -> None:
+            await emu.play(_game(moves), think_scans=8, step_scans=1)
+
+        stats = await _fault_run(tmp_path, mosquitto, emu, board="m1", driver=driver, seed=12, moves=moves,
+                                 play=play, fill_gaps=True)
+    _check(stats, moves)
+    assert all(method in ("search", "changes") for _, method, _, _ in stats["recovered"] if method != "arbiter")

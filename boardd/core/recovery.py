@@ -139,6 +139,9 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
     changes = [e for e in log if isinstance(e, LoggedChange)]
     if changes:
         found = _replay(board, log, goal_key, turn, max_moves=max(max_plies, 10) * 3, budget=node_budget)
+        if found is None:
+            found = _replay_after_lost(board, log, goal, goal_key, turn, max_moves=max(max_plies, 10) * 3,
+                                       budget=node_budget)
         if found is not None:
             moves, used, nodes = found
             return Recovery(kind=RecoveryKind.UNIQUE, moves=tuple(moves), method="eeprom", changes_used=tuple(used),
@@ -212,6 +215,57 @@ def _replay(board: chess.Board, log: Sequence[LogEntry], goal_key: tuple[int, ..
 
     if walk(0):
         return path, used, nodes
+    return None
+
+
+#: Plies the log may lack at its start (read by a daemon that died before it kept them).
+LOST_PLIES = 2
+
+
+def _replay_after_lost(board: chess.Board, log: Sequence[LogEntry], goal: chess.BaseBoard,
+                       goal_key: tuple[int, ...], turn: chess.Color | None, *, max_moves: int,
+                       budget: int) -> tuple[list[chess.Move], list[int], int] | None:
+    """The log replayed after up to :data:`LOST_PLIES` plies it lacks at its start (found by trying them).
+
+    A daemon killed between reading the board's bytes and journaling them loses the changes of that
+    moment: the board's log then starts a ply or two after the journal. Each lost ply must touch a square
+    where the board now differs from the official position, or one the log changes; the first prefix
+    after which the log leads to the board wins, shortest first, when it is the only one of its length.
+    """
+    logged = 0
+    for entry in log:
+        if isinstance(entry, LoggedChange):
+            logged |= chess.BB_SQUARES[entry.square]
+    differ = 0
+    for square in chess.SQUARES:
+        if board.piece_at(square) != goal.piece_at(square):
+            differ |= chess.BB_SQUARES[square]
+    relevant = differ | logged
+    nodes = 0
+    frontier: list[tuple[chess.Board, list[chess.Move]]] = [(board, [])]
+    for _ in range(LOST_PLIES):
+        following: list[tuple[chess.Board, list[chess.Move]]] = []
+        fits: list[tuple[list[chess.Move], list[int]]] = []
+        for position, prefix in frontier:
+            for move in position.legal_moves:
+                if not (chess.BB_SQUARES[move.from_square] | chess.BB_SQUARES[move.to_square]) & relevant:
+                    continue
+                after = position.copy(stack=False)
+                after.push(move)
+                nodes += 1
+                if nodes > budget:
+                    return None
+                found = _replay(after, log, goal_key, turn, max_moves=max_moves, budget=budget)
+                if found is not None:
+                    moves, used, more = found
+                    nodes += more
+                    fits.append(([*prefix, move, *moves], [-1] * (len(prefix) + 1) + used))
+                following.append((after, [*prefix, move]))
+        if len(fits) == 1:
+            return fits[0][0], fits[0][1], nodes
+        if fits:
+            return None  # several lost plies fit (d2-d3 or d2-d4 before cxd3): the search reports them
+        frontier = following
     return None
 
 

@@ -94,12 +94,12 @@ def test_a_log_starting_before_the_journal_ends_does_no_harm() -> None:
     assert result.kind is RecoveryKind.UNIQUE and list(result.sans) == RUY[8:18]
 
 
-def test_a_log_that_lost_records_falls_back_to_the_search() -> None:
+def test_a_log_that_lost_records_still_recovers() -> None:
     board = play(RUY[:10])
     end = play(RUY[10:12], board)
     log = log_of(board, list(end.move_stack[10:]))[3:]  # the first changes were lost
     result = recover(board, placement(end), log=log)
-    assert result.kind is RecoveryKind.UNIQUE and result.method == "search"
+    assert result.kind is RecoveryKind.UNIQUE
     assert list(result.sans) == RUY[10:12]
 
 
@@ -194,3 +194,14 @@ def test_press_times_come_back_from_the_clock_reading() -> None:
     assert with_increment == [108.0, 128.0, 135.0]  # White used 7 s of 292 the second time
     assert place_presses(presses, now=1.0, left=1, right=1, running=None, start_left=None,
                          start_right=None) == [None, None, None]
+
+
+@pytest.mark.parametrize("lost", [1, 2])
+def test_a_log_that_lacks_its_first_plies_is_completed_by_search(lost: int) -> None:
+    """A daemon killed between reading the board and journaling it: the log starts a ply or two late."""
+    board = play(RUY[:12])
+    after_lost = play(RUY[12:12 + lost], board)
+    end = play(RUY[12 + lost:20], after_lost)
+    log = log_of(after_lost, list(end.move_stack[12 + lost:]))
+    result = recover(board, placement(end), log=log)
+    assert result.kind is RecoveryKind.UNIQUE and list(result.sans) == RUY[12:20]

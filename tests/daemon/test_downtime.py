@@ -123,9 +123,11 @@ async def _fault_run(tmp_path: Path, broker: Broker, emu: Any, *, board: str, dr
                 await _fill_gaps(c, broker.port, board, moves, stats)
             await c.wait_for(lambda: (c.retained.get("state") or {}).get("moves") == moves
                              and c.moves("completed")[-len(moves):] == moves, 90, "the whole game")
-        except AssertionError:
+        except AssertionError as exc:
             proc.kill()
-            raise AssertionError(log.read_text()[-6000:]) from None
+            lines = [line[24:220] for line in log.read_text().splitlines()
+                     if "restart:" in line or "WARNING" in line or "session" in line or "Error" in line]
+            raise AssertionError(f"{exc}\n--- daemon log ---\n" + "\n".join(lines[-40:])) from None
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(proc.wait, 20) == 0, log.read_text()[-2000:]
         events = [p for p in c.of("event") if p.get("type") == "MOVES_RECOVERED"]

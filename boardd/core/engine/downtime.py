@@ -186,6 +186,10 @@ class Downtime:
         self._release()
         # the engine now sees the board as the reconciling dump, against the recovered record
         self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+        # the dump's changes are the downtime's, no player's handling: the next segment starts clean
+        self.e.clock_readings.new_segment(at)
+        self.g.prev_lifts = []
+        self.g.two_hands.clear()
 
     def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float) -> None:
         """The first clock reading after the restart: the opponent's side running completes the last recovered
@@ -360,6 +364,17 @@ class Downtime:
         blind = self.g.blind_presses
         previous = -1e18
         lever = self.e.clock_readings.lever
+        # moves made before the restart and not completed yet: play went on after them, so they were
+        # completed meanwhile (by a press seen since, in order, or by the next move): first, in record order
+        for ply in sorted(self.g.uncompleted.values()):
+            side = self.g.records[ply - 1].side
+            seen = next((p for p in blind if p.side == side), None)
+            if seen is not None:
+                blind.remove(seen)
+                self.g.blind_matched += 1
+                self.e.made_moves.complete(outs, ply, seen.at, Completion.PRESS, clock=seen.clock)
+            else:
+                self.e.made_moves.complete(outs, ply, at, Completion.NEXT_MOVE)
         for i, move in enumerate(result.moves):
             last = i == len(result.moves) - 1
             side = self.g.board.turn

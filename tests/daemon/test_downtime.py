@@ -180,14 +180,14 @@ def _check(stats: dict[str, Any], moves: list[str]) -> None:
 async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, mosquitto: Broker) -> None:
     from drivers.dgt.emulator import DgtEmulator
 
-    moves = random_moves(1011, 60)
+    moves = random_moves(1011, 100)
     async with DgtEmulator(scan_interval=(0.09, 0.11), seed=5, host_timeout=1.0,
                            directory=tmp_path) as emu:
         emu.set_clock(300, 300)
         driver = f'kind = "dgt"\nport = "{emu.path}"'
 
         async def play() -> None:
-            await emu.play(_game(moves), think_scans=5, pause_scans=4, use_clk=False)
+            await emu.play(_game(moves), think_scans=6, pause_scans=5, use_clk=False)
 
         stats = await _fault_run(tmp_path, mosquitto, emu, board="d1", driver=driver, seed=11, moves=moves,
                                  play=play)

@@ -59,7 +59,7 @@ HOLD_S = 20.0
 #: The board must be this quiet after the restart's dump (no change) before it is recovered.
 SETTLE_S = 1.0
 #: ... and this quiet before a board nothing explains is taken as a gap (not a move in progress).
-GAP_QUIET_S = 3.0
+GAP_QUIET_S = 1.5
 
 
 class Downtime:
@@ -364,17 +364,7 @@ class Downtime:
         blind = self.g.blind_presses
         previous = -1e18
         lever = self.e.clock_readings.lever
-        # moves made before the restart and not completed yet: play went on after them, so they were
-        # completed meanwhile (by a press seen since, in order, or by the next move): first, in record order
-        for ply in sorted(self.g.uncompleted.values()):
-            side = self.g.records[ply - 1].side
-            seen = next((p for p in blind if p.side == side), None)
-            if seen is not None:
-                blind.remove(seen)
-                self.g.blind_matched += 1
-                self.e.made_moves.complete(outs, ply, seen.at, Completion.PRESS, clock=seen.clock)
-            else:
-                self.e.made_moves.complete(outs, ply, at, Completion.NEXT_MOVE)
+        self._complete_pending(outs, at)
         for i, move in enumerate(result.moves):
             last = i == len(result.moves) - 1
             side = self.g.board.turn
@@ -398,8 +388,23 @@ class Downtime:
             self.g.clockless.add(rec.ply)
         mark(self.g.records, outs, start, set(plies), result.method)
 
+    def _complete_pending(self, outs: list[Output], at: float) -> None:
+        """Moves made before the restart and not completed yet: play went on after them, so they were completed
+        meanwhile (by a press seen since, in order, or by the next move): completed first, in record order."""
+        blind = self.g.blind_presses
+        for ply in sorted(self.g.uncompleted.values()):
+            side = self.g.records[ply - 1].side
+            seen = next((p for p in blind if p.side == side), None)
+            if seen is not None:
+                blind.remove(seen)
+                self.g.blind_matched += 1
+                self.e.made_moves.complete(outs, ply, seen.at, Completion.PRESS, clock=seen.clock)
+            else:
+                self.e.made_moves.complete(outs, ply, at, Completion.NEXT_MOVE)
+
     def gap(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
         """No unique sequence: the game goes on from the board (a marked gap the arbiter may fill later)."""
+        self._complete_pending(outs, at)
         side = self.g.board.turn
         board = chess.Board(None, chess960=self.g.board.chess960)
         for sq, content in enumerate(squares):

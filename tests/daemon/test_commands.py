@@ -19,7 +19,13 @@ def parse(name: str, obj: object, **kw: object) -> ev.ArbiterCommand:
 
 def test_every_kind() -> None:
     assert set(COMMAND_NAMES) == {"new-game", "set-players", "ack", "resolve", "reinstate", "set-clock",
-                                  "set-result", "flip"}
+                                  "set-result", "flip", "fill-gap"}
+    fill = parse("fill-gap", {"id": "g1", "ply": 23, "moves": ["Nf3", "e7e5"]})
+    assert fill == ev.FillGap(at=12.5, ply=23, moves=("Nf3", "e7e5"))
+    for bad in ({"id": "g2", "ply": 0, "moves": ["e4"]}, {"id": "g3", "ply": 3, "moves": []},
+                {"id": "g4", "ply": 3, "moves": "e4"}, {"id": "g5", "ply": 3, "moves": ["e4\n"]}):
+        with pytest.raises(CommandError):
+            parse("fill-gap", bad)
     ng = parse("new-game", {"id": "c1", "white": "Carlsen", "black": "Nakamura", "round": 5, "board_no": 1})
     assert isinstance(ng, ev.NewGame) and ng.at == 12.5
     assert (ng.game.white, ng.game.black, ng.game.round, ng.game.board_no) == ("Carlsen", "Nakamura", "5", 1)

@@ -171,3 +171,24 @@ def test_the_arbiter_fills_a_gap_and_the_record_is_rebuilt(seed: int, cuts: list
     assert made == moves[gap.ply - 1:]
     assert _warnings(out) == []
     assert "0000" not in engine.pgn() and "recovered after downtime (arbiter)" in engine.pgn()
+
+
+def test_the_logged_presses_place_the_recovered_moves_in_time() -> None:
+    """The board's log holds the presser's time at every lever change; with the first clock reading after the
+    restart the engine puts the recovered moves' presses back where they were (the synthetic log above
+    records the time after the increment, so each press may drift by the increment)."""
+    engine, _outs, _moves = run(0, [(40.0, 70.0)], eeprom=True)
+    sim = simulate_game(seed=0, max_plies=40)
+    presses: list[float] = []
+    lever: ClockSide | None = None
+    for event in sim.events:
+        if isinstance(event, ClockReading) and event.lever_high is not None:
+            if lever is not None and event.lever_high is not lever:
+                presses.append(event.at)
+            lever = event.lever_high
+    recovered = [r for r in engine.state.moves if r.recovered == "eeprom"]
+    assert len(recovered) >= 5
+    for rec in recovered:
+        assert rec.completion is not None and rec.completed_at is not None
+        assert abs(rec.completed_at - presses[rec.ply - 1]) <= 2.5 + engine.g.increment, rec
+    assert all(r.clock_white is not None or r.clock_black is not None for r in recovered)

@@ -24,11 +24,13 @@ from boardd.core.engine.common import _LOGGER
 from boardd.core.events import (
     BoardLog,
     BoardSnapshot,
+    ClockSide,
     Content,
     Link,
     LinkChanged,
     LogEntry,
     LoggedChange,
+    LoggedPress,
     SquareChanged,
 )
 from boardd.core.outputs import (
@@ -43,7 +45,7 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import PositionIndex, describe_change
-from boardd.core.recovery import Recovery, RecoveryKind, recover
+from boardd.core.recovery import Recovery, RecoveryKind, place_presses, recover
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -80,8 +82,12 @@ class Downtime:
         self.board_log = False
         #: The last recovered move (or gap), made before the clock was read again: its press is unknown.
         self.awaiting_clock: int | None = None
+        #: The clock the journal ended with (for the times of the presses in the board's log).
+        self.restart_clock = ClockState()
 
     def on_link(self, event: LinkChanged) -> None:
+        if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
+            self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
         if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
             if not self.pending:
                 self.log = ()  # a restart before the last one was recovered keeps what is known of its downtime
@@ -134,6 +140,8 @@ class Downtime:
         """
         if self.held is None or not self.log or not self.g.playing or self.g.setting_up:
             return
+        if self._wants_clock():
+            return  # the first clock reading places the logged presses: it comes within a second
         mapped = self._mapped_held()
         result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=0)
         if result.kind is RecoveryKind.UNIQUE:
@@ -191,9 +199,17 @@ class Downtime:
         self.g.prev_lifts = []
         self.g.two_hands.clear()
 
+    def _wants_clock(self) -> bool:
+        """The board logged presses and the clock was known: wait for its first reading before recovering."""
+        return (self.board_log and self.g.clock_resync and self.restart_clock.white is not None
+                and any(isinstance(e, LoggedPress) for e in self.log))
+
     def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float) -> None:
         """The first clock reading after the restart: the opponent's side running completes the last recovered
-        move (or gap) still waiting for its press: it was pressed in the downtime."""
+        move (or gap) still waiting for its press: it was pressed in the downtime. A held board waiting for
+        this reading (to place the logged presses) is recovered now."""
+        if self.held is not None:
+            self._try_log(outs, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
         if ply is None or ply != len(self.g.records) or lever is None:
             return
@@ -365,11 +381,21 @@ class Downtime:
         previous = -1e18
         lever = self.e.clock_readings.lever
         self._complete_pending(outs, at)
+        logged = self._logged_presses(result, at)
         for i, move in enumerate(result.moves):
             last = i == len(result.moves) - 1
             side = self.g.board.turn
             seen = next((p for p in blind if p.side == side and p.at > previous), None)
-            if seen is not None:
+            press = logged.get(i)
+            if press is not None and press[0] > previous and press[0] <= at:
+                # the board logged this move's press: its time from the clock, its clock as the log holds it
+                previous = press[0]
+                if seen is not None and seen.at <= press[0] + 1.0:
+                    blind.remove(seen)  # the same press, seen again since the restart
+                    self.g.blind_matched += 1
+                rec = self.e.made_moves.make(outs, move, press[0], completed=True, completion=Completion.PRESS,
+                                             press_at=press[0], recovered=True, clock=press[1])
+            elif seen is not None:
                 blind.remove(seen)
                 previous = seen.at
                 self.g.blind_matched += 1
@@ -387,6 +413,51 @@ class Downtime:
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
         mark(self.g.records, outs, start, set(plies), result.method)
+
+    def _logged_presses(self, result: Recovery, at: float) -> dict[int, tuple[float, ClockState]]:
+        """Move index -> (time, clock) of its press in the board's log, placed by the clock readings.
+
+        The press of a move is the first logged press of its side after the change that completed it and
+        before the next move's; :func:`boardd.core.recovery.place_presses` gives the times, backwards from
+        the clock reading now (the first since the restart) and the clock the journal ended with.
+        """
+        if not self.board_log or result.method != "eeprom" or not self.g.clock_seen or self.g.clock_resync:
+            return {}
+        entries = list(self.log)
+        presses = [(j, e) for j, e in enumerate(entries) if isinstance(e, LoggedPress)]
+        if not presses:
+            return {}
+        white_side = self.e.rules.white_clock_side
+        now, start = self.g.clock, self.restart_clock
+
+        def by_side(state: ClockState) -> tuple[float | None, float | None]:
+            return (state.white, state.black) if white_side is ClockSide.LEFT else (state.black, state.white)
+
+        left, right = by_side(now)
+        start_left, start_right = by_side(start)
+        running = None if now.running is None else (white_side if now.running == chess.WHITE else white_side.other)
+        times = place_presses([e for _, e in presses], now=at, left=left, right=right, running=running,
+                              start_left=start_left, start_right=start_right, increment=self.g.increment)
+        out: dict[int, tuple[float, ClockState]] = {}
+        used = list(result.changes_used)
+        board = self.g.board.copy(stack=False)
+        for k, move in enumerate(result.moves):
+            mover = board.turn
+            board.push(move)
+            if k >= len(used) or used[k] < 0:
+                continue
+            end = next((u for u in used[k + 1:] if u >= 0), len(entries))
+            side = white_side if mover == chess.WHITE else white_side.other
+            for n, (j, entry) in enumerate(presses):
+                if used[k] < j < end and isinstance(entry, LoggedPress) and entry.side is side:
+                    t = times[n]
+                    if t is not None:
+                        shown = entry.shown + self.g.increment
+                        clock = ClockState(white=shown if mover == chess.WHITE else None,
+                                           black=shown if mover == chess.BLACK else None)
+                        out[k] = (t, clock)
+                    break
+        return out
 
     def _complete_pending(self, outs: list[Output], at: float) -> None:
         """Moves made before the restart and not completed yet: play went on after them, so they were completed

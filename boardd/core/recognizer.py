@@ -426,7 +426,7 @@ class PositionIndex:
         if own_added or opp_added.bit_count() != 1 or own_missing.bit_count() != 1:
             return Diff(DiffClass.UNRECOGNISED, changed=changed)
         target = chess.lsb(opp_added)
-        origin = _promotion_origin(self.board, own_missing, target)
+        origin = promotion_origin(self.board, own_missing, target)
         placed = squares[target]
         if origin is None or not isinstance(placed, chess.Piece) or opp_missing & ~(1 << target):
             return Diff(DiffClass.UNRECOGNISED, changed=changed)
@@ -502,8 +502,9 @@ class PositionIndex:
         return Diff(DiffClass.UNRECOGNISED, changed=changed)
 
 
-def _promotion_origin(board: chess.Board, own_missing: int, target: int) -> int | None:
-    """The square of the side to move's pawn that could have promoted on *target* (one step forward)."""
+def promotion_origin(board: chess.Board, own_missing: int, target: int) -> int | None:
+    """The square among *own_missing* of the side to move's pawn that could have promoted on *target* (one step
+    forward or diagonally), if any."""
     turn = board.turn
     last = 7 if turn == chess.WHITE else 0
     if chess.square_rank(target) != last:

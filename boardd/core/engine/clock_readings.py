@@ -413,8 +413,7 @@ class ClockReadings:
                  f"({rule})")
 
     def on_set_clock(self, outs: list[Output], event: SetClock, at: float) -> None:
-        self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)
-        self.e.correction.on_resume(outs, event.white, event.black, at)
+        self.e.correction.on_times_set(outs, (self.g.clock.white, self.g.clock.black), event.white, event.black, at)
         self.g.clock = dataclasses.replace(self.g.clock, white=event.white, black=event.black)
         if self.g.model is not None:
             self.g.model.set_times(at, event.white, event.black, event.moves_white, event.moves_black)

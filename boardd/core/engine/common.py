@@ -272,6 +272,11 @@ def _bits(bb: int) -> list[int]:
     return out
 
 
+def _castling_king_square(board: chess.Board, move: chess.Move) -> int:
+    """Where the king of the castling *move* ends: the c- or g-file of its rank (standard and Chess960)."""
+    return chess.square(6 if board.is_kingside_castling(move) else 2, chess.square_rank(move.from_square))
+
+
 def _castling_rook_square(board: chess.Board, move: chess.Move) -> int:
     if board.chess960 or board.piece_type_at(move.to_square) == chess.ROOK:
         return move.to_square

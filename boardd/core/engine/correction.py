@@ -45,7 +45,6 @@ class _Cycle:
     irregularity_id: str
     offender: chess.Color
     ply: int
-    opened_at: float
     before: chess.BaseBoard  # the placement before the illegal move
     reinstated_at: float | None = None
     how: str = ""
@@ -68,15 +67,11 @@ class Correction:
 
     # ------------------------------------------------------------------ opening and closing
 
-    def open(self, irr: Irregularity, offender: chess.Color, ply: int, at: float) -> None:
+    def open(self, irr: Irregularity, offender: chess.Color, ply: int) -> None:
         """An illegal-move-class completion (or a mismatch at a press) that the arbiter may correct."""
         fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
-        self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply, opened_at=at,
+        self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
-
-    @property
-    def active(self) -> bool:
-        return self.cycle is not None
 
     def awaiting_reinstatement(self) -> bool:
         """A cycle is open and the position before the illegal move is not back yet: the hands on the board
@@ -87,9 +82,8 @@ class Correction:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
         correction's when each one is what that position has there (7.5.1): not a change out of turn."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None:
-            return False
-        return all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+        return cycle is not None and cycle.reinstated_at is None and \
+            all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next
@@ -190,11 +184,27 @@ class Correction:
         cycle = self.cycle
         if cycle is None or cycle.paused_times is None:
             return
-        for color, before, after in ((chess.WHITE, cycle.paused_times[0], white),
-                                     (chess.BLACK, cycle.paused_times[1], black)):
-            if before is not None and after is not None and abs(after - before) >= _TIME_TOLERANCE_S:
-                cycle.changed[color] += after - before
-        cycle.paused_times = None
+        before, cycle.paused_times = cycle.paused_times, None
+        self._times_changed(outs, cycle, before, (white, black), at)
+
+    def on_times_set(self, outs: list[Output], before: tuple[float | None, float | None], white: float,
+                     black: float, at: float) -> None:
+        """The arbiter set the times from the tablet (``set-clock``): a correction of the clock like one made
+        on the clock during a pause (a pause under way then goes on from the times set)."""
+        cycle = self.cycle
+        if cycle is None:
+            return
+        cycle.arbiter_seen = True
+        if cycle.paused_times is not None:
+            cycle.paused_times = (white, black)
+        self._times_changed(outs, cycle, before, (white, black), at)
+
+    def _times_changed(self, outs: list[Output], cycle: _Cycle, before: tuple[float | None, float | None],
+                       after: tuple[float | None, float | None], at: float) -> None:
+        """Count what the arbiter added or took away on each side; the clock is his again (restarted)."""
+        for color, was, now in ((chess.WHITE, before[0], after[0]), (chess.BLACK, before[1], after[1])):
+            if was is not None and now is not None and abs(now - was) >= _TIME_TOLERANCE_S:
+                cycle.changed[color] += now - was
         cycle.restarted = True
         if cycle.reinstated_at is not None:
             self._rule(outs, cycle, at, final=False)

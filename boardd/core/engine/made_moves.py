@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _castling_rook_square, _fen, _illegal_position, _squares_apart
+from boardd.core.engine.common import (
+    _castling_king_square,
+    _castling_rook_square,
+    _fen,
+    _illegal_position,
+    _squares_apart,
+)
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.laws.positions import automatic_draw, is_dead_in_feed
 from boardd.core.outputs import (
@@ -218,8 +224,7 @@ class MadeMoves:
         """A castling king released but another move made (4.7.2); a piece knocked and restored (7.4)."""
         if self.g.castle_released is not None and move != self.g.castle_released[1] and replaced is None:
             t_rel, _, castle_san = self.g.castle_released
-            king_sq = chess.square_name(chess.square(6 if pre_board.is_kingside_castling(self.g.castle_released[1])
-                                                     else 2, chess.square_rank(move.from_square)))
+            king_sq = chess.square_name(_castling_king_square(pre_board, self.g.castle_released[1]))
             self.e.findings.raise_finding(outs, "CASTLING_KING_RELEASED_NOT_COMPLETED", side, at,
                         [Evidence(at=t_rel, event=f"P {king_sq} {'w' if side else 'b'}K")], move=castle_san,
                         text=f"the king was presumed released on {king_sq}: {castle_san} is required if legal, "

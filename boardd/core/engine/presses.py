@@ -327,7 +327,7 @@ class Presses:
                         text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
                              "(Arbiters' Manual)")
         self.e.restoration.adopt_physical(outs, side, at, desc, diff)
-        self.e.correction.open(irr, side, len(self.g.records) - 1, at)
+        self.e.correction.open(irr, side, len(self.g.records) - 1)
         if fix is not None and fix in pre.legal_moves:
             after = pre.copy(stack=False)
             after.push(fix)

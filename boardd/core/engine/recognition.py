@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _Candidate, _content_text
+from boardd.core.engine.common import _bits, _Candidate, _castling_king_square, _content_text
 from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Content,
@@ -245,8 +245,7 @@ class Recognition:
         state = None
         if diff.kind is DiffClass.PARTIAL and diff.move is not None and index.board.is_castling(diff.move) \
                 and not index.board.chess960:
-            king_to = chess.square(6 if index.board.is_kingside_castling(diff.move) else 2,
-                                   chess.square_rank(diff.move.from_square))
+            king_to = _castling_king_square(index.board, diff.move)
             if self.g.phys.squares[king_to] == chess.Piece(chess.KING, index.board.turn):
                 state = (at, diff.move)
         prev = self.g.castle_king
@@ -257,11 +256,12 @@ class Recognition:
         if state is not None and self.g.castle_king is None:
             self.g.castle_king = state
 
-    def earlier_position(self) -> int | None:
-        """The latest earlier ply whose position the board shows (placement), if any."""
+    def earlier_position(self, depth: int | None = None) -> int | None:
+        """The latest earlier ply whose position the board shows (placement), at most *depth* plies back."""
         key = self.g.phys.key()
         keys = self.g.keys
-        for ply in range(len(keys) - 2, -1, -1):
+        last = len(keys) - 1
+        for ply in range(last - 1, -1 if depth is None else max(-1, last - depth - 1), -1):
             if keys[ply] == key:
                 return ply
         return None

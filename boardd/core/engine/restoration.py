@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _search
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square, _search
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     Resolve,
@@ -52,8 +52,7 @@ def _physical_uci(pre: chess.Board, diff: Diff) -> str:
     if move is None:
         return "0000"
     if pre.is_castling(move):
-        rank = chess.square_rank(move.from_square)
-        return chess.Move(move.from_square, chess.square(6 if pre.is_kingside_castling(move) else 2, rank)).uci()
+        return chess.Move(move.from_square, _castling_king_square(pre, move)).uci()
     if move.promotion:
         return chess.Move(move.from_square, move.to_square).uci()  # no piece of the promotion chosen (yet)
     return move.uci()
@@ -245,8 +244,7 @@ class Restoration:
         """
         assert irr.side is not None
         primary = self.g.irr.get(irr.incident) if irr.incident else None
-        counted = primary is not None and is_illegal_move_class(
-            f"{primary.code}/{primary.subtype}" if primary.subtype else primary.code, self.g.edition)
+        counted = primary is not None and is_illegal_move_class(primary.code, self.g.edition)
         if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
             self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
             return
@@ -333,8 +331,7 @@ class Restoration:
 
     def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self.g.records)))
-        rep = self.g.replacement
-        self.g.replacement_due = rep if rep is not None and rep[1] == ply else None
+        self.arm_replacement(ply)
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
         if self.g.phys.key() != self.g.index.key:
             self.g.phase.fire(PhaseTrigger.REINSTATE_PENDING)
@@ -346,10 +343,14 @@ class Restoration:
         if self.e.correction.arbiter_reinstates(ply):
             self.e.correction.note_reinstated(outs, at, "reinstated by the arbiter")
 
-    def reinstate_from_board(self, outs: list[Output], ply: int, at: float) -> None:
-        """7.5.1 done on the board: the position before the illegal move is back, the offender has the move."""
+    def arm_replacement(self, ply: int) -> None:
+        """Reinstated at *ply*: the replacement move falls under touch-move for the piece touched (§3.7)."""
         rep = self.g.replacement
         self.g.replacement_due = rep if rep is not None and rep[1] == ply else None
+
+    def reinstate_from_board(self, outs: list[Output], ply: int, at: float) -> None:
+        """7.5.1 done on the board: the position before the illegal move is back, the offender has the move."""
+        self.arm_replacement(ply)
         if self.g.pending_fix is not None and self.g.pending_fix[0] == ply:
             self.g.pending_fix = None
         self.retract_to(outs, ply, at, "position reinstated on the board (7.5.1)")

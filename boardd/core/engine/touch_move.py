@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _castling_rook_square, _piece_text
+from boardd.core.engine.common import _castling_king_square, _castling_rook_square, _piece_text
 from boardd.core.outputs import (
     Evidence,
     MoveRecord,
@@ -89,7 +89,7 @@ class TouchMove:
         bound = diff.move if diff.move is not None and diff.move in pre.legal_moves else None
         if bound is not None and code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"):
             castling = code.startswith("CASTLING")
-            released = diff.relocations[0][1] if castling and diff.relocations else bound.to_square
+            released = _castling_king_square(pre, bound) if castling else bound.to_square
             return (f"{pre.san(bound)} ({'4.7.2' if castling else '4.7.1'}: the {'king' if castling else 'pawn'} "
                     f"was released on {chess.square_name(released)})",)
         if code == "PAWN_NOT_REPLACED" and diff.move is not None and self.g.edition >= 2014:

@@ -16,7 +16,7 @@ from boardd.core.outputs import (
     Output,
     Status,
 )
-from boardd.core.recognizer import PhysicalBoard
+from boardd.core.recognizer import PhysicalBoard, promotion_origin
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -39,7 +39,7 @@ class WhoseChange:
             return False
         if sq in self.g.mask:
             return True
-        if new_opp and self.wrong_colour_promotion(sq, turn):
+        if new_opp and self.wrong_colour_promotion(sq):
             return False  # the mover's pawn promoted to a piece of the wrong colour (3.7.5.1): his illegal move
         targets = self.capture_targets()
         if old_opp and new is None and (sq in targets or self.g.index.piece_at(sq) is None):
@@ -52,14 +52,13 @@ class WhoseChange:
         # a capture seen as a replacement is the mover's; anything else is the opponent's
         return not (old_opp and isinstance(new, chess.Piece) and new.color == turn)
 
-    def wrong_colour_promotion(self, sq: int, turn: chess.Color) -> bool:
+    def wrong_colour_promotion(self, sq: int) -> bool:
         """An opponent-coloured piece put on a square where the mover's lifted pawn promotes."""
-        last = 7 if turn == chess.WHITE else 0
-        if chess.square_rank(sq) != last:
-            return False
-        pawn = chess.Piece(chess.PAWN, turn)
-        return any(p == pawn and self.g.phys.squares[s] is None and chess.square_rank(s) == last + (-1 if turn else 1)
-                   and abs(chess.square_file(s) - chess.square_file(sq)) <= 1 for _, s, p in self.g.seg_lifts)
+        lifted = 0
+        for _, s, _piece in self.g.seg_lifts:
+            if self.g.phys.squares[s] is None:
+                lifted |= chess.BB_SQUARES[s]
+        return promotion_origin(self.g.index.board, lifted, sq) is not None
 
     def capture_targets(self) -> set[int]:
         return set(_bits(self.g.index.capture_targets))
@@ -142,18 +141,17 @@ class WhoseChange:
 
     def out_of_turn(self, outs: list[Output], actor: chess.Color, at: float, snapshot: bool) -> None:
         """Changes by the side without the move (R13), takebacks (R29), missed updates."""
-        key = self.g.phys.key()
         # takeback: the physical board is an earlier official position
-        for back in range(1, min(_TAKEBACK_DEPTH, len(self.g.records)) + 1):
-            if self.g.keys[-1 - back] == key:
-                if self.e.correction.partial_restore(outs, len(self.g.records) - back, at):
-                    return
-                if not self.g.oot_raised and not snapshot:
-                    self.g.oot_raised = True
-                    self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
-                                text="the side without the move changed the position")
-                self.e.restoration.takeback(outs, len(self.g.records) - back, at)
+        ply = self.e.recognition.earlier_position(_TAKEBACK_DEPTH)
+        if ply is not None:
+            if self.e.correction.partial_restore(outs, ply, at):
                 return
+            if not self.g.oot_raised and not snapshot:
+                self.g.oot_raised = True
+                self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
+                            text="the side without the move changed the position")
+            self.e.restoration.takeback(outs, ply, at)
+            return
         if snapshot:
             self.e.restoration.reconcile(outs, at)
             return

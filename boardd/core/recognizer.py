@@ -165,7 +165,7 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_key", "_legal", "_legal_set", "_squares", "_targets", "_touched", "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -174,6 +174,7 @@ class PositionIndex:
         self._touched: dict[chess.Move, int] = {}
         self._after: dict[chess.Move, list[chess.Piece | None]] = {}
         self._legal: list[chess.Move] | None = None
+        self._legal_set: set[chess.Move] | None = None
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
 
@@ -342,7 +343,10 @@ class PositionIndex:
             return None
         promotion = placed.piece_type if placed.piece_type != moved and moved == chess.PAWN else None
         move = chess.Move(origin, target, promotion=promotion)
-        if not board.is_legal(move):
+        legal = self._legal_set
+        if legal is None and self._legal is not None:
+            legal = self._legal_set = set(self._legal)  # the list is there already (the game-end test made it)
+        if not (move in legal if legal is not None else board.is_legal(move)):
             if board.chess960 and moved in (chess.KING, chess.ROOK):
                 return self.targets.get(key)  # king-only or rook-only Chess960 castling
             return None
@@ -375,10 +379,27 @@ class PositionIndex:
             to_mask |= chess.BB_SQUARES[board.ep_square]
         seen: set[chess.Move] = set()
         off = self._key
+        kings = board.kings
+        pawns = board.pawns
+        ep_square = board.ep_square
         for move in [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=to_mask)]:
             if move in seen:
                 continue
             seen.add(move)
+            f, t = move.from_square, move.to_square
+            if not move.promotion and not (kings >> f) & 1 and not ((pawns >> f) & 1 and t == ep_square):
+                # a plain move or capture touches its two squares only: after it the origin is empty and the
+                # target holds the moved piece (no push/pop needed)
+                if changed & ~((1 << f) | (1 << t)):
+                    continue
+                if (changed >> f) & 1 and squares[f] is not None:
+                    continue
+                if (changed >> t) & 1:
+                    content = squares[t]
+                    if content is not None and content != board.piece_at(f):
+                        continue
+                out.append(move)
+                continue
             board.push(move)
             try:
                 touched = 0

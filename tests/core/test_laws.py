@@ -711,3 +711,77 @@ def test_penalty_invariants_over_every_configuration() -> None:
                             assert pen.stands == (otherwise and not observed)
                             checked += 1
     assert checked == 4 * 3 * 2 * 4 * 3 * 2
+
+
+# --- repetitions without replaying the game (issue 12) ------------------------------------------------------
+
+
+def _shuffle_game(seed: int, plies: int, *, chess960: bool = False) -> list[chess.Board]:
+    """A random game biased towards repetitions (reversible moves preferred), with takebacks; every position."""
+    import random
+
+    rng = random.Random(seed)
+    board = chess.Board.from_chess960_pos(rng.randrange(960)) if chess960 else chess.Board()
+    seen = [board.copy()]
+    for _ in range(plies):
+        if board.is_game_over(claim_draw=False):
+            break
+        if board.move_stack and rng.random() < 0.08:
+            board.pop()  # a takeback: the stack's states are popped and new ones pushed later
+            seen.append(board.copy())
+            continue
+        moves = list(board.legal_moves)
+        if len(board.move_stack) >= 2 and rng.random() < 0.6:
+            back = board.move_stack[-2]
+            undo = chess.Move(back.to_square, back.from_square)
+            if undo in moves and not board.is_irreversible(undo):
+                board.push(undo)  # the piece moved two plies ago goes back: positions recur
+                seen.append(board.copy())
+                continue
+        quiet = [m for m in moves if not board.is_irreversible(m)]
+        board.push(rng.choice(quiet if quiet and rng.random() < 0.85 else moves))
+        seen.append(board.copy())
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_repetitions_agree_with_python_chess(seed: int) -> None:
+    from boardd.core.laws.positions import _consecutive_fivefold, can_claim_threefold, repetition_counts
+
+    claims = fivefolds = 0
+    for board in _shuffle_game(seed, 260, chess960=seed % 3 == 0):
+        expected_claim = board.can_claim_threefold_repetition()
+        assert can_claim_threefold(board) == expected_claim, board.fen()
+        assert can_claim_threefold(board, repetition_counts(board)) == expected_claim
+        claims += expected_claim
+        expected_five = board.is_fivefold_repetition() and not board.is_checkmate()
+        got = automatic_draw(board, 2023)
+        assert (got == "fivefold") == expected_five, board.fen()
+        fivefolds += expected_five
+        # E2014: five times within the last 16 plies, python-chess's pops as the reference
+        copy, key, count = board.copy(), board._transposition_key(), 1
+        for _ in range(16):
+            if not copy.move_stack:
+                break
+            copy.pop()
+            count += copy._transposition_key() == key
+        assert _consecutive_fivefold(board) == (count >= 5)
+    assert claims > 0  # the games do repeat: the comparison covers the claims, not only "no"
+    if seed < 6:
+        assert fivefolds > 0 or claims > 3
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_engine_fen_equals_python_chess(seed: int) -> None:
+    """The engine's own FEN (``common._fen``, from the bitboards) is python-chess's, castling and e.p. included."""
+    from boardd.core.engine.common import _fen
+
+    rng = random.Random(seed)
+    board = chess.Board.from_chess960_pos(rng.randrange(960)) if seed % 2 else chess.Board()
+    board.chess960 = bool(seed % 2)
+    for _ in range(160):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+        assert _fen(board) == board.fen()

@@ -222,6 +222,10 @@ def _squares_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:
 _SYMBOLS = {(color, ptype): chess.Piece(ptype, color).symbol() for color in chess.COLORS for ptype in chess.PIECE_TYPES}
 
 
+_EMPTY_RUNS = ["1" * n for n in range(9)]
+_DIGITS = [str(n) for n in range(9)]
+
+
 def _fen(board: chess.Board) -> str:
     """``board.fen()``, computed from the bitboards (python-chess's board_fen is slow per square)."""
     cells = ["1"] * 64
@@ -232,16 +236,13 @@ def _fen(board: chess.Board) -> str:
             sym = _SYMBOLS[(color, ptype)]
             for sq in chess.scan_forward(bb & occ):
                 cells[sq] = sym
-    ranks = []
-    for rank in range(7, -1, -1):
-        row = "".join(cells[rank * 8:rank * 8 + 8])
-        for n in range(8, 1, -1):
-            row = row.replace("1" * n, str(n))
-        ranks.append(row)
+    placement = "/".join(["".join(cells[start:start + 8]) for start in range(56, -8, -8)])
+    for n in range(8, 1, -1):  # runs of empty squares; "/" keeps them within a rank
+        placement = placement.replace(_EMPTY_RUNS[n], _DIGITS[n])
     ep = chess.SQUARE_NAMES[board.ep_square] if board.ep_square is not None and board.has_legal_en_passant() else "-"
     castling = board.castling_xfen()
     turn = "w" if board.turn else "b"
-    return f"{'/'.join(ranks)} {turn} {castling} {ep} {board.halfmove_clock} {board.fullmove_number}"
+    return f"{placement} {turn} {castling} {ep} {board.halfmove_clock} {board.fullmove_number}"
 
 
 def _nearest_legal(board: chess.Board, squares: list[Content], changed: int,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 import chess
@@ -15,7 +16,7 @@ from boardd.core.engine.common import (
     _squares_apart,
 )
 from boardd.core.engine.modes import PhaseTrigger
-from boardd.core.laws.positions import automatic_draw, is_dead_in_feed
+from boardd.core.laws.positions import automatic_draw, can_claim_threefold, is_dead_in_feed, repetition_counts
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -287,17 +288,21 @@ class MadeMoves:
         board = self.g.board
         code: str | None = None
         result = "1/2-1/2"
-        if board.is_checkmate():
+        # the index of the new position generates the legal moves once; recognition uses the same list
+        no_moves = not self.g.index.legal_moves
+        counts: dict[Hashable, int] | None = None
+        if no_moves and board.is_check():
             code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")
-        elif board.is_stalemate():
+        elif no_moves:
             code = "GAME_END_STALEMATE"
         elif is_dead_in_feed(board):
             code = "GAME_END_DEAD_POSITION"
         else:
-            found = automatic_draw(board, self.g.edition)
+            counts = repetition_counts(board) if self.g.edition >= 2018 else None
+            found = automatic_draw(board, self.g.edition, counts)
             code = None if found is None else _AUTOMATIC_DRAW[found]
         if code is None:
-            self.check_draw_claim(outs, at)
+            self.check_draw_claim(outs, at, counts)
             return False
         flag_t = self.g.flag_t.get(rec.side)
         if flag_t is not None and flag_t < rec.made_at + self.rules.timing.t_settle:
@@ -311,7 +316,7 @@ class MadeMoves:
         outs.append(GameEvent(at=at, type="GAME_END", code=code, details={"result": result, "ply": rec.ply}))
         return True
 
-    def check_draw_claim(self, outs: list[Output], at: float) -> None:
+    def check_draw_claim(self, outs: list[Output], at: float, repetitions: dict[Hashable, int] | None = None) -> None:
         board = self.g.board
         side = board.turn
         key = self.g.index.key
@@ -322,7 +327,7 @@ class MadeMoves:
         # a threefold claim needs this placement three times, or one a move away seen twice already: the costly
         # python-chess test runs only then
         maybe = counts[key] >= 3 or any(_squares_apart(k, key) <= 4 for k in self.repeated)
-        threefold = maybe and board.can_claim_threefold_repetition()
+        threefold = maybe and can_claim_threefold(board, repetitions)
         fifty = board.halfmove_clock >= 99 and board.can_claim_fifty_moves()
         available = threefold or fifty
         if available and not self.draw_avail[side]:

@@ -68,8 +68,7 @@ class TwoHands:
         side = self.g.board.turn
         if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing:
             return
-        ghost = sum(1 for content in self.g.phys.squares if content == piece) > \
-            len(self.g.board.pieces(piece.piece_type, piece.color))
+        ghost = self.g.phys.count(piece) > self.g.board.pieces_mask(piece.piece_type, piece.color).bit_count()
         for t0, sq0, p0 in reversed(self.g.seg_places):
             if ghost and p0 == piece:
                 continue  # one piece seen on two squares: its new square reported before the old one cleared (§1.5)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-from collections.abc import Callable, Hashable
+import weakref
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING
 
 import chess
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     pass
 from boardd.core.laws.codes import check_edition
 
-__all__ = ["automatic_draw", "can_mate", "can_mate_in_feed", "draw_claim_available", "is_dead_in_feed",
-           "is_dead_position", "mating_line"]
+__all__ = ["automatic_draw", "can_claim_threefold", "can_mate", "can_mate_in_feed", "draw_claim_available",
+           "is_dead_in_feed", "is_dead_position", "mating_line", "repetition_counts"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -232,13 +233,98 @@ def _closure(board: chess.Board, color: chess.Color | None, budget: int) -> _Out
     for seen_color, seen_budget, keys, outcome in _CLOSED:
         if seen_color == color and seen_budget == budget and key in keys:
             return outcome, []
-    outcome, line, visited = _closure_search(board, color, budget)
+    if color is None:
+        outcome, line, visited = _closure_search_nearest_first(board, budget)
+    else:
+        outcome, line, visited = _closure_search(board, color, budget)
     # False is safe to share: every visited position reaches a subset of what was searched. "Over the budget"
     # only without castling rights (castling cannot be undone, so a visited position may reach less).
     if visited and (outcome is False or (outcome is None and not board.castling_rights)):
         _CLOSED.insert(0, (color, budget, frozenset(visited), outcome))
         del _CLOSED[_CLOSED_KEEP:]
     return outcome, line
+
+
+def _replies_in_locked(position: chess.Board) -> list[chess.Move] | None:
+    """The legal moves of a locked position; None as soon as one is a capture or a pawn move."""
+    moves = list(position.generate_legal_moves())
+    for move in moves:
+        if position.is_capture(move) or position.piece_type_at(move.from_square) == chess.PAWN:
+            return None
+    return moves
+
+
+def _reach(board: chess.Board) -> int:
+    """The shortest king distance from a king to an enemy piece other than the king: how far a capture is."""
+    best = 8
+    for color in chess.COLORS:
+        king = board.king(color)
+        targets = board.occupied_co[not color] & ~board.kings
+        if king is None or not targets:
+            continue
+        for square in chess.scan_forward(targets):
+            best = min(best, chess.square_distance(king, square))
+    return best
+
+
+#: Positions proven not dead: each reaches, through locked positions, one where a capture or a pawn move can be
+#: made (the path found by :func:`_closure_search_nearest_first`). Reaching one of them settles a later search.
+_PROVEN_LIVE: dict[Hashable, None] = {}
+_PROVEN_KEEP = 4096
+
+
+def _closure_search_nearest_first(board: chess.Board,
+                                  budget: int) -> tuple[bool | None, list[chess.Move], set[Hashable]]:
+    """:func:`_closure_search` for a mate of either side (``color`` None, the dead-position test), nearest first.
+
+    Whether a locked position is dead does not depend on the order of the visit: any reachable mate, capture or
+    pawn move, or a reachable set over the budget, makes it "not dead", and only an exhausted set makes it dead.
+    So the positions are visited in the order of :func:`_reach` (a king walking towards an enemy pawn or bishop
+    finds the capture after a few positions, where depth first wanders through the whole region first), and a
+    position on the way to a capture found by an earlier search (:data:`_PROVEN_LIVE`) settles it at once: a game
+    whose kings shuffle in a blocked ending asks again after every move. No mating line is returned.
+    """
+    start = board.copy(stack=False)
+    if _replies_in_locked(start) is None:
+        return None, [], set()
+    root = _key(start)
+    if root in _PROVEN_LIVE:
+        return None, [], set()
+    parents: dict[Hashable, Hashable | None] = {root: None}
+    counter = itertools.count()
+    frontier: list[tuple[int, int, chess.Board, Hashable]] = [(_reach(start), next(counter), start, root)]
+
+    def proven(key: Hashable | None) -> tuple[bool | None, list[chess.Move], set[Hashable]]:
+        while key is not None:  # every position on the way reaches the capture too
+            _PROVEN_LIVE[key] = None
+            key = parents[key]
+        while len(_PROVEN_LIVE) > _PROVEN_KEEP:
+            del _PROVEN_LIVE[next(iter(_PROVEN_LIVE))]
+        return None, [], set()
+
+    while frontier:
+        _, _, node, node_key = heapq.heappop(frontier)
+        replies = _replies_in_locked(node)
+        if replies is None:
+            return proven(node_key)  # the structure can change from here
+        if not replies:
+            if node.is_check():
+                return True, [], set()
+            continue
+        for move in replies:
+            node.push(move)
+            key = _key(node)
+            if key not in parents:
+                parents[key] = node_key
+                if key in _PROVEN_LIVE:
+                    node.pop()
+                    return proven(node_key)
+                if len(parents) > budget:
+                    return None, [], set(parents)
+                child = node.copy(stack=False)
+                heapq.heappush(frontier, (_reach(child), next(counter), child, key))
+            node.pop()
+    return False, [], set(parents)
 
 
 def _closure_search(board: chess.Board, color: chess.Color | None,
@@ -253,14 +339,7 @@ def _closure_search(board: chess.Board, color: chess.Color | None,
     """
     work = board.copy(stack=False)
     seen = {_key(work)}
-
-    def replies_of(position: chess.Board) -> list[chess.Move] | None:
-        moves = list(position.generate_legal_moves())
-        for move in moves:
-            if position.is_capture(move) or position.piece_type_at(move.from_square) == chess.PAWN:
-                return None
-        return moves
-
+    replies_of = _replies_in_locked
     first = replies_of(work)
     if first is None:
         return None, [], set()
@@ -362,15 +441,81 @@ def is_dead_position(board: chess.Board) -> bool:
 
 
 
+# --- Repetitions (9.2, 9.6), without replaying the game -----------------------------------------------
+
+#: What each saved state of a python-chess move stack stands for: (transposition key of the position before the
+#: move, whether the move is irreversible). A state object is created by ``push`` and never changed, and copies of a
+#: board share them, so the facts are computed once per move of a game instead of once per question (python-chess's
+#: own repetition tests pop and push back to the last irreversible move every time: a cost that grows with the game).
+_STATE_FACTS: weakref.WeakKeyDictionary[object, tuple[Hashable, bool]] = weakref.WeakKeyDictionary()
+_SCRATCH: dict[bool, chess.Board] = {}
+
+
+def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
+    """(transposition key before ``board.move_stack[index]``, whether that move is irreversible)."""
+    state = board._stack[index]
+    facts = _STATE_FACTS.get(state)
+    if facts is None:
+        scratch = _SCRATCH.get(board.chess960)
+        if scratch is None:
+            scratch = _SCRATCH[board.chess960] = chess.Board(None, chess960=board.chess960)
+        state.restore(scratch)
+        facts = (scratch._transposition_key(), scratch.is_irreversible(board.move_stack[index]))
+        _STATE_FACTS[state] = facts
+    return facts
+
+
+def _earlier_keys(board: chess.Board) -> Iterator[tuple[Hashable, bool]]:
+    """The positions before each move, latest first: (transposition key, the move after it is irreversible)."""
+    for index in range(len(board.move_stack) - 1, -1, -1):
+        yield _state_facts(board, index)
+
+
+def repetition_counts(board: chess.Board) -> dict[Hashable, int]:
+    """How often each position stands in the game since its last irreversible move, the current one included.
+
+    The window of python-chess's ``can_claim_threefold_repetition`` and ``is_repetition``: the positions before
+    every move back to (not including) the position before the last irreversible move.
+    """
+    counts: dict[Hashable, int] = {board._transposition_key(): 1}
+    for key, irreversible in _earlier_keys(board):
+        if irreversible:
+            break
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None = None) -> bool:
+    """python-chess's ``can_claim_threefold_repetition``, from :func:`repetition_counts` (same answers).
+
+    The position stands for the third time, or a legal move reaches one that already stood twice.
+    """
+    if counts is None:
+        counts = repetition_counts(board)
+    if counts[board._transposition_key()] >= 3:
+        return True
+    twice = {key for key, count in counts.items() if count >= 2}
+    if not twice:
+        return False
+    for move in board.generate_legal_moves():
+        board.push(move)
+        try:
+            if board._transposition_key() in twice:
+                return True
+        finally:
+            board.pop()
+    return False
+
+
 def draw_claim_available(board: chess.Board) -> str | None:
     """A correct draw claim for the side to move (9.2/9.3): ``"threefold"``, ``"fifty-moves"`` or None.
 
     Threefold covers both 9.2 cases: the position is about to appear a third time by a move the
-    claimant intends to make (9.2.1), or has just appeared a third time (9.2.2); python-chess's
-    :meth:`chess.Board.can_claim_threefold_repetition` checks both. The 50-move claim likewise
-    covers a move that would complete 50 moves.
+    claimant intends to make (9.2.1), or has just appeared a third time (9.2.2), as python-chess's
+    :meth:`chess.Board.can_claim_threefold_repetition` checks both (:func:`can_claim_threefold`). The 50-move claim
+    likewise covers a move that would complete 50 moves.
     """
-    if board.can_claim_threefold_repetition():
+    if can_claim_threefold(board):
         return "threefold"
     if board.can_claim_fifty_moves():
         return "fifty-moves"
@@ -383,24 +528,24 @@ def _consecutive_fivefold(board: chess.Board) -> bool:
     Implemented as: the current position occurred five times within the last 16 plies, i.e. the
     last four move pairs each returned to it (a cycle of 4 plies, the shortest possible).
     """
-    key = _key(board)
-    copy = board.copy()
+    key = board._transposition_key()
     count = 1
-    for _ in range(16):
-        if not copy.move_stack:
+    for earlier, (previous, _) in enumerate(_earlier_keys(board)):
+        if earlier >= 16:
             break
-        copy.pop()
-        if _key(copy) == key:
+        if previous == key:
             count += 1
     return count >= 5
 
 
-def automatic_draw(board: chess.Board, edition: int) -> str | None:
+def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int] | None = None) -> str | None:
     """An automatic draw (9.6): ``"fivefold"``, ``"seventy-five"`` or None.
 
     Not in E2009. E2014 9.6 a needs five occurrences "by consecutive alternate moves": we read it as
     the position recurring every four plies over the last sixteen (see :func:`_consecutive_fivefold`);
-    E2018+ 9.6.1 counts any five occurrences. A checkmate on the 75th move takes precedence (9.6.2).
+    E2018+ 9.6.1 counts any five occurrences (python-chess's ``is_fivefold_repetition``, from
+    :func:`repetition_counts`: *counts* when the caller has them). A checkmate on the 75th move takes precedence
+    (9.6.2).
 
     Raises:
         ValueError: unknown edition.
@@ -410,7 +555,12 @@ def automatic_draw(board: chess.Board, edition: int) -> str | None:
         return None
     if board.is_checkmate():
         return None
-    fivefold = _consecutive_fivefold(board) if edition == 2014 else board.is_fivefold_repetition()
+    if edition == 2014:
+        fivefold = _consecutive_fivefold(board)
+    else:
+        if counts is None:
+            counts = repetition_counts(board)
+        fivefold = counts[board._transposition_key()] >= 5
     if fivefold:
         return "fivefold"
     if board.is_seventyfive_moves():

@@ -39,13 +39,13 @@ class TwoHands:
         """R01 (a): two lifts of different pieces within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
+        if piece.color != side:
+            return  # R01 (clarified): a captured piece and its capturer are never two-hands evidence
         if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask:
             return
         lifts = self.genuine_lifts()
         if not any(t == at and s == sq for t, s, _ in lifts):
             return
-        if piece.color != side:
-            return  # R01 (clarified): a captured piece and its capturer are never two-hands evidence
         for t0, sq0, p0 in lifts:
             if sq0 == sq or at - t0 > timing.t_simul or sq0 in self.g.mask or p0.color != side:
                 continue

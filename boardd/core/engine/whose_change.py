@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _bits, _piece_text
+from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _piece_text
 from boardd.core.events import (
     Content,
 )
@@ -41,12 +41,12 @@ class WhoseChange:
             return True
         if new_opp and self.wrong_colour_promotion(sq):
             return False  # the mover's pawn promoted to a piece of the wrong colour (3.7.5.1): his illegal move
-        targets = self.capture_targets()
-        if old_opp and new is None and (sq in targets or self.g.index.piece_at(sq) is None):
+        targets = self.g.index.capture_targets  # a bitboard
+        if old_opp and new is None and (targets >> sq & 1 or self.g.index.piece_at(sq) is None):
             return False  # the mover removing the piece he captures (or a parked captured piece)
-        if new_opp and self.g.index.piece_at(sq) == new and sq in targets:
+        if new_opp and self.g.index.piece_at(sq) == new and targets >> sq & 1:
             return False  # a piece to be captured put back
-        if new_opp and not old_opp and any(x[2] == new and x[1] in targets for x in self.g.seg_lifts):
+        if new_opp and not old_opp and any(x[2] == new and targets >> x[1] & 1 for x in self.g.seg_lifts):
             self.g.parked = True
             return False  # a captured piece parked on another square (§5 CAPTURED_PIECE_PARKED)
         # a capture seen as a replacement is the mover's; anything else is the opponent's
@@ -59,9 +59,6 @@ class WhoseChange:
             if self.g.phys.squares[s] is None:
                 lifted |= chess.BB_SQUARES[s]
         return promotion_origin(self.g.index.board, lifted, sq) is not None
-
-    def capture_targets(self) -> set[int]:
-        return set(_bits(self.g.index.capture_targets))
 
     def masked_view(self) -> PhysicalBoard:
         view = PhysicalBoard()

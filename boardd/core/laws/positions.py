@@ -448,7 +448,6 @@ def is_dead_position(board: chess.Board) -> bool:
 #: board share them, so the facts are computed once per move of a game instead of once per question (python-chess's
 #: own repetition tests pop and push back to the last irreversible move every time: a cost that grows with the game).
 _STATE_FACTS: weakref.WeakKeyDictionary[object, tuple[Hashable, bool]] = weakref.WeakKeyDictionary()
-_SCRATCH: dict[bool, chess.Board] = {}
 
 
 def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
@@ -456,9 +455,7 @@ def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
     state = board._stack[index]
     facts = _STATE_FACTS.get(state)
     if facts is None:
-        scratch = _SCRATCH.get(board.chess960)
-        if scratch is None:
-            scratch = _SCRATCH[board.chess960] = chess.Board(None, chess960=board.chess960)
+        scratch = chess.Board(None, chess960=board.chess960)  # once per move of a game; nothing shared
         state.restore(scratch)
         facts = (scratch._transposition_key(), scratch.is_irreversible(board.move_stack[index]))
         _STATE_FACTS[state] = facts

@@ -103,6 +103,7 @@ from boardd.core.engine.common import (
     _LOGGER,
     _STANDARD_FEN,
     _STATE_COMMANDS,
+    _fen,
     _republish_state,
 )
 from boardd.core.engine.correction import Correction
@@ -279,7 +280,7 @@ class Engine:
         return GameState(
             game_id=g.id, white=g.white, black=g.black, event=g.event, site=g.site, date=g.date,
             round=g.round, board_no=g.board_no, time_control=g.time_control, edition=g.edition,
-            start_fen=self.g.start_fen, chess960=g.chess960, fen=self.g.board.fen(),
+            start_fen=self.g.start_fen, chess960=g.chess960, fen=_fen(self.g.board),
             moves=tuple(self.g.records), turn=self.g.board.turn, clock=self.g.clock, result=self.g.result,
             termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
             illegal_moves_white=self.g.illegal[chess.WHITE], illegal_moves_black=self.g.illegal[chess.BLACK],

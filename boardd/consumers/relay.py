@@ -59,6 +59,7 @@ import aiomqtt
 import chess
 import chess.pgn
 from aiohttp import web
+from chess.pgn import TAG_REGEX
 
 from boardd.core.errors import ConfigError
 from boardd.core.record import clock_tag, format_clock
@@ -165,33 +166,37 @@ class BoardRecord:
     dirty: int = 0
     #: the broadcast PGN, kept move by move (built by :meth:`Hall.game_pgn`)
     broadcast: _Broadcast | None = None
+    #: the daemon's PGN texts, read move by move
+    reader: _PgnReader | None = None
+    #: the keys of :attr:`clocks` a move message has set since the last PGN was read
+    overridden: set[tuple[int, str]] = field(default_factory=set)
 
     def parse_pgn(self) -> None:
         """Take tags and per-ply clocks from the daemon's retained PGN (once per new text)."""
         if self.pgn_parsed or self.pgn_text is None:
             return
         self.pgn_parsed = True
-        game = chess.pgn.read_game(io.StringIO(self.pgn_text))
-        if game is None:
+        if self.reader is None:
+            self.reader = _PgnReader()
+        parsed = self.reader.read(self.pgn_text)
+        if parsed is None:
             _LOGGER.warning("%s: pgn payload has no game: ignored", self.board)
             return
-        if game.errors:
-            _LOGGER.warning("%s: pgn payload has errors: %s", self.board, game.errors[0])
-        self.pgn_headers = dict(game.headers)
+        if parsed.error is not None:
+            _LOGGER.warning("%s: pgn payload has errors: %s", self.board, parsed.error)
+        self.pgn_headers = parsed.headers
         old_comments = self.comments
-        self.comments = {(0, ""): text} if (text := _CLOCK_COMMANDS.sub("", game.comment).strip()) else {}
-        for ply, node in enumerate(game.mainline(), start=1):
-            if text := _CLOCK_COMMANDS.sub("", node.comment).strip():
-                # e.g. boardd.core.record's note on the moves after an illegal move that stood
-                self.comments[(ply, node.move.uci())] = text
-            clock, emt = node.clock(), node.emt()
-            if clock is not None or emt is not None:
-                # The daemon's PGN is its official rendering of the record: it wins over the move
-                # messages (which carry the same times rounded to the millisecond).
-                key = (ply, node.move.uci())
-                if self.clocks.get(key) != (clock, emt):
-                    self.clocks[key] = (clock, emt)
-                    self.dirty = min(self.dirty, ply)
+        self.comments = dict(parsed.comments)
+        # The daemon's PGN is its official rendering of the record: its clocks win over the move messages'
+        # (which carry the same times rounded to the millisecond). Those of the moves read before were taken
+        # then: only those a move message has changed since are taken again.
+        clocks = parsed.clocks
+        keys = list(clocks) if parsed.fresh is None else [*parsed.fresh, *(k for k in self.overridden if k in clocks)]
+        for key in keys:
+            if self.clocks.get(key) != clocks[key]:
+                self.clocks[key] = clocks[key]
+                self.dirty = min(self.dirty, key[0])
+        self.overridden.clear()
         if self.comments != old_comments:
             changed = {key for key in old_comments.keys() | self.comments.keys()
                        if old_comments.get(key) != self.comments.get(key)}
@@ -369,7 +374,8 @@ class Hall:
         record.clocks.clear()
         record.pgn_text, record.pgn_headers, record.pgn_parsed, record.built = None, {}, True, None
         record.comments = {}
-        record.broadcast, record.dirty = None, 0
+        record.broadcast, record.reader, record.dirty = None, None, 0
+        record.overridden.clear()
 
     def _handle_pgn(self, record: BoardRecord, payload: bytes) -> BoardUpdate | None:
         try:
@@ -402,6 +408,7 @@ class Hall:
         if new == old:
             return False
         record.clocks[(ply, uci)] = new
+        record.overridden.add((ply, uci))
         record.dirty = min(record.dirty, ply)
         record.version += 1
         return True
@@ -641,6 +648,192 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     note = (f"An illegal move stood; the game goes on from the position after it. "
             f"The record up to it: {' '.join(words[:last])}")
     return last + 1, after, note
+
+
+# --- The daemon's PGN, read move by move (issue 12) ------------------------------------------------
+
+#: The clock and time of the moves of the daemon's PGN, keyed (ply, uci).
+_Clocks = dict[tuple[int, str], tuple[float | None, float | None]]
+#: A move number at the start of a movetext line (``12.`` or ``12...``), then a move (not a comment).
+_LINE_NUMBER = re.compile(r"\d+\.(?:\.\.)? +[^ {]")
+#: Outside comments, what would make python-chess's reader do more than read moves and the result.
+_NOT_PLAIN = re.compile(r"[();$%!?\[\]{}]")
+_COMMENT = re.compile(r"\{[^}\n]*\}")
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """What :meth:`BoardRecord.parse_pgn` takes from one PGN text: python-chess's reading of it."""
+
+    headers: dict[str, str]
+    #: (0, "") -> the game's comment, (ply, uci) -> a move's comment; without clock commands, when not empty
+    comments: dict[tuple[int, str], str]
+    #: (ply, uci) -> (clock, emt) of every move with a clock or a time
+    clocks: _Clocks
+    #: the keys of :attr:`clocks` read from this text, not kept from the previous one (all of them: None)
+    fresh: list[tuple[int, str]] | None
+    error: Exception | None = None
+
+
+def _read_pgn(text: str) -> tuple[_Parsed, chess.pgn.Game] | None:
+    """The whole text through ``chess.pgn.read_game`` (what :class:`_PgnReader` keeps move by move)."""
+    game = chess.pgn.read_game(io.StringIO(text))
+    if game is None:
+        return None
+    head = _CLOCK_COMMANDS.sub("", game.comment).strip()
+    comments = {(0, ""): head} if head else {}
+    clocks: _Clocks = {}
+    for ply, node in enumerate(game.mainline(), start=1):
+        uci = node.move.uci()
+        if note := _CLOCK_COMMANDS.sub("", node.comment).strip():
+            # e.g. boardd.core.record's note on the moves after an illegal move that stood
+            comments[(ply, uci)] = note
+        clock, emt = node.clock(), node.emt()
+        if clock is not None or emt is not None:
+            clocks[(ply, uci)] = (clock, emt)
+    parsed = _Parsed(headers=dict(game.headers), comments=comments, clocks=clocks, fresh=None,
+                     error=game.errors[0] if game.errors else None)
+    return parsed, game
+
+
+class _PgnReader:
+    """``chess.pgn.read_game`` of a board's successive PGN texts, move by move.
+
+    A text differs from the previous one by its clock tags and its last line or two. When it is plain (tags, a
+    blank line, then move numbers, moves, one-line comments and the result last: what :mod:`boardd.core.record`
+    writes) and shares its first movetext lines with the previous one, only the lines from the last shared one
+    that starts with a move number are read, by python-chess, from the position reached there (a ``FEN``
+    tag); the moves before it are kept. Anything else is read whole.
+    """
+
+    def __init__(self) -> None:
+        self.parsed: _Parsed | None = None
+        self.base: tuple[str | None, str | None] | None = None
+        self.board: chess.Board | None = None
+        self.lines: list[str] = []
+        #: moves on each movetext line (python-chess's move tokens outside comments)
+        self.line_moves: list[int] = []
+        #: (ply, uci) of each move read
+        self.keys: list[tuple[int, str]] = []
+
+    def read(self, text: str) -> _Parsed | None:
+        """python-chess's reading of *text* (None: no game in it)."""
+        try:
+            parsed = self._incremental(text)
+        except (ValueError, AssertionError):
+            parsed = None
+        return parsed if parsed is not None else self._whole(text)
+
+    def _whole(self, text: str) -> _Parsed | None:
+        self.parsed = self.board = self.base = None
+        result = _read_pgn(text)
+        if result is None:
+            return None
+        parsed, game = result
+        split = _split(text)
+        if split is None or parsed.error is not None:
+            return parsed
+        headers, lines = split
+        counts = [_plain_moves(line, last=index == len(lines) - 1) for index, line in enumerate(lines)]
+        board = game.board()
+        keys = []
+        for ply, node in enumerate(game.mainline(), start=1):
+            keys.append((ply, node.move.uci()))
+            board.push(node.move)
+        if None not in counts and sum(count or 0 for count in counts) == len(keys):
+            self.parsed, self.base, self.board = parsed, (headers.get("FEN"), headers.get("Variant")), board
+            self.lines, self.line_moves, self.keys = lines, [count or 0 for count in counts], keys
+        return parsed
+
+    def _incremental(self, text: str) -> _Parsed | None:
+        old, board = self.parsed, self.board
+        split = _split(text)
+        if old is None or board is None or split is None:
+            return None
+        header_map, lines = split
+        if (header_map.get("FEN"), header_map.get("Variant")) != self.base:
+            return None
+        common = _common_length(self.lines, lines)
+        added_counts = [_plain_moves(line, last=index == len(lines) - 1)
+                        for index, line in enumerate(lines[common:], start=common)]
+        if None in added_counts or (common and common == len(self.lines) and self.lines
+                                    and _has_result(self.lines[-1])):
+            return None   # not plain, or a line that held the result is now followed by more lines
+        counts = self.line_moves[:common] + [count or 0 for count in added_counts]
+        cut = min(common, len(lines) - 1)   # read from the last shared line that starts with a move number
+        while cut > 0 and not _LINE_NUMBER.match(lines[cut]):
+            cut -= 1
+        keep = sum(counts[:cut])
+        if cut == 0 or keep == 0 or keep > len(self.keys):
+            return None
+        while len(board.move_stack) > keep:
+            board.pop()
+        tags = f'[FEN "{board.fen()}"]\n' + ('[Variant "Chess960"]\n' if board.chess960 else "")
+        game = chess.pgn.read_game(io.StringIO(tags + "\n" + "\n".join(lines[cut:])))
+        if game is None or game.errors or game.comment or game.board().chess960 != board.chess960:
+            self.parsed = None
+            return None
+        added = list(game.mainline())
+        if len(added) != sum(counts[cut:]):
+            self.parsed = None
+            return None
+        headers = chess.pgn.Headers()
+        for name, value in header_map.items():
+            headers[name] = value
+        if headers.get("Result", "*") == "*":
+            headers["Result"] = game.headers["Result"]
+        comments, clocks = old.comments, old.clocks
+        for key in self.keys[keep:]:
+            comments.pop(key, None)
+            clocks.pop(key, None)
+        del self.keys[keep:]
+        fresh = []
+        for ply, node in enumerate(added, start=keep + 1):
+            key = (ply, node.move.uci())
+            if note := _CLOCK_COMMANDS.sub("", node.comment).strip():
+                comments[key] = note
+            clock, emt = node.clock(), node.emt()
+            if clock is not None or emt is not None:
+                clocks[key] = (clock, emt)
+                fresh.append(key)
+            self.keys.append(key)
+            board.push(node.move)
+        parsed = self.parsed = _Parsed(headers=dict(headers), comments=comments, clocks=clocks, fresh=fresh)
+        self.lines, self.line_moves = lines, counts
+        return parsed
+
+
+def _split(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """The tags and the movetext lines of a text that starts with tag lines then a blank line, or None."""
+    head, blank, movetext = text.partition("\n\n")
+    if not blank or not head.startswith("[") or not movetext or movetext.startswith(("[", "%", ";")):
+        return None
+    headers: dict[str, str] = {}
+    for line in head.split("\n"):
+        match = TAG_REGEX.match(line)
+        if match is None or not line.startswith("["):
+            return None
+        headers[match.group(1)] = match.group(2)
+    return headers, movetext.rstrip("\n").split("\n")
+
+
+def _plain_moves(line: str, *, last: bool) -> int | None:
+    """How many moves python-chess's reader finds on a plain movetext line; None when the line is not plain
+    (a blank line, a comment over several lines, variations, NAGs, escapes, a result that is not last)."""
+    bare = _COMMENT.sub(" ", line)
+    if not line.strip() or _NOT_PLAIN.search(bare):
+        return None
+    moves = 0
+    for match in chess.pgn.MOVETEXT_REGEX.finditer(bare):
+        if match.group(1):
+            moves += 1
+        elif match.group(7) and not last:
+            return None
+    return moves
+
+
+def _has_result(line: str) -> bool:
+    return any(match.group(7) for match in chess.pgn.MOVETEXT_REGEX.finditer(_COMMENT.sub(" ", line)))
 
 
 # --- The broadcast PGN, kept move by move (issue 12) ---------------------------------------------

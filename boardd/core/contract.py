@@ -99,7 +99,7 @@ from boardd.core.outputs import (
     Status,
     Suggestion,
 )
-from boardd.core.record import pgn_and_check, shared_prefix
+from boardd.core.record import escaped_pgn, shared_prefix
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -330,6 +330,12 @@ def _fragment(value: object) -> str:
     return _escape_breaks(_encode(value))
 
 
+def _json_inner(text: str) -> str:
+    """The inside of :func:`_dumps` of the string *text* (character by character: escaping parts = escaping
+    their join)."""
+    return _escape_breaks(_encode_string(text))[1:-1]
+
+
 @functools.lru_cache(maxsize=256)
 def _key_fragment(key: str) -> str:
     return _escape_breaks(_encode_string(key)) + ":"
@@ -408,6 +414,7 @@ class Publisher:
         self._move_lists = _MoveLists()
         self._state_irregularity_bodies: dict[int, tuple[Irregularity, dict[str, object], str | None]] = {}
         self._game_cache: tuple[tuple[object, ...], dict[str, object], str | None] | None = None
+        self._topics: dict[str, str] = {}
 
     # Properties.
 
@@ -456,26 +463,36 @@ class Publisher:
             "seq": self._seq,
             "ts": self._ts(at),
         }
-        for key, value in body.items():
-            if key in _ENVELOPE_KEYS:
-                _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
-                continue
-            payload[key] = value
+        if _ENVELOPE_KEYS.isdisjoint(body):
+            payload.update(body)
+        else:
+            for key, value in body.items():
+                if key in _ENVELOPE_KEYS:
+                    _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
+                    continue
+                payload[key] = value
         text = _object_text(payload, raw) if raw is not None else None
-        return Publication(topic=self.topic(kind), payload=payload, retain=spec.retain, qos=spec.qos, json=text)
+        topic = self._topics.get(kind)
+        if topic is None:
+            topic = self._topics[kind] = self.topic(kind)
+        return Publication(topic=topic, payload=payload, retain=spec.retain, qos=spec.qos, json=text)
 
     def _time(self, at: float | None) -> str | None:
         return None if at is None else self._ts(at)
 
     # Public API.
 
-    def render(self, outputs: Sequence[Output], state: GameState, *, at: float) -> list[Publication]:
+    def render(self, outputs: Sequence[Output], state: GameState | None, *, at: float) -> list[Publication]:
         """Publications for one batch of engine outputs, in order, then ``state`` + ``pgn`` if it changed.
 
         Args:
             outputs: what :meth:`Engine.feed`/``advance`` returned.
-            state: the engine's state after the batch (read only when the batch has a ``StateChanged``).
+            state: the engine's state after the batch (read only when the batch has a ``StateChanged``; None
+                will do for a batch without one: building the state costs).
             at: the event time of the batch (the envelope's ``ts``).
+
+        Raises:
+            ValueError: the batch has a ``StateChanged`` and *state* is None.
         """
         publications: list[Publication] = []
         state_changed = False
@@ -506,16 +523,19 @@ class Publisher:
                 case _:  # a newer engine output this publisher does not know: never crash on it
                     _LOGGER.warning("output %r has no publication; ignored", output)  # type: ignore[unreachable]
         if state_changed:
+            if state is None:
+                raise ValueError("a StateChanged needs the state")
             publications.extend(self.snapshot(state, at=at))
         return publications
 
     def snapshot(self, state: GameState, *, at: float) -> list[Publication]:
         """The retained ``state`` and ``pgn`` publications (after a change, or on (re)connect)."""
-        pgn, check = pgn_and_check(state)
+        pgn, pgn_json, check = escaped_pgn(state, _json_inner)
         body, raw = self._state_body(state, check)
         return [
             self._publication("state", body, at=at, raw=raw),
-            Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos),
+            Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos,
+                        json=None if pgn_json is None else f'"{pgn_json}"'),
         ]
 
     def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],

@@ -73,7 +73,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -81,8 +81,8 @@ import chess.pgn
 
 from boardd.core.outputs import GameState, MoveRecord
 
-__all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_and_check", "pgn_game", "pgn_round",
-           "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix"]
+__all__ = ["archive_pgn", "clock_tag", "escaped_pgn", "format_clock", "game_pgn", "pgn_and_check", "pgn_game",
+           "pgn_round", "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -416,14 +416,35 @@ def game_pgn(state: GameState) -> str:
 def pgn_and_check(state: GameState) -> tuple[str, str | None]:
     """:func:`game_pgn` and, when the movetext tells it, the check mark of the position after the last move
     (``"#"``, ``"+"``, ``""`` for neither; None when unknown: see :meth:`_Movetext.check_mark`)."""
+    text, _, check = escaped_pgn(state, None)
+    return text, check
+
+
+def escaped_pgn(state: GameState, escape: Callable[[str], str] | None) -> tuple[str, str | None, str | None]:
+    """:func:`pgn_and_check`, and with *escape* (a string -> the same escaped, e.g. the inside of its JSON
+    string; character by character, ``"\n"`` to ``escape("\n")``) the text escaped, from movetext lines each
+    escaped once (the text is as long as the game, issue 12). None instead of it without *escape*.
+    """
     start = _start_board_cached(state.start_fen, state.chess960)
     if start is None:
-        return rebuild_pgn(state), None   # an invalid start FEN: rare, and python-chess decides what to write
+        text = rebuild_pgn(state)   # an invalid start FEN: rare, and python-chess decides what to write
+        return text, None if escape is None else escape(text), None
+    headers = _header_lines(state)
     with _MOVETEXTS_LOCK:
         movetext = _movetext_for(state, start)
-        body = movetext.render(state)
+        count, tail = movetext.render(state)
         check = movetext.check_mark(state)
-    return "\n".join([*_header_lines(state), "", *body]).rstrip() + "\n", check
+        lines = movetext.lines[:count]
+        escaped = movetext.escaped(count, escape) if escape is not None else None
+    joined = "\n".join([*headers, "", *lines, *tail])
+    text = joined.rstrip() + "\n"
+    if escape is None:
+        return text, None, check
+    if text != joined + "\n":
+        return text, escape(text), check   # trailing blanks stripped (no movetext line ends so): escaped whole
+    assert escaped is not None
+    newline = escape("\n")
+    return text, newline.join([escape("\n".join(headers)), "", *escaped, *map(escape, tail)]) + newline, check
 
 
 def rebuild_pgn(state: GameState) -> str:
@@ -519,6 +540,9 @@ class _Movetext:
         #: The indices of the records replayed as a null move (``0000``): the board's position then is not
         #: the record's, so :meth:`check_mark` does not answer.
         self.null_at: list[int] = []
+        #: :attr:`lines` escaped (:meth:`escaped`), and the function that escaped them
+        self.escaped_lines: list[str] = []
+        self.escape: Callable[[str], str] | None = None
 
     def common(self, moves: tuple[MoveRecord, ...]) -> int:
         """The number of leading records *moves* shares with :attr:`records`."""
@@ -543,6 +567,7 @@ class _Movetext:
         lines, self.current, self.force = self.before[length]
         del self.before[length:]
         del self.lines[lines:]
+        del self.escaped_lines[lines:]
         while self.null_at and self.null_at[-1] >= length:
             self.null_at.pop()
 
@@ -632,8 +657,9 @@ class _Movetext:
             self.tail_texts.append(_clean(_tail_item(self.start, record, index)))
         return self.tail_texts
 
-    def render(self, state: GameState) -> list[str]:
-        """The movetext lines for *state*, whose legal prefix is :attr:`records` (after :meth:`extend`)."""
+    def render(self, state: GameState) -> tuple[int, list[str]]:
+        """The movetext lines for *state*, whose legal prefix is :attr:`records` (after :meth:`extend`): the
+        first *n* of :attr:`lines`, then the lines returned."""
         result = state.result if state.result in {"1-0", "0-1", "1/2-1/2"} else "*"
         extra: list[str] = []
         stopped = len(self.records)
@@ -654,11 +680,18 @@ class _Movetext:
         else:
             lines, current = len(self.lines), self.current
         current = _write_token(extra, current, result + " ")
-        out = self.lines[:lines]
-        out.extend(extra)
         if current:
-            out.append(current.rstrip())
-        return out
+            extra.append(current.rstrip())
+        return lines, extra
+
+    def escaped(self, count: int, escape: Callable[[str], str]) -> list[str]:
+        """*escape* of each of the first *count* :attr:`lines`, each line escaped once (kept per movetext)."""
+        if self.escape is not escape:
+            self.escape, self.escaped_lines = escape, []
+        done = self.escaped_lines
+        del done[len(self.lines):]
+        done.extend(map(escape, self.lines[len(done):count]))
+        return done[:count]
 
 
 #: Movetexts of recent games, most recent last: a state differs from the last one of its game by a move or

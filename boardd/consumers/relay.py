@@ -8,7 +8,10 @@ subscribes to ``{prefix}/+/state``, ``/move``, ``/pgn`` and ``/status`` of every
 ``(board, session, seq)``, keeps the newest retained ``state`` of each board, the per-ply
 clocks from ``move`` messages and from the daemon's retained ``pgn``, and builds each game's
 broadcast PGN (``[Round "r.b"]``, ``[Board]``, ``{[%clk h:mm:ss]}``, ``{[%emt h:mm:ss]}``)
-with python-chess.
+as python-chess's exporter writes it. Both are kept move by move (issue 12): the daemon's PGN
+texts are read from the last line the new one shares with the previous one
+(:class:`_PgnReader`), the broadcast PGN re-written from the first ply that changed
+(:class:`_Broadcast`); :func:`build_game_pgn` rebuilds it from the start (the reference).
 
 Three sinks consume the round PGNs:
 

@@ -60,6 +60,15 @@ JSON
     ``null``). Sorted keys make the bytes canonical: replay output is
     byte-identical across runs and Python versions. The ``pgn`` payload is the
     PGN text as UTF-8.
+
+Cost
+    The ``state`` and ``pgn`` payloads are as long as the game (the whole move list, the whole
+    PGN), so the publisher does not serialise them whole per message (issue 12): the ``state``
+    text is joined from fragments kept per publisher (each move's UCI and SAN serialised once,
+    the array text extended by appending; the ``game`` object and each open finding serialised
+    once) and handed over as :attr:`Publication.json`; the ``pgn`` JSON string is joined from
+    movetext lines escaped once each (:func:`~boardd.core.record.escaped_pgn`), which also tells
+    the check mark. ``tests/record/test_incremental.py`` compares both with ``json.dumps``.
 """
 
 from __future__ import annotations

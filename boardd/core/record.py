@@ -55,8 +55,11 @@ Cost
     move numbers after comments), with the exporter's state before and after each move. A render
     writes only the moves added since the last one (one SAN each); a retraction, a reinstatement
     or a record whose clocks changed goes back to the last unchanged move and writes on from
-    there. The tags are cached on what they depend on, the tail comment after an illegal move
-    that stood item by item. What is left per render is joining the lines into the text, which
+    there; a move written again with the same UCI and SAN (its clocks filled in at its
+    completion) takes its move and SAN from the redo list of the truncation, not from
+    python-chess. The tags are cached on what they depend on, the tail comment after an illegal
+    move that stood item by item, and each movetext line escaped for JSON once
+    (:func:`escaped_pgn`). What is left per render is joining the lines into the text, which
     is as long as the game. :func:`rebuild_pgn` writes the same text from the start through
     python-chess's exporter; tests compare the two over many games with retractions, illegal
     moves that stood, reinstatements and game ends.

@@ -18,7 +18,7 @@ import pytest
 
 from boardd.core.contract import Publication, Publisher, _check_mark_of
 from boardd.core.engine import Engine
-from boardd.core.outputs import ClockState, GameState, MoveRecord, StateChanged
+from boardd.core.outputs import ClockState, GameState, MoveMade, MoveRecord, StateChanged
 from boardd.core.record import game_pgn, rebuild_pgn
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
 from tests.record.factories import make_state
@@ -214,3 +214,15 @@ def test_engine_games_incremental_equals_rebuild(kind: InjectionKind | None) -> 
             engine.advance(deadline)
         _check(engine.state, publisher)
     assert checked > 20
+
+
+def test_render_needs_the_state_only_for_a_state_change() -> None:
+    # The daemon renders every batch without its StateChanged (the snapshot goes apart) and builds no state
+    # for it; a batch with one needs the state.
+    publisher = Publisher(board="t1")
+    state = next(state for state in reversed(_random_walk(1, 30)) if state.moves)
+    assert [pub.topic for pub in publisher.render([MoveMade(move=state.moves[-1])], None, at=5.0)] == ["boardd/t1/move"]
+    with pytest.raises(ValueError, match="StateChanged"):
+        publisher.render([StateChanged(at=5.0)], None, at=5.0)
+    kinds = [pub.topic.rsplit("/", 1)[1] for pub in publisher.render([StateChanged(at=5.0)], state, at=5.0)]
+    assert kinds == ["state", "pgn"]

@@ -313,6 +313,8 @@ def _dumps(value: object) -> str:
 
 def _escape_breaks(text: str) -> str:
     """:data:`_LINE_BREAKS` escaped. Character by character, so escaping fragments = escaping their join."""
+    if text.isascii():   # O(1) in CPython; the usual case
+        return text
     for char, escape in _LINE_BREAKS.items():
         if char in text:
             text = text.replace(char, escape)

@@ -226,3 +226,17 @@ def test_render_needs_the_state_only_for_a_state_change() -> None:
         publisher.render([StateChanged(at=5.0)], None, at=5.0)
     kinds = [pub.topic.rsplit("/", 1)[1] for pub in publisher.render([StateChanged(at=5.0)], state, at=5.0)]
     assert kinds == ["state", "pgn"]
+
+
+def test_state_text_escapes_line_breaks_and_keeps_unicode() -> None:
+    # The fragments are escaped one by one: U+2028, U+0085 and U+2029 in names, a SAN or an event still come
+    # out escaped (one line), other non-ASCII characters as they are.
+    publisher = Publisher(board="t1")
+    board = chess.Board()
+    records = [_legal_record(board, chess.Move.from_uci("e2e4"), 1, random.Random(1))]
+    records.append(dataclasses.replace(records[0], ply=2, uci="e7e5", san="e7\u2028e5", legal=False))
+    for white in ("丁立人", "a\u2028b\x85c\u2029d", "plain"):
+        state = make_state(records, white=white, event="Open \u2028 2026", game_id="g\u2029")
+        _check(state, publisher)
+        line = publisher.snapshot(state, at=5.0)[0].replay_line()
+        assert len(line.splitlines()) == 1

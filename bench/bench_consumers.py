@@ -1,6 +1,7 @@
 """Benchmark of the consumers: ``boardd relay`` and ``boardd web`` with a hall of boards.
 
     python -m bench.bench_consumers [--boards 200] [--tempo 10] [--duration 60]
+    python -m bench.bench_consumers --relay-growth [PLIES ...]   # the relay alone, in process, long games
 
 A private Mosquitto, the relay and the web service each run in their own process. This
 process plays ``--boards`` games from the shared PGNs at ``--tempo`` times real speed with
@@ -305,6 +306,62 @@ class Bench:
               f"{files} game files in {out}")
 
 
+def relay_growth(plies_list: list[int], repeat: int) -> int:
+    """In process, no broker: the relay's cost per message as the game grows (issue 12).
+
+    The publications of ``boardd replay --driver dgt`` on the captures of ``bench.bench_replay`` (one random
+    game cut after each number of plies) are fed to a :class:`~boardd.consumers.relay.Hall` one by one, and the
+    board's broadcast PGN is asked for after every message that changed the record (the relay's worst case:
+    its folder writer and HTTP server debounce). Prints the time per message and per rebuild.
+    """
+    from collections import Counter
+
+    from bench.bench_replay import make_capture
+    from boardd.consumers.relay import Hall
+    from boardd.daemon.replay import Replay, ReplayOptions
+    from drivers.capture import events_from_capture
+
+    print(f"relay growth (in process, best of {repeat}): every record change rebuilds the board's PGN")
+    print(f"{'plies':>6} {'messages':>9} {'rebuilds':>9} {'seconds':>8} {'us/message':>11} {'us/rebuild':>11} "
+          f"{'final PGN us':>13}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for plies in plies_list:
+            path, _, played = make_capture(plies, Path(tmp))
+            replay = Replay(None, ReplayOptions(driver="dgt"))
+            events = ((None, event) for event in events_from_capture(path, "dgt", stats=Counter()))
+            messages = [(pub.topic, pub.payload_bytes()) for pub in replay.run(events)]
+            best = None
+            for _ in range(repeat):
+                hall = Hall(prefix="boardd")
+                rebuilds = 0
+                started = time.perf_counter()
+                for topic, payload in messages:
+                    update = hall.handle(topic, payload)
+                    if update is not None and update.record_changed:
+                        hall.game_pgn(update.board)
+                        rebuilds += 1
+                elapsed = time.perf_counter() - started
+                best = elapsed if best is None else min(best, elapsed)
+            assert best is not None
+            # One rebuild of the final game from scratch (a fresh hall fed the last state and pgn).
+            final = Hall(prefix="boardd")
+            last = {topic: payload for topic, payload in messages if topic.endswith(("/state", "/pgn"))}
+            for topic, payload in last.items():
+                final.handle(topic, payload)
+            started = time.perf_counter()
+            final.game_pgn("sim")
+            one = time.perf_counter() - started
+            rows.append((played, len(messages), rebuilds, best, one))
+            print(f"{played:>6} {len(messages):>9} {rebuilds:>9} {best:>8.3f} {1e6 * best / len(messages):>11.1f} "
+                  f"{1e6 * best / max(rebuilds, 1):>11.1f} {1e6 * one:>13.0f}")
+    first, last_row = rows[0], rows[-1]
+    growth = (last_row[3] / last_row[1]) / (first[3] / first[1])
+    print(f"time per message, {last_row[0]} plies / {first[0]} plies: {growth:.2f}x; "
+          f"machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", type=int, default=200)
@@ -313,7 +370,13 @@ def main() -> int:
     parser.add_argument("--clock-rate", type=float,
                         help="clock readings per board per wall second (default: tempo, i.e. one per game second)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--relay-growth", type=int, nargs="*", metavar="PLIES",
+                        help="instead: the relay alone in process, cost per message for games of these lengths "
+                             "(default 40 120 300 400; no broker)")
+    parser.add_argument("--repeat", type=int, default=3, help="--relay-growth: runs per game, the best is kept")
     args = parser.parse_args()
+    if args.relay_growth is not None:
+        return relay_growth(args.relay_growth or [40, 120, 300, 400], args.repeat)
     random.seed(args.seed)
     return asyncio.run(Bench(args).run())
 

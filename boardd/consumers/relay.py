@@ -8,7 +8,10 @@ subscribes to ``{prefix}/+/state``, ``/move``, ``/pgn`` and ``/status`` of every
 ``(board, session, seq)``, keeps the newest retained ``state`` of each board, the per-ply
 clocks from ``move`` messages and from the daemon's retained ``pgn``, and builds each game's
 broadcast PGN (``[Round "r.b"]``, ``[Board]``, ``{[%clk h:mm:ss]}``, ``{[%emt h:mm:ss]}``)
-with python-chess.
+as python-chess's exporter writes it. Both are kept move by move (issue 12): the daemon's PGN
+texts are read from the last line the new one shares with the previous one
+(:class:`_PgnReader`), the broadcast PGN re-written from the first ply that changed
+(:class:`_Broadcast`); :func:`build_game_pgn` rebuilds it from the start (the reference).
 
 Three sinks consume the round PGNs:
 
@@ -59,6 +62,7 @@ import aiomqtt
 import chess
 import chess.pgn
 from aiohttp import web
+from chess.pgn import TAG_REGEX
 
 from boardd.core.errors import ConfigError
 from boardd.core.record import clock_tag, format_clock
@@ -161,29 +165,45 @@ class BoardRecord:
     built: tuple[tuple[int, GameSlot], str] | None = None
     #: (ply, uci) -> (clock after the move in seconds, emt in seconds); from pgn and move messages.
     clocks: dict[tuple[int, str], tuple[float | None, float | None]] = field(default_factory=dict)
+    #: the first ply whose clock or comment may have changed since the broadcast PGN was last built
+    dirty: int = 0
+    #: the broadcast PGN, kept move by move (built by :meth:`Hall.game_pgn`)
+    broadcast: _Broadcast | None = None
+    #: the daemon's PGN texts, read move by move
+    reader: _PgnReader | None = None
+    #: the keys of :attr:`clocks` a move message has set since the last PGN was read
+    overridden: set[tuple[int, str]] = field(default_factory=set)
 
     def parse_pgn(self) -> None:
         """Take tags and per-ply clocks from the daemon's retained PGN (once per new text)."""
         if self.pgn_parsed or self.pgn_text is None:
             return
         self.pgn_parsed = True
-        game = chess.pgn.read_game(io.StringIO(self.pgn_text))
-        if game is None:
+        if self.reader is None:
+            self.reader = _PgnReader()
+        parsed = self.reader.read(self.pgn_text)
+        if parsed is None:
             _LOGGER.warning("%s: pgn payload has no game: ignored", self.board)
             return
-        if game.errors:
-            _LOGGER.warning("%s: pgn payload has errors: %s", self.board, game.errors[0])
-        self.pgn_headers = dict(game.headers)
-        self.comments = {(0, ""): text} if (text := _CLOCK_COMMANDS.sub("", game.comment).strip()) else {}
-        for ply, node in enumerate(game.mainline(), start=1):
-            if text := _CLOCK_COMMANDS.sub("", node.comment).strip():
-                # e.g. boardd.core.record's note on the moves after an illegal move that stood
-                self.comments[(ply, node.move.uci())] = text
-            clock, emt = node.clock(), node.emt()
-            if clock is not None or emt is not None:
-                # The daemon's PGN is its official rendering of the record: it wins over the move
-                # messages (which carry the same times rounded to the millisecond).
-                self.clocks[(ply, node.move.uci())] = (clock, emt)
+        if parsed.error is not None:
+            _LOGGER.warning("%s: pgn payload has errors: %s", self.board, parsed.error)
+        self.pgn_headers = parsed.headers
+        old_comments = self.comments
+        self.comments = dict(parsed.comments)
+        # The daemon's PGN is its official rendering of the record: its clocks win over the move messages'
+        # (which carry the same times rounded to the millisecond). Those of the moves read before were taken
+        # then: only those a move message has changed since are taken again.
+        clocks = parsed.clocks
+        keys = list(clocks) if parsed.fresh is None else [*parsed.fresh, *(k for k in self.overridden if k in clocks)]
+        for key in keys:
+            if self.clocks.get(key) != clocks[key]:
+                self.clocks[key] = clocks[key]
+                self.dirty = min(self.dirty, key[0])
+        self.overridden.clear()
+        if self.comments != old_comments:
+            changed = {key for key in old_comments.keys() | self.comments.keys()
+                       if old_comments.get(key) != self.comments.get(key)}
+            self.dirty = min(self.dirty, *(ply for ply, _ in changed))
 
     def remember(self, key: tuple[int, int]) -> bool:
         """Record ``(session, seq)``; False when it was already seen (a duplicate)."""
@@ -357,6 +377,8 @@ class Hall:
         record.clocks.clear()
         record.pgn_text, record.pgn_headers, record.pgn_parsed, record.built = None, {}, True, None
         record.comments = {}
+        record.broadcast, record.reader, record.dirty = None, None, 0
+        record.overridden.clear()
 
     def _handle_pgn(self, record: BoardRecord, payload: bytes) -> BoardUpdate | None:
         try:
@@ -389,6 +411,8 @@ class Hall:
         if new == old:
             return False
         record.clocks[(ply, uci)] = new
+        record.overridden.add((ply, uci))
+        record.dirty = min(record.dirty, ply)
         record.version += 1
         return True
 
@@ -456,7 +480,9 @@ class Hall:
             slot = GameSlot(round=slot.round, board_no=slot.board_no, tags={**roster, **slot.tags})
         key = (record.version, slot)
         if record.built is None or record.built[0] != key:
-            record.built = (key, build_game_pgn(record, slot, self.tags))
+            if record.broadcast is None:
+                record.broadcast = _Broadcast()
+            record.built = (key, record.broadcast.build(record, slot, self.tags))
         return record.built[1]
 
     def round_pgn(self, round_no: int) -> str:
@@ -625,6 +651,561 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     note = (f"An illegal move stood; the game goes on from the position after it. "
             f"The record up to it: {' '.join(words[:last])}")
     return last + 1, after, note
+
+
+# --- The daemon's PGN, read move by move (issue 12) ------------------------------------------------
+
+#: The clock and time of the moves of the daemon's PGN, keyed (ply, uci).
+_Clocks = dict[tuple[int, str], tuple[float | None, float | None]]
+#: A move number at the start of a movetext line (``12.`` or ``12...``), then a move (not a comment).
+_LINE_NUMBER = re.compile(r"\d+\.(?:\.\.)? +[^ {]")
+#: Outside comments, what would make python-chess's reader do more than read moves and the result.
+_NOT_PLAIN = re.compile(r"[();$%!?\[\]{}]")
+_COMMENT = re.compile(r"\{[^}\n]*\}")
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """What :meth:`BoardRecord.parse_pgn` takes from one PGN text: python-chess's reading of it."""
+
+    headers: dict[str, str]
+    #: (0, "") -> the game's comment, (ply, uci) -> a move's comment; without clock commands, when not empty
+    comments: dict[tuple[int, str], str]
+    #: (ply, uci) -> (clock, emt) of every move with a clock or a time
+    clocks: _Clocks
+    #: the keys of :attr:`clocks` read from this text, not kept from the previous one (all of them: None)
+    fresh: list[tuple[int, str]] | None
+    error: Exception | None = None
+
+
+def _read_pgn(text: str) -> tuple[_Parsed, chess.pgn.Game] | None:
+    """The whole text through ``chess.pgn.read_game`` (what :class:`_PgnReader` keeps move by move)."""
+    game = chess.pgn.read_game(io.StringIO(text))
+    if game is None:
+        return None
+    head = _CLOCK_COMMANDS.sub("", game.comment).strip()
+    comments = {(0, ""): head} if head else {}
+    clocks: _Clocks = {}
+    for ply, node in enumerate(game.mainline(), start=1):
+        uci = node.move.uci()
+        if note := _CLOCK_COMMANDS.sub("", node.comment).strip():
+            # e.g. boardd.core.record's note on the moves after an illegal move that stood
+            comments[(ply, uci)] = note
+        clock, emt = node.clock(), node.emt()
+        if clock is not None or emt is not None:
+            clocks[(ply, uci)] = (clock, emt)
+    parsed = _Parsed(headers=dict(game.headers), comments=comments, clocks=clocks, fresh=None,
+                     error=game.errors[0] if game.errors else None)
+    return parsed, game
+
+
+class _PgnReader:
+    """``chess.pgn.read_game`` of a board's successive PGN texts, move by move.
+
+    A text differs from the previous one by its clock tags and its last line or two. When it is plain (tags, a
+    blank line, then move numbers, moves, one-line comments and the result last: what :mod:`boardd.core.record`
+    writes) and shares its first movetext lines with the previous one, only the lines from the last shared one
+    that starts with a move number are read, by python-chess, from the position reached there (a ``FEN``
+    tag); the moves before it are kept. Anything else is read whole.
+    """
+
+    def __init__(self) -> None:
+        self.parsed: _Parsed | None = None
+        self.base: tuple[str | None, str | None] | None = None
+        self.board: chess.Board | None = None
+        self.lines: list[str] = []
+        #: moves on each movetext line (python-chess's move tokens outside comments)
+        self.line_moves: list[int] = []
+        #: (ply, uci) of each move read
+        self.keys: list[tuple[int, str]] = []
+
+    def read(self, text: str) -> _Parsed | None:
+        """python-chess's reading of *text* (None: no game in it)."""
+        try:
+            parsed = self._incremental(text)
+        except (ValueError, AssertionError):
+            parsed = None
+        return parsed if parsed is not None else self._whole(text)
+
+    def _whole(self, text: str) -> _Parsed | None:
+        self.parsed = self.board = self.base = None
+        result = _read_pgn(text)
+        if result is None:
+            return None
+        parsed, game = result
+        split = _split(text)
+        if split is None or parsed.error is not None:
+            return parsed
+        headers, lines = split
+        counts = [_plain_moves(line, last=index == len(lines) - 1) for index, line in enumerate(lines)]
+        board = game.board()
+        keys = []
+        for ply, node in enumerate(game.mainline(), start=1):
+            keys.append((ply, node.move.uci()))
+            board.push(node.move)
+        if None not in counts and sum(count or 0 for count in counts) == len(keys):
+            self.parsed, self.base, self.board = parsed, (headers.get("FEN"), headers.get("Variant")), board
+            self.lines, self.line_moves, self.keys = lines, [count or 0 for count in counts], keys
+        return parsed
+
+    def _incremental(self, text: str) -> _Parsed | None:
+        old, board = self.parsed, self.board
+        split = _split(text)
+        if old is None or board is None or split is None:
+            return None
+        header_map, lines = split
+        if (header_map.get("FEN"), header_map.get("Variant")) != self.base:
+            return None
+        common = _common_length(self.lines, lines)
+        added_counts = [_plain_moves(line, last=index == len(lines) - 1)
+                        for index, line in enumerate(lines[common:], start=common)]
+        if None in added_counts or (common and common == len(self.lines) and self.lines
+                                    and _has_result(self.lines[-1])):
+            return None   # not plain, or a line that held the result is now followed by more lines
+        counts = self.line_moves[:common] + [count or 0 for count in added_counts]
+        cut = min(common, len(lines) - 1)   # read from the last shared line that starts with a move number
+        while cut > 0 and not _LINE_NUMBER.match(lines[cut]):
+            cut -= 1
+        keep = sum(counts[:cut])
+        if cut == 0 or keep == 0 or keep > len(self.keys):
+            return None
+        while len(board.move_stack) > keep:
+            board.pop()
+        tags = f'[FEN "{board.fen()}"]\n' + ('[Variant "Chess960"]\n' if board.chess960 else "")
+        game = chess.pgn.read_game(io.StringIO(tags + "\n" + "\n".join(lines[cut:])))
+        if game is None or game.errors or game.comment or game.board().chess960 != board.chess960:
+            self.parsed = None
+            return None
+        added = list(game.mainline())
+        if len(added) != sum(counts[cut:]):
+            self.parsed = None
+            return None
+        headers = chess.pgn.Headers()
+        for name, value in header_map.items():
+            headers[name] = value
+        if headers.get("Result", "*") == "*":
+            headers["Result"] = game.headers["Result"]
+        comments, clocks = old.comments, old.clocks
+        for key in self.keys[keep:]:
+            comments.pop(key, None)
+            clocks.pop(key, None)
+        del self.keys[keep:]
+        fresh = []
+        for ply, node in enumerate(added, start=keep + 1):
+            key = (ply, node.move.uci())
+            if note := _CLOCK_COMMANDS.sub("", node.comment).strip():
+                comments[key] = note
+            clock, emt = node.clock(), node.emt()
+            if clock is not None or emt is not None:
+                clocks[key] = (clock, emt)
+                fresh.append(key)
+            self.keys.append(key)
+            board.push(node.move)
+        parsed = self.parsed = _Parsed(headers=dict(headers), comments=comments, clocks=clocks, fresh=fresh)
+        self.lines, self.line_moves = lines, counts
+        return parsed
+
+
+def _split(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """The tags and the movetext lines of a text that starts with tag lines then a blank line, or None."""
+    head, blank, movetext = text.partition("\n\n")
+    if not blank or not head.startswith("[") or not movetext or movetext.startswith(("[", "%", ";")):
+        return None
+    headers: dict[str, str] = {}
+    for line in head.split("\n"):
+        match = TAG_REGEX.match(line)
+        if match is None or not line.startswith("["):
+            return None
+        headers[match.group(1)] = match.group(2)
+    return headers, movetext.rstrip("\n").split("\n")
+
+
+def _plain_moves(line: str, *, last: bool) -> int | None:
+    """How many moves python-chess's reader finds on a plain movetext line; None when the line is not plain
+    (a blank line, a comment over several lines, variations, NAGs, escapes, a result that is not last)."""
+    bare = _COMMENT.sub(" ", line)
+    if not line.strip() or _NOT_PLAIN.search(bare):
+        return None
+    moves = 0
+    for match in chess.pgn.MOVETEXT_REGEX.finditer(bare):
+        if match.group(1):
+            moves += 1
+        elif match.group(7) and not last:
+            return None
+    return moves
+
+
+def _has_result(line: str) -> bool:
+    return any(match.group(7) for match in chess.pgn.MOVETEXT_REGEX.finditer(_COMMENT.sub(" ", line)))
+
+
+# --- The broadcast PGN, kept move by move (issue 12) ---------------------------------------------
+
+#: :attr:`BoardRecord.dirty` when no clock or comment changed since the last build.
+_CLEAN = 1 << 30
+
+
+class _Walk:
+    """:func:`_plies` and :func:`_after_last_illegal` of a record, kept move by move.
+
+    The record (``state.moves``) of one message differs from the last one's by a move or two, or a
+    retraction: :meth:`update` goes back to the last item the two share and walks on from there (one
+    legality test and one SAN per new move). :attr:`version` changes whenever the walk does.
+    """
+
+    def __init__(self, board_id: str, start: chess.Board) -> None:
+        self.board_id = board_id
+        self.start = start
+        self.ucis: list[str] = []
+        self.moves: list[chess.Move] = []
+        #: ``move.uci()`` of each move (the key of the clocks and comments)
+        self.keys: list[str] = []
+        self.bad = False   # a UCI that does not parse cut the record after self.moves
+        self.version = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.board = self.start.copy(stack=False)
+        self.walked = 0
+        self.words: list[str] = []
+        self.illegal: list[int] = []
+        self.afters: dict[int, chess.Board] = {}
+        self.stopped = False   # _after_last_illegal gave up at move ``walked``
+        self.broken = False    # ... because the push failed: the board is not to be trusted
+        self._result: tuple[int, tuple[int, chess.Board, str, str] | None] | None = None
+        self.version += 1
+
+    def update(self, moves: Sequence[object]) -> None:
+        """Bring the walk to the record *moves* (``state.moves``)."""
+        ucis = list(map(str, moves))
+        keep = _common_length(self.ucis, ucis)
+        if keep < len(self.moves):
+            del self.moves[keep:], self.keys[keep:]
+            self.bad = False
+        elif self.bad and keep <= len(self.moves):
+            self.bad = False
+        if self.walked > keep or (self.stopped and self.walked >= keep):
+            if self.broken:
+                self._reset()
+            else:
+                while self.walked > keep:
+                    self.board.pop()
+                    self.walked -= 1
+                del self.words[keep:]
+                while self.illegal and self.illegal[-1] > keep:
+                    self.afters.pop(self.illegal.pop(), None)
+                self.stopped = False
+                self.version += 1
+        self.ucis = ucis
+        if not self.bad:
+            for index in range(len(self.moves), len(ucis)):
+                try:
+                    move = chess.Move.from_uci(ucis[index])
+                except ValueError:
+                    _LOGGER.warning("%s: bad UCI %r at ply %d: record cut there", self.board_id, ucis[index],
+                                    index + 1)
+                    self.bad = True
+                    break
+                self.moves.append(move)
+                self.keys.append(move.uci())
+        self._walk()
+
+    def _walk(self) -> None:
+        board, words = self.board, self.words
+        while not self.stopped and self.walked < len(self.moves):
+            self.version += 1
+            move = self.moves[self.walked]
+            ply = self.walked + 1
+            number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
+                f"{board.fullmove_number}..." if not words else "")
+            if board.is_legal(move):
+                text = board.san(move)
+            else:
+                if board.piece_at(move.from_square) is None:
+                    self.stopped = True
+                    return
+                text = f"{_long_notation(board, move)} (illegal)"
+                self.illegal.append(ply)
+            words.append(f"{number} {text}".strip() if number else text)
+            try:
+                board.push(move)
+            except (AssertionError, ValueError):
+                self.stopped = self.broken = True
+                return
+            if self.illegal and self.illegal[-1] == ply:
+                self.afters[ply] = board.copy(stack=False)
+            self.walked += 1
+
+    def restart(self) -> tuple[int, chess.Board, str, str] | None:
+        """:func:`_after_last_illegal` of the record and the FEN of its board (the walk's: never to be changed)."""
+        if self._result is not None and self._result[0] == self.version:
+            return self._result[1]
+        result: tuple[int, chess.Board, str, str] | None = None
+        if not self.stopped and self.illegal:
+            last = self.illegal[-1]
+            after = self.afters[last]
+            after.clear_stack()
+            if after.is_valid():
+                note = (f"An illegal move stood; the game goes on from the position after it. "
+                        f"The record up to it: {' '.join(self.words[:last])}")
+                result = (last + 1, after, note, after.fen())
+        self._result = (self.version, result)
+        return result
+
+
+def _common_length(old: list[str], new: list[str]) -> int:
+    """How many leading items *new* shares with *old* (list comparisons at C speed, as record.shared_prefix)."""
+    limit = min(len(old), len(new))
+    for length in (limit, limit - 1, limit - 2):
+        if length >= 0 and old[:length] == new[:length]:
+            while length < limit and old[length] == new[length]:
+                length += 1
+            return length
+    low, high = 0, limit - 2   # old[:low] matches, old[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if old[:middle] == new[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+#: python-chess's line width for the movetext (``StringExporter(columns=80)``).
+_COLUMNS = 80
+
+
+def _write_token(lines: list[str], current: str, token: str) -> str:
+    """python-chess's ``StringExporterMixin.write_token``: a new line when *token* does not fit."""
+    if _COLUMNS - len(current) < len(token):
+        if current:
+            lines.append(current.rstrip())
+        current = ""
+    return current + token
+
+
+def _comment_token(comment: str) -> str:
+    """python-chess's ``visit_comment`` token."""
+    return "{ " + comment.replace("}", "").strip() + " } "
+
+
+class _Movetext:
+    """The exporter's movetext from one base (the first ply, the board the moves are checked on, the board
+    python-chess's exporter writes them from, the game's comment), kept move by move: the exporter's state
+    before each move and after its SAN, so that a change at one ply re-writes from there on only."""
+
+    def __init__(self, key: tuple[object, ...], loop: chess.Board, board: chess.Board, first: int,
+                 head: str) -> None:
+        self.key = key
+        self.loop = loop
+        self.board = board
+        self.first = first
+        self.head = head
+        self.lines: list[str] = []
+        self.current = ""
+        self.force = True
+        if head:
+            self.current = _write_token(self.lines, self.current, _comment_token(head))
+        #: per move written: its uci key and comment; the exporter's state before it and after its SAN
+        self.keys: list[str] = []
+        self.comments: list[str] = []
+        self.before: list[tuple[int, str, bool]] = []
+        self.after_san: list[tuple[int, str]] = []
+        #: the move (index from ``first``) the loop board refused, once seen
+        self.stop: int | None = None
+
+    def truncate(self, length: int) -> None:
+        if self.stop is not None and self.stop >= length:
+            self.stop = None
+        if length >= len(self.keys):
+            return
+        del self.keys[length:], self.comments[length:], self.after_san[length:]
+        lines, self.current, self.force = self.before[length]
+        del self.before[length:], self.lines[lines:]
+        while len(self.board.move_stack) > length:
+            self.board.pop()
+            self.loop.pop()
+
+    def extend(self, record: BoardRecord, walk: _Walk) -> None:
+        """Write the moves of *walk* after :attr:`keys`, up to the end or the first the loop board refuses."""
+        if self.stop is not None:
+            return
+        offset = self.first - 1
+        lines, loop, board = self.lines, self.loop, self.board
+        for index in range(len(self.keys), len(walk.moves) - offset):
+            move, key = walk.moves[offset + index], walk.keys[offset + index]
+            if not loop.is_legal(move):
+                self.stop = index
+                _LOGGER.info("%s: illegal move %s at ply %d stood: PGN stops before it", record.board, move,
+                             offset + index + 1)
+                return
+            loop.push(move)
+            ply = offset + index + 1
+            clock, emt = record.clocks.get((ply, key), (None, None))
+            parts = [f"[%clk {format_clock(clock)}]"] if clock is not None else []
+            if emt is not None:
+                parts.append(f"[%emt {format_clock(emt)}]")
+            if text := record.comments.get((ply, key)):
+                parts.append(text)
+            comment = " ".join(parts)
+            self.before.append((len(lines), self.current, self.force))
+            current = self.current
+            if board.turn == chess.WHITE:
+                current = _write_token(lines, current, f"{board.fullmove_number}. ")
+            elif self.force:
+                current = _write_token(lines, current, f"{board.fullmove_number}... ")
+            current = _write_token(lines, current, board.san(move) + " ")
+            board.push(move)
+            self.after_san.append((len(lines), current))
+            self.force = False
+            if comment:
+                current = _write_token(lines, current, _comment_token(comment))
+                self.force = True
+            self.current = current
+            self.keys.append(key)
+            self.comments.append(comment)
+
+    def render(self, walk: _Walk, result: str) -> list[str]:
+        """The movetext lines, the result token last (and the note on a move the loop board refused)."""
+        extra: list[str] = []
+        if self.stop is None:
+            lines, current = len(self.lines), self.current
+        else:
+            move = walk.moves[self.first - 1 + self.stop]
+            note = (f"the record continues with {move.uci()} (illegal) at ply {self.first + self.stop}; "
+                    "see the board's state")
+            if self.stop == 0:
+                lines, current = 0, ""
+                comment = self.head if "illegal" in self.head else f"{self.head} {note}".strip()
+            else:
+                lines, current = self.after_san[self.stop - 1]
+                comment = self.comments[self.stop - 1]
+                comment = comment if "illegal" in comment else f"{comment} {note}".strip()
+            if comment:
+                current = _write_token(extra, current, _comment_token(comment))
+        current = _write_token(extra, current, result + " ")
+        out = self.lines[:lines]
+        out.extend(extra)
+        if current:
+            out.append(current.rstrip())
+        return out
+
+
+def _setup_headers(headers: chess.pgn.Headers, fen: str, chess960: bool) -> None:
+    """What ``chess.pgn.Game.setup`` does to the tags for a standard board with this FEN."""
+    if fen == chess.STARTING_FEN:
+        headers.pop("FEN", None)
+        headers.pop("SetUp", None)
+    else:
+        headers["FEN"] = fen
+        headers["SetUp"] = "1"
+    if chess960:
+        headers["Variant"] = "Chess960"
+    else:
+        headers.pop("Variant", None)
+
+
+class _Broadcast:
+    """:func:`build_game_pgn` of one board, kept move by move (issue 12).
+
+    The walk of the record (:class:`_Walk`) and the movetext (:class:`_Movetext`) are extended, or re-written
+    from the first ply whose move, clock or comment changed (:attr:`BoardRecord.dirty`); the tags are set
+    afresh (a few dict operations). Where python-chess's exporter would start from another position than the
+    record's (tags that set ``FEN`` or ``Variant``), it is :func:`build_game_pgn`, rebuilt.
+    """
+
+    def __init__(self) -> None:
+        self.walk: _Walk | None = None
+        self.text: _Movetext | None = None
+        self._start_key: tuple[object, bool] | None = None
+        self._start: tuple[chess.Board, str] | None = None
+
+    def _start_board(self, start_fen: object, chess960: bool) -> tuple[chess.Board, str]:
+        """The start position (``ValueError`` when the FEN is refused, as :func:`build_game_pgn` raises) and its
+        FEN as ``Game.setup`` writes it."""
+        key = (start_fen, chess960)
+        if self._start is None or self._start_key != key:
+            board = chess.Board(str(start_fen), chess960=chess960) if start_fen else chess.Board()
+            self._start_key, self._start = key, (board, board.fen())
+        return self._start
+
+    def build(self, record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, str]) -> str:
+        state = record.state or {}
+        info = state.get("game") or {}
+        moves = state.get("moves") or []
+        record.parse_pgn()  # no-op unless a new PGN text arrived
+        headers = _broadcast_headers(record, slot, hall_tags, state, info)
+        start_fen = record.pgn_headers.get("FEN") or info.get("start_fen")
+        chess960 = bool(info.get("chess960")) or "960" in record.pgn_headers.get("Variant", "")
+        start, start_setup_fen = self._start_board(start_fen, chess960)
+        walk = self.walk
+        if walk is None or walk.start is not start:
+            walk = self.walk = _Walk(record.board, start)
+            self.text = None
+        walk.update(moves)
+        restart = walk.restart()
+        if restart is not None:
+            first, loop_base, head, fen = restart
+            _LOGGER.info("%s: illegal move stood at ply %d: PGN continues from the position after it", record.board,
+                         first - 1)
+            _setup_headers(headers, fen, loop_base.chess960)
+        else:
+            first, loop_base, head = 1, start, record.comments.get((0, ""), "")
+            if start_fen:
+                _setup_headers(headers, start_setup_fen, start.chess960)
+            elif "FEN" in headers or "Variant" in headers:
+                self.text = None
+                record.dirty = _CLEAN
+                return build_game_pgn(record, slot, hall_tags)
+        key = (first, start_fen, chess960, headers.get("FEN"), headers.get("Variant"), head)
+        text = self.text
+        if text is None or text.key != key:
+            board = headers.board()
+            loop = loop_base.copy(stack=False) if restart is not None else (
+                board.copy(stack=False) if start_fen else chess.Board())
+            text = self.text = _Movetext(key, loop, board, first, head)
+        offset = first - 1
+        keep = _common_length(text.keys, walk.keys[offset:offset + len(text.keys)])
+        text.truncate(min(keep, max(record.dirty - first, 0)))
+        record.dirty = _CLEAN
+        text.extend(record, walk)
+        lines = text.render(walk, headers.get("Result", "*"))
+        header_lines = [f'[{name} "{value}"]'.rstrip() for name, value in headers.items()]
+        return "\n".join([*header_lines, "", *lines]).rstrip() + "\n"
+
+
+def _broadcast_headers(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, str], state: Mapping[str, Any],
+                       info: Mapping[str, Any]) -> chess.pgn.Headers:
+    """The tags of :func:`build_game_pgn` before ``Game.setup``."""
+    headers = chess.pgn.Headers()
+    for key in ("Event", "Site", "Date"):
+        value = record.pgn_headers.get(key) or hall_tags.get(key)
+        if value:
+            headers[key] = value
+    if info.get("event"):
+        headers["Event"] = str(info["event"])
+    headers["Round"] = f"{slot.round}.{slot.board_no}"
+    headers["White"] = str(info.get("white") or record.pgn_headers.get("White") or "?")
+    headers["Black"] = str(info.get("black") or record.pgn_headers.get("Black") or "?")
+    result = str(state.get("result") or "*")
+    headers["Result"] = result if result in ("1-0", "0-1", "1/2-1/2", "*") else "*"
+    headers["Board"] = str(slot.board_no)
+    if info.get("time_control"):
+        headers["TimeControl"] = str(info["time_control"])
+    if info.get("id"):
+        headers["GameId"] = str(info["id"])
+    clock = state.get("clock")
+    if isinstance(clock, dict):
+        # The state's current clock, as DGT LiveChess tags it: lila applies these to the last moves,
+        # so viewers see a live clock for the player to move (lila#14843).
+        for side, tag in (("white", "WhiteClock"), ("black", "BlackClock")):
+            if (seconds := _num(clock.get(side))) is not None:
+                headers[tag] = clock_tag(seconds)
+    for key, value in hall_tags.items():
+        headers.setdefault(key, value)
+    for key, value in slot.tags.items():
+        headers[key] = value
+    return headers
 
 
 def etag_for(body: bytes) -> str:

@@ -60,6 +60,15 @@ JSON
     ``null``). Sorted keys make the bytes canonical: replay output is
     byte-identical across runs and Python versions. The ``pgn`` payload is the
     PGN text as UTF-8.
+
+Cost
+    The ``state`` and ``pgn`` payloads are as long as the game (the whole move list, the whole
+    PGN), so the publisher does not serialise them whole per message (issue 12): the ``state``
+    text is joined from fragments kept per publisher (each move's UCI and SAN serialised once,
+    the array text extended by appending; the ``game`` object and each open finding serialised
+    once) and handed over as :attr:`Publication.json`; the ``pgn`` JSON string is joined from
+    movetext lines escaped once each (:func:`~boardd.core.record.escaped_pgn`), which also tells
+    the check mark. ``tests/record/test_incremental.py`` compares both with ``json.dumps``.
 """
 
 from __future__ import annotations
@@ -73,7 +82,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import chess
@@ -99,7 +108,7 @@ from boardd.core.outputs import (
     Status,
     Suggestion,
 )
-from boardd.core.record import game_pgn, shared_prefix
+from boardd.core.record import escaped_pgn, shared_prefix
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -244,18 +253,26 @@ def _jsonable(value: object) -> object:
 
 @dataclass(frozen=True, slots=True)
 class Publication:
-    """One MQTT message: topic, payload (a JSON object, or the PGN text), retain flag, QoS."""
+    """One MQTT message: topic, payload (a JSON object, or the PGN text), retain flag, QoS.
+
+    ``json`` is the payload's JSON text (:func:`_dumps` of ``payload``: the object, or the PGN text as a JSON
+    string) when the publisher has already built it from cached fragments (the ``state`` and ``pgn`` topics,
+    whose text is as long as the game: issue 12), else None and it is serialised when asked for. Payloads are
+    never changed once built, so the two stay the same; ``json`` takes no part in comparisons.
+    """
 
     topic: str
     payload: str | dict[str, object]
     retain: bool
     qos: int
+    json: str | None = field(default=None, compare=False, repr=False)
 
     def payload_bytes(self) -> bytes:
         """The payload on the wire: compact JSON with sorted keys, or the PGN text, as UTF-8."""
         if isinstance(self.payload, str):
             return self.payload.encode("utf-8")
-        return _dumps(self.payload).encode("utf-8")
+        text = self.json if self.json is not None else _dumps(self.payload)
+        return text.encode("utf-8")
 
     def replay_line(self) -> str:
         """This publication as one line of ``boardd replay`` output (no newline).
@@ -263,27 +280,111 @@ class Publication:
         ``{"topic": ..., "retain": ..., "qos": ..., "payload": ...}`` in that key order, compact;
         the payload object has sorted keys, a PGN payload is a JSON string.
         """
-        payload = _dumps(self.payload)
-        return (f'{{"topic":{_dumps(self.topic)},"retain":{_dumps(self.retain)},'
-                f'"qos":{self.qos},"payload":{payload}}}')
+        payload = self.json if self.json is not None else _dumps(self.payload)
+        return _line_head(self.topic, self.retain, self.qos) + payload + "}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _line_head(topic: str, retain: bool, qos: int) -> str:
+    """The start of a :meth:`Publication.replay_line`, up to the payload (a few topics per board)."""
+    return f'{{"topic":{_dumps(topic)},"retain":{_dumps(retain)},"qos":{qos},"payload":'
 
 
 #: Characters ``str.splitlines()`` breaks on that JSON leaves unescaped: escaped, so a payload stays one line.
 _LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
+#: ``json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)``, built once
+#: (``json.dumps`` with these arguments builds an encoder per call).
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+_encode: Final = _ENCODER.encode
+_encode_string: Final[Callable[[str], str]] = json.encoder.encode_basestring
+
+
 def _dumps(value: object) -> str:
     try:
-        text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+        text = _encode(value)
     except (TypeError, ValueError):
         # A NaN or a foreign object slipped into a payload: publish it cleaned rather than not at all.
         _LOGGER.warning("payload not JSON-clean (NaN or foreign type); cleaned: %r", value)
-        text = json.dumps(_jsonable(value), separators=(",", ":"), sort_keys=True, ensure_ascii=False,
-                          allow_nan=False)
+        text = _encode(_jsonable(value))
+    return _escape_breaks(text)
+
+
+def _escape_breaks(text: str) -> str:
+    """:data:`_LINE_BREAKS` escaped. Character by character, so escaping fragments = escaping their join."""
+    if text.isascii():   # O(1) in CPython; the usual case
+        return text
     for char, escape in _LINE_BREAKS.items():
         if char in text:
             text = text.replace(char, escape)
     return text
+
+
+def _fragment(value: object) -> str:
+    """:func:`_dumps` of *value*, but raising (TypeError, ValueError) where it would clean the value.
+
+    The usual scalars skip the encoder (the same text: ``json`` writes ints and floats with their ``repr``).
+    """
+    if isinstance(value, str) and type(value) is str:
+        return _escape_breaks(_encode_string(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int) and type(value) is int:
+        return int.__repr__(value)
+    if isinstance(value, float) and type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return _escape_breaks(_encode(value))
+
+
+def _json_inner(text: str) -> str:
+    """The inside of :func:`_dumps` of the string *text* (character by character: escaping parts = escaping
+    their join)."""
+    return _escape_breaks(_encode_string(text))[1:-1]
+
+
+@functools.lru_cache(maxsize=256)
+def _key_fragment(key: str) -> str:
+    return _escape_breaks(_encode_string(key)) + ":"
+
+
+def _object_text(payload: Mapping[str, object], raw: Mapping[str, str]) -> str | None:
+    """:func:`_dumps` of the object *payload* whose values under the keys of *raw* are already serialised
+    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand)."""
+    try:
+        parts = [_key_fragment(key) + (raw[key] if key in raw else _fragment(payload[key])) for key in sorted(payload)]
+    except (TypeError, ValueError):
+        return None
+    return "{" + ",".join(parts) + "}"
+
+
+class _Fragments:
+    """A JSON array kept item by item: each item serialised once (:func:`_fragment`), the array text extended
+    by appending; :meth:`truncate` goes back to the first *n* items."""
+
+    __slots__ = ("ends", "text")
+
+    def __init__(self) -> None:
+        self.text = ""
+        #: ``ends[i]``: the length of :attr:`text` holding the first ``i + 1`` items.
+        self.ends: list[int] = []
+
+    def truncate(self, length: int) -> None:
+        if length < len(self.ends):
+            del self.ends[length:]
+            self.text = self.text[:self.ends[-1]] if self.ends else ""
+
+    def append(self, item: object) -> None:
+        piece = _fragment(item)
+        self.text = f"{self.text},{piece}" if self.ends else piece
+        self.ends.append(len(self.text))
+
+    def array(self) -> str:
+        return f"[{self.text}]"
 
 
 # --- The publisher ---------------------------------------------------------------------
@@ -322,7 +423,9 @@ class Publisher:
         self._software = __version__
         self._last_at = 0.0
         self._move_lists = _MoveLists()
-        self._state_irregularity_bodies: dict[int, tuple[Irregularity, dict[str, object]]] = {}
+        self._state_irregularity_bodies: dict[int, tuple[Irregularity, dict[str, object], str | None]] = {}
+        self._game_cache: tuple[tuple[object, ...], dict[str, object], str | None] | None = None
+        self._topics: dict[str, str] = {}
 
     # Properties.
 
@@ -357,7 +460,10 @@ class Publisher:
 
     # Building blocks.
 
-    def _publication(self, kind: str, body: Mapping[str, object], *, at: float) -> Publication:
+    def _publication(self, kind: str, body: Mapping[str, object], *, at: float,
+                     raw: Mapping[str, str] | None = None) -> Publication:
+        """The publication of *body* with the envelope; with *raw* (body keys -> their values already
+        serialised), its JSON text is built now from those fragments (:attr:`Publication.json`)."""
         spec = TOPICS[kind]
         self._seq += 1
         self._last_at = at
@@ -368,25 +474,36 @@ class Publisher:
             "seq": self._seq,
             "ts": self._ts(at),
         }
-        for key, value in body.items():
-            if key in _ENVELOPE_KEYS:
-                _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
-                continue
-            payload[key] = value
-        return Publication(topic=self.topic(kind), payload=payload, retain=spec.retain, qos=spec.qos)
+        if _ENVELOPE_KEYS.isdisjoint(body):
+            payload.update(body)
+        else:
+            for key, value in body.items():
+                if key in _ENVELOPE_KEYS:
+                    _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
+                    continue
+                payload[key] = value
+        text = _object_text(payload, raw) if raw is not None else None
+        topic = self._topics.get(kind)
+        if topic is None:
+            topic = self._topics[kind] = self.topic(kind)
+        return Publication(topic=topic, payload=payload, retain=spec.retain, qos=spec.qos, json=text)
 
     def _time(self, at: float | None) -> str | None:
         return None if at is None else self._ts(at)
 
     # Public API.
 
-    def render(self, outputs: Sequence[Output], state: GameState, *, at: float) -> list[Publication]:
+    def render(self, outputs: Sequence[Output], state: GameState | None, *, at: float) -> list[Publication]:
         """Publications for one batch of engine outputs, in order, then ``state`` + ``pgn`` if it changed.
 
         Args:
             outputs: what :meth:`Engine.feed`/``advance`` returned.
-            state: the engine's state after the batch (read only when the batch has a ``StateChanged``).
+            state: the engine's state after the batch (read only when the batch has a ``StateChanged``; None
+                will do for a batch without one: building the state costs).
             at: the event time of the batch (the envelope's ``ts``).
+
+        Raises:
+            ValueError: the batch has a ``StateChanged`` and *state* is None.
         """
         publications: list[Publication] = []
         state_changed = False
@@ -417,15 +534,19 @@ class Publisher:
                 case _:  # a newer engine output this publisher does not know: never crash on it
                     _LOGGER.warning("output %r has no publication; ignored", output)  # type: ignore[unreachable]
         if state_changed:
+            if state is None:
+                raise ValueError("a StateChanged needs the state")
             publications.extend(self.snapshot(state, at=at))
         return publications
 
     def snapshot(self, state: GameState, *, at: float) -> list[Publication]:
         """The retained ``state`` and ``pgn`` publications (after a change, or on (re)connect)."""
+        pgn, pgn_json, check = escaped_pgn(state, _json_inner)
+        body, raw = self._state_body(state, check)
         return [
-            self._publication("state", self._state_body(state), at=at),
-            Publication(topic=self.topic("pgn"), payload=game_pgn(state), retain=TOPICS["pgn"].retain,
-                        qos=TOPICS["pgn"].qos),
+            self._publication("state", body, at=at, raw=raw),
+            Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos,
+                        json=None if pgn_json is None else f'"{pgn_json}"'),
         ]
 
     def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],
@@ -612,67 +733,99 @@ class Publisher:
             body[name] = _jsonable(value)
         return body
 
-    def _state_irregularities(self, state: GameState) -> list[dict[str, object]] | None:
-        """The ``irregularities`` of ``state``: every finding that is not resolved, in full.
+    def _state_irregularities(self, state: GameState) -> tuple[list[dict[str, object]], str | None] | None:
+        """The ``irregularities`` of ``state``: every finding that is not resolved, in full, and their JSON.
 
         None (the field is left out) when the state lists open ids but carries no details: an engine
         that does not fill :attr:`GameState.open_irregularity_details` must not look like one that
         has nothing open. The objects have the ``irregularity`` payload's fields except ``change``,
-        which describes a publication, not the finding.
+        which describes a publication, not the finding. The JSON text is None when a body is not
+        JSON-clean (the payload is then serialised, cleaned, on demand).
         """
         details = [item for item in state.open_irregularity_details
                    if item.status not in (Status.RESOLVED, Status.NOTED)]
         if not details and state.open_irregularities:
             return None
-        # Open findings pile up over a game (noted ones stay open): each body is built once per finding
-        # object (the engine replaces a finding when it changes) and copied, not rebuilt for every state.
+        # Open findings pile up over a game (noted ones stay open): each body is built and serialised once per
+        # finding object (the engine replaces a finding when it changes) and copied, not rebuilt for every state.
         cache = self._state_irregularity_bodies
         bodies = []
-        kept: dict[int, tuple[Irregularity, dict[str, object]]] = {}
+        texts: list[str] | None = []
+        kept: dict[int, tuple[Irregularity, dict[str, object], str | None]] = {}
         for item in details:
             hit = cache.get(id(item))
             if hit is None or hit[0] is not item:
                 body = self._irregularity_body(item, "")
                 del body["change"]
-                hit = (item, body)
+                hit = (item, body, _object_text(body, {}))
             kept[id(item)] = hit
             bodies.append(dict(hit[1]))   # nested values shared: payloads are never changed once built
+            if texts is not None:
+                if hit[2] is None:
+                    texts = None
+                else:
+                    texts.append(hit[2])
         self._state_irregularity_bodies = kept
-        return bodies
+        return bodies, None if texts is None else "[" + ",".join(texts) + "]"
 
-    def _state_body(self, state: GameState) -> dict[str, object]:
-        body = self._state_fields(state)
+    def _state_body(self, state: GameState, check: str | None = None) -> tuple[dict[str, object], dict[str, str]]:
+        """The ``state`` body, and the JSON of those of its values that are kept serialised (the move lists,
+        the game, the open findings): the publication's text is joined from them (issue 12).
+
+        *check*: the check mark when the PGN's movetext knows it (:func:`~boardd.core.record.pgn_and_check`).
+        """
+        body, raw = self._state_fields(state, check)
         irregularities = self._state_irregularities(state)
         if irregularities is not None:
-            body["irregularities"] = irregularities
-        return body
+            body["irregularities"], text = irregularities
+            if text is not None:
+                raw["irregularities"] = text
+        return body, raw
 
-    def _state_fields(self, state: GameState) -> dict[str, object]:
+    def _game_fields(self, state: GameState) -> tuple[dict[str, object], str | None]:
+        """The ``game`` object of the state and its JSON, built once per game (the same for every state)."""
+        key = (state.game_id, state.white, state.black, state.event, state.site, state.date, state.round,
+               state.board_no, state.time_control, state.edition, state.chess960, state.start_fen, state.category,
+               state.regime)
+        cached = self._game_cache
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        game: dict[str, object] = {
+            "id": state.game_id,
+            "white": state.white,
+            "black": state.black,
+            "event": state.event,
+            "site": state.site,
+            "date": state.date,
+            "round": state.round,
+            "board_no": state.board_no,
+            "time_control": state.time_control,
+            "edition": state.edition,
+            "chess960": state.chess960,
+            "start_fen": state.start_fen,
+            "category": state.category,
+            "regime": state.regime,
+        }
+        text = _object_text(game, {})
+        self._game_cache = (key, game, text)
+        return game, text
+
+    def _state_fields(self, state: GameState, check: str | None) -> tuple[dict[str, object], dict[str, str]]:
         clock = state.clock
-        ucis, sans, illegal_plies = self._move_lists.update(state.moves)
+        lists = self._move_lists
+        lists.update(state.moves)
+        game, game_text = self._game_fields(state)
+        raw = {"moves": lists.ucis.array(), "san": lists.sans.array(), "illegal_plies": lists.illegal_array()}
+        if game_text is not None:
+            raw["game"] = game_text
         return {
-            "game": {
-                "id": state.game_id,
-                "white": state.white,
-                "black": state.black,
-                "event": state.event,
-                "site": state.site,
-                "date": state.date,
-                "round": state.round,
-                "board_no": state.board_no,
-                "time_control": state.time_control,
-                "edition": state.edition,
-                "chess960": state.chess960,
-                "start_fen": state.start_fen,
-                "category": state.category,
-                "regime": state.regime,
-            },
+            "game": dict(game),
             "fen": state.fen,
-            "moves": ucis,
-            "san": sans,
-            "illegal_plies": illegal_plies,
+            "moves": list(lists.uci_list),
+            "san": list(lists.san_list),
+            "illegal_plies": list(lists.illegal_plies),
             "last_move": state.moves[-1].uci if state.moves else None,
-            "check": _check_mark(state),
+            "check": _check_mark(state) if check is None else check or None,
             "turn": _color(state.turn),
             "ply": state.ply,
             "clock": {
@@ -686,40 +839,54 @@ class Publisher:
             "termination": state.termination,
             "open_irregularities": list(state.open_irregularities),
             "illegal_moves": {"white": state.illegal_moves_white, "black": state.illegal_moves_black},
-        }
+        }, raw
 
 
 class _MoveLists:
     """The ``state`` payload's ``moves``, ``san`` and ``illegal_plies``, kept move by move (issue 12).
 
     A state differs from the previous one by a move or two: :meth:`update` goes back to the last record the
-    two share (:func:`~boardd.core.record.shared_prefix`) and appends the rest, then hands out copies (the
-    payloads are kept by the MQTT queue).
+    two share (:func:`~boardd.core.record.shared_prefix`) and appends the rest, to the lists (copied into each
+    payload: the payloads are kept by the MQTT queue) and to their JSON text (each item serialised once).
     """
 
     def __init__(self) -> None:
         self.records: list[MoveRecord] = []
-        self.ucis: list[str] = []
-        self.sans: list[str] = []
+        self.uci_list: list[str] = []
+        self.san_list: list[str] = []
+        self.ucis = _Fragments()
+        self.sans = _Fragments()
         self.illegal_index: list[int] = []
         self.illegal_plies: list[int] = []
+        self._illegal_text: str | None = "[]"
 
-    def update(self, moves: Sequence[MoveRecord]) -> tuple[list[str], list[str], list[int]]:
+    def update(self, moves: Sequence[MoveRecord]) -> None:
         keep = shared_prefix(self.records, moves)
         if keep < len(self.records):
-            del self.records[keep:], self.ucis[keep:], self.sans[keep:]
+            del self.records[keep:], self.uci_list[keep:], self.san_list[keep:]
+            self.ucis.truncate(keep)
+            self.sans.truncate(keep)
             while self.illegal_index and self.illegal_index[-1] >= keep:
                 self.illegal_index.pop()
                 self.illegal_plies.pop()
+                self._illegal_text = None
         for index in range(keep, len(moves)):
             move = moves[index]
             self.records.append(move)
+            self.uci_list.append(move.uci)
+            self.san_list.append(move.san)
             self.ucis.append(move.uci)
             self.sans.append(move.san)
             if not move.legal:
                 self.illegal_index.append(index)
                 self.illegal_plies.append(move.ply)
-        return list(self.ucis), list(self.sans), list(self.illegal_plies)
+                self._illegal_text = None
+
+    def illegal_array(self) -> str:
+        """The JSON of ``illegal_plies`` (a few numbers; rebuilt when they change)."""
+        if self._illegal_text is None:
+            self._illegal_text = "[" + ",".join(map(_fragment, self.illegal_plies)) + "]"
+        return self._illegal_text
 
 
 def _check_mark(state: GameState) -> str | None:

@@ -55,8 +55,11 @@ Cost
     move numbers after comments), with the exporter's state before and after each move. A render
     writes only the moves added since the last one (one SAN each); a retraction, a reinstatement
     or a record whose clocks changed goes back to the last unchanged move and writes on from
-    there. The tags are cached on what they depend on, the tail comment after an illegal move
-    that stood item by item. What is left per render is joining the lines into the text, which
+    there; a move written again with the same UCI and SAN (its clocks filled in at its
+    completion) takes its move and SAN from the redo list of the truncation, not from
+    python-chess. The tags are cached on what they depend on, the tail comment after an illegal
+    move that stood item by item, and each movetext line escaped for JSON once
+    (:func:`escaped_pgn`). What is left per render is joining the lines into the text, which
     is as long as the game. :func:`rebuild_pgn` writes the same text from the start through
     python-chess's exporter; tests compare the two over many games with retractions, illegal
     moves that stood, reinstatements and game ends.
@@ -73,7 +76,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -81,8 +84,8 @@ import chess.pgn
 
 from boardd.core.outputs import GameState, MoveRecord
 
-__all__ = ["archive_pgn", "clock_tag", "format_clock", "game_pgn", "pgn_game", "pgn_round", "pgn_termination",
-           "pgn_time_control", "rebuild_pgn", "shared_prefix"]
+__all__ = ["archive_pgn", "clock_tag", "escaped_pgn", "format_clock", "game_pgn", "pgn_and_check", "pgn_game",
+           "pgn_round", "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -410,13 +413,41 @@ def game_pgn(state: GameState) -> str:
         ...
         1. e4 { [%clk 1:29:58] [%emt 0:00:02] } *
     """
+    return pgn_and_check(state)[0]
+
+
+def pgn_and_check(state: GameState) -> tuple[str, str | None]:
+    """:func:`game_pgn` and, when the movetext tells it, the check mark of the position after the last move
+    (``"#"``, ``"+"``, ``""`` for neither; None when unknown: see :meth:`_Movetext.check_mark`)."""
+    text, _, check = escaped_pgn(state, None)
+    return text, check
+
+
+def escaped_pgn(state: GameState, escape: Callable[[str], str] | None) -> tuple[str, str | None, str | None]:
+    """:func:`pgn_and_check`, and with *escape* (a string -> the same escaped, e.g. the inside of its JSON
+    string; character by character, ``"\n"`` to ``escape("\n")``) the text escaped, from movetext lines each
+    escaped once (the text is as long as the game, issue 12). None instead of it without *escape*.
+    """
     start = _start_board_cached(state.start_fen, state.chess960)
     if start is None:
-        return rebuild_pgn(state)   # an invalid start FEN: rare, and python-chess decides what to write
+        text = rebuild_pgn(state)   # an invalid start FEN: rare, and python-chess decides what to write
+        return text, None if escape is None else escape(text), None
+    headers = _header_lines(state)
     with _MOVETEXTS_LOCK:
         movetext = _movetext_for(state, start)
-        body = movetext.render(state)
-    return "\n".join([*_header_lines(state), "", *body]).rstrip() + "\n"
+        count, tail = movetext.render(state)
+        check = movetext.check_mark(state)
+        lines = movetext.lines[:count]
+        escaped = movetext.escaped(count, escape) if escape is not None else None
+    joined = "\n".join([*headers, "", *lines, *tail])
+    text = joined.rstrip() + "\n"
+    if escape is None:
+        return text, None, check
+    if text != joined + "\n":
+        return text, escape(text), check   # trailing blanks stripped (no movetext line ends so): escaped whole
+    assert escaped is not None
+    newline = escape("\n")
+    return text, newline.join([escape("\n".join(headers)), "", *escaped, *map(escape, tail)]) + newline, check
 
 
 def rebuild_pgn(state: GameState) -> str:
@@ -504,6 +535,17 @@ class _Movetext:
         self.tail_first = -1
         self.tail_records: list[MoveRecord] = []
         self.tail_texts: list[str] = []
+        #: The moves :meth:`truncate` took back, from record ``redo_at`` on: (uci, san of the record, the move,
+        #: python-chess's SAN). A record written again with the same uci and san (the usual case: the last
+        #: move's clocks filled in at its completion) takes its move and SAN from here, not from python-chess.
+        self.redo_at = 0
+        self.redo: list[tuple[str, str, chess.Move, str]] = []
+        #: The indices of the records replayed as a null move (``0000``): the board's position then is not
+        #: the record's, so :meth:`check_mark` does not answer.
+        self.null_at: list[int] = []
+        #: :attr:`lines` escaped (:meth:`escaped`), and the function that escaped them
+        self.escaped_lines: list[str] = []
+        self.escape: Callable[[str], str] | None = None
 
     def common(self, moves: tuple[MoveRecord, ...]) -> int:
         """The number of leading records *moves* shares with :attr:`records`."""
@@ -513,14 +555,24 @@ class _Movetext:
         """Forget the records from *length* on."""
         if length >= len(self.records):
             return
+        undone: list[tuple[str, str, chess.Move, str]] = []
+        while len(self.board.move_stack) > length:
+            index = len(self.board.move_stack) - 1
+            record = self.records[index]
+            undone.append((record.uci, record.san, self.board.pop(), self.sans[index]))
+        undone.reverse()
+        if self.redo_at == len(self.records):
+            undone.extend(self.redo)
+        self.redo_at, self.redo = length, undone
         del self.records[length:]
         del self.sans[length:]
         del self.after_san[length:]
         lines, self.current, self.force = self.before[length]
         del self.before[length:]
         del self.lines[lines:]
-        while len(self.board.move_stack) > length:
-            self.board.pop()
+        del self.escaped_lines[lines:]
+        while self.null_at and self.null_at[-1] >= length:
+            self.null_at.pop()
 
     def _number(self, index: int) -> str | None:
         """The move number token before move *index*, as python-chess writes it (None when it writes none)."""
@@ -539,7 +591,18 @@ class _Movetext:
             record = moves[index]
             if record is self.stop_record:
                 return
-            move = _parse_move(board, record) if record.legal else None
+            redo = self.redo
+            step = index - self.redo_at
+            move: chess.Move | None
+            if redo and 0 <= step < len(redo) and redo[step][0] == record.uci and redo[step][1] == record.san \
+                    and record.legal:
+                move, san = redo[step][2], redo[step][3]   # the same move from the same position: its SAN
+                board.push(move)
+            else:
+                if redo:
+                    redo.clear()
+                move = _parse_move(board, record) if record.legal else None
+                san = board.san_and_push(move) if move is not None else ""
             if move is None:
                 if record.legal and record != self.stop_record:
                     _LOGGER.warning("game %s: move %s (ply %d) does not replay; the rest of the record "
@@ -552,7 +615,8 @@ class _Movetext:
             number = self._number(index)
             if number is not None:
                 current = _write_token(lines, current, number)
-            san = board.san_and_push(move)
+            if not move:
+                self.null_at.append(index)
             current = _write_token(lines, current, san + " ")
             self.after_san.append((len(lines), current))
             self.force = False
@@ -563,6 +627,22 @@ class _Movetext:
             self.current = current
             self.records.append(record)
             self.sans.append(san)
+
+    def check_mark(self, state: GameState) -> str | None:
+        """``"#"``, ``"+"`` or ``""`` (neither) for the position after *state*'s last move, from python-chess's
+        SAN of it (its check suffix), or None when that is not known to be the position of ``state.fen``.
+
+        Known when the movetext holds the whole record (every move replayed, no null move), the record's
+        last move left ``state.fen`` (its ``fen_after``) and its SAN in the record is python-chess's here.
+        """
+        moves = state.moves
+        if not moves or len(self.records) != len(moves) or self.null_at:
+            return None
+        last = moves[-1]
+        san = self.sans[-1]
+        if self.records[-1] != last or last.fen_after != state.fen or last.san != san:
+            return None
+        return san[-1] if san[-1] in "#+" else ""
 
     def _tail_items(self, state: GameState, first: int) -> list[str]:
         """The cleaned items of the tail comment from record *first* on (see :func:`_tail_comment`)."""
@@ -580,8 +660,9 @@ class _Movetext:
             self.tail_texts.append(_clean(_tail_item(self.start, record, index)))
         return self.tail_texts
 
-    def render(self, state: GameState) -> list[str]:
-        """The movetext lines for *state*, whose legal prefix is :attr:`records` (after :meth:`extend`)."""
+    def render(self, state: GameState) -> tuple[int, list[str]]:
+        """The movetext lines for *state*, whose legal prefix is :attr:`records` (after :meth:`extend`): the
+        first *n* of :attr:`lines`, then the lines returned."""
         result = state.result if state.result in {"1-0", "0-1", "1/2-1/2"} else "*"
         extra: list[str] = []
         stopped = len(self.records)
@@ -602,11 +683,18 @@ class _Movetext:
         else:
             lines, current = len(self.lines), self.current
         current = _write_token(extra, current, result + " ")
-        out = self.lines[:lines]
-        out.extend(extra)
         if current:
-            out.append(current.rstrip())
-        return out
+            extra.append(current.rstrip())
+        return lines, extra
+
+    def escaped(self, count: int, escape: Callable[[str], str]) -> list[str]:
+        """*escape* of each of the first *count* :attr:`lines`, each line escaped once (kept per movetext)."""
+        if self.escape is not escape:
+            self.escape, self.escaped_lines = escape, []
+        done = self.escaped_lines
+        del done[len(self.lines):]
+        done.extend(map(escape, self.lines[len(done):count]))
+        return done[:count]
 
 
 #: Movetexts of recent games, most recent last: a state differs from the last one of its game by a move or

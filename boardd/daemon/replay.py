@@ -151,7 +151,6 @@ class Replay:
                                    ts=iso_timestamp)
         self.finished_games: list[GameState] = []
         self._started = False
-        self._state: GameState | None = None
         self._last_at = 0.0
 
     def _check_overrides(self) -> None:
@@ -191,9 +190,8 @@ class Replay:
         if not outputs or self.options.final:
             return []
         # Publisher.render reads the state only for a StateChanged; building it costs, so only then.
-        if any(isinstance(output, StateChanged) for output in outputs) or self._state is None:
-            self._state = self.engine.state
-        return self._emit(self.publisher.render(outputs, self._state, at=at))
+        state = self.engine.state if any(isinstance(output, StateChanged) for output in outputs) else None
+        return self._emit(self.publisher.render(outputs, state, at=at))
 
     def start(self, at: float) -> list[Publication]:
         """What the daemon publishes on connect: ``status`` (online), then ``state`` and ``pgn``."""

@@ -246,7 +246,8 @@ class BoardRuntime:
         changed = any(isinstance(o, StateChanged) for o in outputs)
         rest = [o for o in outputs if not isinstance(o, StateChanged)] if changed else outputs
         try:
-            return self._pub().render(rest, self.engine.state, at=at), changed
+            # the state is read for a StateChanged only (the snapshot, rendered apart): none is built here
+            return self._pub().render(rest, None, at=at), changed
         except Exception:
             self.stats["render_errors"] += 1
             _LOGGER.exception("board %s: could not render %d outputs; the event is journaled anyway",

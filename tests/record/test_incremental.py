@@ -10,14 +10,15 @@ reinstatements with other moves, game ends and several games rendered in turn.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 
 import chess
 import pytest
 
-from boardd.core.contract import Publisher
+from boardd.core.contract import Publication, Publisher, _check_mark_of
 from boardd.core.engine import Engine
-from boardd.core.outputs import ClockState, GameState, MoveRecord, StateChanged
+from boardd.core.outputs import ClockState, GameState, MoveMade, MoveRecord, StateChanged
 from boardd.core.record import game_pgn, rebuild_pgn
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
 from tests.record.factories import make_state
@@ -32,12 +33,33 @@ def _payloads(publisher: Publisher, state: GameState) -> list[object]:
 
 
 def _check(state: GameState, publisher: Publisher) -> None:
-    """Incremental (a long-lived publisher, the PGN cache) == rebuilt (a new publisher, python-chess's exporter)."""
+    """Incremental (a long-lived publisher, the PGN cache) == rebuilt (a new publisher, python-chess's exporter).
+
+    The ``state`` payload's text, joined from cached fragments, is ``json.dumps`` of its object; its check mark
+    (taken from the movetext's SAN when it can be) is the one python-chess finds in ``state.fen``.
+    """
     assert game_pgn(state) == rebuild_pgn(state)
     fresh = _payloads(Publisher(board=publisher.board), state)
     kept = _payloads(publisher, state)
     assert kept == fresh
     assert kept[1] == rebuild_pgn(state)
+    state_pub, pgn_pub = publisher.snapshot(state, at=1001.5)
+    assert state_pub.json is not None
+    assert state_pub.payload_bytes() == _reference_dumps(state_pub.payload).encode()
+    assert state_pub.replay_line() == _reference_line(state_pub)
+    assert pgn_pub.replay_line() == _reference_line(pgn_pub)
+    assert state_pub.payload["check"] == _check_mark_of(state.fen, state.chess960)  # type: ignore[index]
+
+
+def _reference_dumps(value: object) -> str:
+    """What the publisher serialised before issue 12: ``json.dumps`` of the whole object, line breaks escaped."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _reference_line(publication: Publication) -> str:
+    return (f'{{"topic":{_reference_dumps(publication.topic)},"retain":{_reference_dumps(publication.retain)},'
+            f'"qos":{publication.qos},"payload":{_reference_dumps(publication.payload)}}}')
 
 
 def _legal_record(board: chess.Board, move: chess.Move, ply: int, rng: random.Random) -> MoveRecord:
@@ -83,15 +105,33 @@ def _random_walk(seed: int, steps: int) -> list[GameState]:
     states = []
     result = "*"
     clock = ClockState(white=5400.0, black=5400.0, running=None)
+    retracted: list[tuple[MoveRecord, chess.Board]] = []
     for _ in range(steps):
         roll = rng.random()
         board = boards[-1]
         moves = list(board.legal_moves)
+        fen = None
         if roll < 0.08 and records:   # retraction (a takeback, a reinstatement going back)
             keep = rng.randrange(len(records))
+            retracted = list(zip(records[keep:], boards[keep + 1:], strict=True))
             del records[keep:]
             del boards[keep + 1:]
             result = "*"
+        elif roll < 0.12 and retracted:   # the retracted moves put back (some), their clocks maybe changed
+            for record, after in retracted[:rng.randrange(1, len(retracted) + 1)]:
+                if rng.random() < 0.5:
+                    record = dataclasses.replace(record, emt=rng.uniform(0, 50))
+                records.append(dataclasses.replace(record, ply=len(records) + 1))
+                boards.append(after)
+            retracted = []
+        elif roll < 0.13 and not board.is_check():   # a null move in the record (the side to move passes)
+            after = board.copy(stack=False)
+            after.push(chess.Move.null())
+            records.append(MoveRecord(ply=len(records) + 1, uci="0000", san="--", side=board.turn,
+                                      fen_after=after.fen(), made_at=10.0 * len(records)))
+            boards.append(after)
+        elif roll < 0.15 and records:   # the official position is not the last move's (an adopted one)
+            fen = rng.choice([start.fen(), "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1", "7k/8/8/8/8/8/8/R3K2R b - - 0 1"])
         elif roll < 0.2 and records:   # the last move's clocks change (completed by the press)
             last = records[-1]
             records[-1] = dataclasses.replace(last, emt=rng.uniform(0, 99), clock_white=(
@@ -112,8 +152,9 @@ def _random_walk(seed: int, steps: int) -> list[GameState]:
         if rng.random() < 0.3:
             clock = ClockState(white=rng.uniform(0, 9000), black=rng.choice([None, rng.uniform(0, 9)]),
                                running=rng.choice([None, chess.WHITE, chess.BLACK]))
-        states.append(make_state(records, start_fen=start.fen(), chess960=chess960, fen=boards[-1].fen(),
-                                 turn=boards[-1].turn, result=result, clock=clock,
+        official = boards[-1] if fen is None else chess.Board(fen)
+        states.append(make_state(records, start_fen=start.fen(), chess960=chess960, fen=official.fen(),
+                                 turn=official.turn, result=result, clock=clock,
                                  termination="FLAG_FALL" if result != "*" and rng.random() < 0.5 else None,
                                  game_id=f"walk-{seed}"))
     return states
@@ -173,3 +214,29 @@ def test_engine_games_incremental_equals_rebuild(kind: InjectionKind | None) -> 
             engine.advance(deadline)
         _check(engine.state, publisher)
     assert checked > 20
+
+
+def test_render_needs_the_state_only_for_a_state_change() -> None:
+    # The daemon renders every batch without its StateChanged (the snapshot goes apart) and builds no state
+    # for it; a batch with one needs the state.
+    publisher = Publisher(board="t1")
+    state = next(state for state in reversed(_random_walk(1, 30)) if state.moves)
+    assert [pub.topic for pub in publisher.render([MoveMade(move=state.moves[-1])], None, at=5.0)] == ["boardd/t1/move"]
+    with pytest.raises(ValueError, match="StateChanged"):
+        publisher.render([StateChanged(at=5.0)], None, at=5.0)
+    kinds = [pub.topic.rsplit("/", 1)[1] for pub in publisher.render([StateChanged(at=5.0)], state, at=5.0)]
+    assert kinds == ["state", "pgn"]
+
+
+def test_state_text_escapes_line_breaks_and_keeps_unicode() -> None:
+    # The fragments are escaped one by one: U+2028, U+0085 and U+2029 in names, a SAN or an event still come
+    # out escaped (one line), other non-ASCII characters as they are.
+    publisher = Publisher(board="t1")
+    board = chess.Board()
+    records = [_legal_record(board, chess.Move.from_uci("e2e4"), 1, random.Random(1))]
+    records.append(dataclasses.replace(records[0], ply=2, uci="e7e5", san="e7\u2028e5", legal=False))
+    for white in ("丁立人", "a\u2028b\x85c\u2029d", "plain"):
+        state = make_state(records, white=white, event="Open \u2028 2026", game_id="g\u2029")
+        _check(state, publisher)
+        line = publisher.snapshot(state, at=5.0)[0].replay_line()
+        assert len(line.splitlines()) == 1

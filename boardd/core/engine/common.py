@@ -212,13 +212,6 @@ def _rotation(quarter_turns: int) -> tuple[int, ...]:
 _ROTATIONS = tuple(_rotation(k) for k in range(4))
 
 
-def _squares_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    diff = 0
-    for x, y in zip(a, b, strict=True):
-        diff |= x ^ y
-    return diff.bit_count()
-
-
 _SYMBOLS = {(color, ptype): chess.Piece(ptype, color).symbol() for color in chess.COLORS for ptype in chess.PIECE_TYPES}
 
 

@@ -13,7 +13,6 @@ from boardd.core.engine.common import (
     _castling_rook_square,
     _fen,
     _illegal_position,
-    _squares_apart,
 )
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.laws.positions import automatic_draw, can_claim_threefold, is_dead_in_feed, repetition_counts
@@ -48,8 +47,6 @@ class MadeMoves:
         self.rules = e.rules
         self.pending_position: tuple[str, int] | None = None
         self.draw_avail = {chess.WHITE: False, chess.BLACK: False}
-        self.key_counts: dict[tuple[int, ...], int] = {}
-        self.repeated: list[tuple[int, ...]] = []
 
     def law_moves(self, color: chess.Color) -> int:
         """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start."""
@@ -319,15 +316,7 @@ class MadeMoves:
     def check_draw_claim(self, outs: list[Output], at: float, repetitions: dict[Hashable, int] | None = None) -> None:
         board = self.g.board
         side = board.turn
-        key = self.g.index.key
-        counts = self.key_counts
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] == 2:
-            self.repeated.append(key)
-        # a threefold claim needs this placement three times, or one a move away seen twice already: the costly
-        # python-chess test runs only then
-        maybe = counts[key] >= 3 or any(_squares_apart(k, key) <= 4 for k in self.repeated)
-        threefold = maybe and can_claim_threefold(board, repetitions)
+        threefold = can_claim_threefold(board, repetitions)
         fifty = board.halfmove_clock >= 99 and board.can_claim_fifty_moves()
         available = threefold or fifty
         if available and not self.draw_avail[side]:

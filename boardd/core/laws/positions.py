@@ -482,6 +482,16 @@ def repetition_counts(board: chess.Board) -> dict[Hashable, int]:
     return counts
 
 
+def _reachable_in_one(now: tuple[int, ...], other: tuple[int, ...]) -> bool:
+    """Could one move lead from the position of transposition key *now* to *other*? (A necessary condition.)"""
+    if other[8] == now[8]:  # the side to move
+        return False
+    diff = 0
+    for index in range(8):  # the placement: pawns ... kings, white, black
+        diff |= now[index] ^ other[index]
+    return diff.bit_count() <= 4
+
+
 def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None = None) -> bool:
     """python-chess's ``can_claim_threefold_repetition``, from :func:`repetition_counts` (same answers).
 
@@ -489,9 +499,12 @@ def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None =
     """
     if counts is None:
         counts = repetition_counts(board)
-    if counts[board._transposition_key()] >= 3:
+    now: tuple[int, ...] = board._transposition_key()  # type: ignore[assignment]
+    if counts[now] >= 3:
         return True
-    twice = {key for key, count in counts.items() if count >= 2}
+    # a legal move changes at most four squares and hands the move over: only positions seen twice that are
+    # that near, with the other side to move, can be reached a third time
+    twice = {key for key, count in counts.items() if count >= 2 and _reachable_in_one(now, key)}  # type: ignore[arg-type]
     if not twice:
         return False
     for move in board.generate_legal_moves():

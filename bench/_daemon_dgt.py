@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -215,6 +216,8 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
             result.messages = len(rec.messages)
             messages = list(rec.messages)
     _collect(result, messages, hook.times, workdir / "state" / f"{BOARD}.sqlite")
+    with contextlib.suppress(OSError):  # for a look afterwards (--keep)
+        (workdir / "presses.json").write_text(json.dumps([dataclasses.astuple(p) for p in result.presses]))
     if trace:
         with contextlib.suppress(OSError, ValueError):
             result.trace = [(str(k), float(w), float(d), str(x))

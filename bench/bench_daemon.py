@@ -206,6 +206,10 @@ def _print_e2e(runs: list[SessionResult], games: dict[str, list[SessionResult]] 
                       f" and p99 {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's")
 
 
+#: the presses counted as the start of a game (first use of every code path after the daemon started).
+_EARLY_PLIES = 10
+
+
 def _print_games(games: dict[str, list[SessionResult]], slowest: int) -> None:
     """Per game: the quota's throttling, the slowest presses with their stages, what the trace saw in them."""
     for label, played in games.items():
@@ -224,6 +228,12 @@ def _print_games(games: dict[str, list[SessionResult]], slowest: int) -> None:
                                  for k, _w, dur, d in inside[:6])
                 print(f"{head}: ply {p.ply:3d} total {_ms(p.total)} ms (pty+driver {_ms(p.stamped - p.written)}, "
                       f"render->journal / journal+MQTT {journaled})" + (f"  [{seen}]" if seen else ""))
+            early = [p.total for p in g.presses if p.ply <= _EARLY_PLIES]
+            later = [p.total for p in g.presses if p.ply > _EARLY_PLIES]
+            if early and later:
+                rest = f"{_ms(percentile(later, 0.5))}/{_ms(percentile(later, 0.99))}/{_ms(max(later))}"
+                print(f"{head}: first {_EARLY_PLIES} presses p50/max {_ms(percentile(early, 0.5))}/"
+                      f"{_ms(max(early))} ms, the rest p50/p99/max {rest} ms")
             if g.trace:
                 during = [e for e in g.trace if e[1] >= g.play_started]
                 gcs = [e for e in during if e[0] == "gc"]

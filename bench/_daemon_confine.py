@@ -12,9 +12,10 @@ broker, the emulator or the recording subscriber of the benchmark, which stand f
      parent's ``cgroup.subtree_control``);
   3. a cgroup v1 ``cpu`` child with ``cpu.cfs_period_us = 100000`` and ``cpu.cfs_quota_us = PCT*1000``
      (exactly what systemd writes for ``CPUQuota=`` on a v1 hierarchy). Where the kernel has
-     real-time group scheduling (``cpu.rt_runtime_us``), the child also gets PCT % of the real-time
-     period, so that a ``--e2e-sched fifo:N`` daemon is confined too (CFS quotas do not apply to
-     real-time tasks).
+     real-time group scheduling (``cpu.rt_runtime_us``), the child also gets PCT % of a 100 ms
+     real-time period, so that a ``--e2e-sched fifo:N`` daemon is confined too (CFS quotas and
+     their throttling counters do not apply to real-time tasks). systemd's ``CPUQuota=`` does not
+     do that: a real-time daemon under systemd is not held by ``CPUQuota=``.
 
   The cgroup is created for one daemon run and removed after it (also when the run fails); the
   daemon enters it before it executes Python (a ``sh -c 'echo $$ > cgroup.procs; exec ...'``
@@ -252,9 +253,9 @@ class CpuQuota:
                 (path / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
                 (path / "cpu.cfs_quota_us").write_text(f"{self.quota_us}\n")
                 rt = path / "cpu.rt_runtime_us"
-                if self._realtime and rt.exists():
-                    period = int((path / "cpu.rt_period_us").read_text())
-                    rt.write_text(f"{round(period * min(self.percent, 95.0) / 100)}\n")
+                if self._realtime and rt.exists():  # the same share, on the same 100 ms period
+                    (path / "cpu.rt_period_us").write_text(f"{PERIOD_US}\n")
+                    rt.write_text(f"{round(PERIOD_US * min(self.percent, 95.0) / 100)}\n")
         except OSError as exc:
             self.remove()
             raise ConfinementError(f"cannot configure {path}: {exc}") from exc

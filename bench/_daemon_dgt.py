@@ -82,6 +82,8 @@ class SessionResult:
     #: the CPU quota's mechanism and its throttling counters over the daemon's run (``bench._daemon_confine``).
     quota_mechanism: str | None = None
     quota_stats: dict[str, int] = field(default_factory=dict)
+    #: the same counters when the game started (what start-up used of the quota).
+    quota_at_play: dict[str, int] = field(default_factory=dict)
     #: wall time when the game started on the emulator (after the daemon published its first state).
     play_started: float = 0.0
     #: ``bench._daemon_trace`` events (kind, wall, duration s, detail) when traced.
@@ -187,6 +189,8 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
                 sampler = asyncio.create_task(_sample_memory(daemon.pid, result.memory, 0.25))
                 cpu0, wall0 = cpu_seconds(daemon.pid), time.monotonic()
                 result.play_started = time.time()
+                if quota is not None:
+                    result.quota_at_play = quota.stats()
                 result.plies_played = await emu.play(game, think_scans=think_scans, pause_scans=pause_scans,
                                                      use_clk=False, white_side=ClockSide.LEFT)
 

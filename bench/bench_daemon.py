@@ -34,6 +34,9 @@ as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
     (``IOSchedulingClass=``) try unit settings. ``--e2e-trace`` runs the daemon through
     ``bench/_daemon_trace.py`` and prints the GC pauses and module imports that fell into the
     slowest presses (``--e2e-slowest N`` of each game are listed with their stages).
+    ``--e2e-variants 'base;nice=-5;sched=fifo:10'`` compares daemon settings on a shared machine:
+    the variants take turns game by game (``--e2e-repeat`` rounds, the order rotating), each
+    pooled on its own.
 ``pipeline``
     Replays the game of the first e2e run in-process and times each step of the daemon's
     pipeline (engine feed, render, serialise, journal commit FULL/NORMAL;
@@ -206,6 +209,45 @@ def _print_e2e(runs: list[SessionResult], games: dict[str, list[SessionResult]] 
                       f" and p99 {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's")
 
 
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _variants(spec: str | None, base: Confinement, nice: int) -> list[tuple[str, Confinement, int]]:
+    """``--e2e-variants``: ``base;nice=-5;sched=fifo:10,quota=25`` -> (name, confinement, niceness) each.
+
+    Each variant starts from the options given outside ``--e2e-variants`` and overrides them; keys:
+    ``quota`` (% of one core), ``cpus``, ``nice``, ``sched``, ``ionice``; ``base`` alone: no override.
+    """
+    if not spec:
+        return [("base", base, nice)]
+    out = []
+    for item in (v.strip() for v in spec.split(";")):
+        if not item:
+            continue
+        conf, n = base, nice
+        for pair in (p.strip() for p in item.split(",")):
+            if pair == "base":
+                continue
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise ValueError(f"variant {item!r}: expected key=value, got {pair!r}")
+            if key == "quota":
+                conf = dataclasses.replace(conf, cpu_quota=float(value) if value != "none" else None)
+            elif key == "cpus":
+                conf = dataclasses.replace(conf, cpus=value or None)
+            elif key == "nice":
+                n = int(value)
+            elif key == "sched":
+                conf = dataclasses.replace(conf, sched=parse_sched(value))
+            elif key == "ionice":
+                conf = dataclasses.replace(conf, ionice=parse_ionice(value))
+            else:
+                raise ValueError(f"variant {item!r}: unknown key {key!r} (quota, cpus, nice, sched, ionice)")
+        out.append((item, conf, n))
+    return out or [("base", base, nice)]
+
+
 #: the presses counted as the start of a game (first use of every code path after the daemon started).
 _EARLY_PLIES = 10
 
@@ -216,9 +258,15 @@ def _print_games(games: dict[str, list[SessionResult]], slowest: int) -> None:
         for n, g in enumerate(played, 1):
             head = f"  {label}, game {n}"
             if g.quota_mechanism is not None:
-                st = g.quota_stats
+                st, at = g.quota_stats, g.quota_at_play
+
+                def delta(key: str, st: dict[str, int] = st, at: dict[str, int] = at) -> int:
+                    return st.get(key, 0) - at.get(key, 0)
+
                 print(f"{head}: CPU quota via {g.quota_mechanism}: throttled in {st.get('nr_throttled', '?')} of "
-                      f"{st.get('nr_periods', '?')} periods, {st.get('throttled_us', 0) / 1e3:.0f} ms in all")
+                      f"{st.get('nr_periods', '?')} periods, {st.get('throttled_us', 0) / 1e3:.0f} ms in all; "
+                      f"during the game {delta('nr_throttled')} of {delta('nr_periods')} periods, "
+                      f"{delta('throttled_us') / 1e3:.0f} ms")
             worst = sorted(g.presses, key=lambda p: p.total, reverse=True)[:slowest]
             for p in worst:
                 journaled = f"{_ms(p.journaled - p.rendered)} / {_ms(p.arrived - p.journaled)}" \
@@ -329,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="scheduling policy of the e2e daemon, e.g. fifo:10, rr:5 (chrt; CPUSchedulingPolicy=)")
     parser.add_argument("--e2e-ionice", default=None, metavar="CLASS[:LEVEL]",
                         help="I/O class of the e2e daemon: realtime:N, best-effort:N, idle (IOSchedulingClass=)")
+    parser.add_argument("--e2e-variants", default=None, metavar="SPEC;SPEC...",
+                        help="daemon settings to compare, taking turns game by game, e.g. "
+                        "'base;nice=-5;sched=fifo:10' (keys: quota, cpus, nice, sched, ionice; each overrides the "
+                        "other --e2e options)")
     parser.add_argument("--e2e-trace", action="store_true",
                         help="trace the daemon's GC pauses and imports (bench/_daemon_trace.py) and show them "
                         "against the slowest presses")
@@ -371,32 +423,44 @@ def main(argv: list[str] | None = None) -> int:
                 confinement = Confinement(cpu_quota=args.e2e_cpu_quota, mechanism=args.e2e_quota_via,
                                           cpus=args.e2e_cpus, sched=parse_sched(args.e2e_sched),
                                           ionice=parse_ionice(args.e2e_ionice))
-                confinement.check()
+                variants = _variants(args.e2e_variants, confinement, args.e2e_nice)
+                for _name, variant, _nice in variants:
+                    variant.check()
             except (ConfinementError, ValueError) as exc:
                 print(f"[e2e] refused: {exc}", file=sys.stderr)
                 return 2
             print(f"[e2e] {args.e2e_repeat} game(s) per run, {args.e2e_load} busy process(es) alongside"
-                  f"{' pinned to CPU ' + args.e2e_cpus if args.e2e_cpus and args.e2e_load else ''}, "
-                  f"daemon niceness {args.e2e_nice}, daemon confinement: {confinement.describe()}")
+                  f"{' pinned to CPU ' + args.e2e_cpus if args.e2e_cpus and args.e2e_load else ''}")
+            for name, variant, nice in variants:
+                print(f"[e2e] daemon {name!r}: niceness {nice}, confinement: {variant.describe()}")
+            if len(variants) > 1:
+                print("[e2e] the variants take turns game by game (the order rotates each round), so that they see "
+                      "the same machine")
             game = _game(*E2E_GAME, args.e2e_plies or None)
             names = [n.strip() for n in args.e2e_runs.split(",") if n.strip()]
             bad = [n for n in names if n not in E2E_RUNS]
             if bad or not names:
                 parser.error(f"unknown e2e run(s) {bad}: choose among {', '.join(E2E_RUNS)}")
-            runs = []
+            runs: list[SessionResult] = []
             games: dict[str, list[SessionResult]] = {}
+            first_dir: Path | None = None
             with _cpu_load(args.e2e_load, args.e2e_cpus):
                 for i, name in enumerate(names):
                     label, zero_wait, think = E2E_RUNS[name]
-                    played = games.setdefault(label, [])
                     for k in range(max(1, args.e2e_repeat)):
-                        sub = f"e2e-{name}" if k == 0 else f"e2e-{name}-{k}"
-                        played.append(asyncio.run(dgt_session(
-                            work / sub, game, label=label, zero_wait=zero_wait, think_scans=think,
-                            pause_scans=args.pause_scans, synchronous=args.synchronous,
-                            baseline=i == 0 and k == 0, nice=args.e2e_nice, confinement=confinement,
-                            trace=args.e2e_trace)))
-                    runs.append(_pool(label, played))
+                        for j in range(len(variants)):
+                            vname, variant, nice = variants[(j + k) % len(variants)]
+                            vlabel = label if len(variants) == 1 else f"{label} [{vname}]"
+                            played = games.setdefault(vlabel, [])
+                            sub = f"e2e-{name}" + (f"-{k}" if k else "") + (f"-{vname}" if len(variants) > 1 else "")
+                            first_dir = first_dir or work / _safe(sub)
+                            played.append(asyncio.run(dgt_session(
+                                work / _safe(sub), game, label=vlabel, zero_wait=zero_wait, think_scans=think,
+                                pause_scans=args.pause_scans, synchronous=args.synchronous,
+                                baseline=i == 0 and k == 0 and j == 0, nice=nice, confinement=variant,
+                                trace=args.e2e_trace)))
+                    runs.extend(_pool(vlabel, played) for vlabel, played in games.items()
+                                if vlabel.startswith(label) and vlabel not in {r.label for r in runs})
             _print_e2e(runs, games)
             _print_games(games, args.e2e_slowest)
             print(f"[e2e] load average at end {loadavg()}")
@@ -405,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("the pipeline part replays the game of the e2e part: run them together")
             print(f"\n[pipeline] load average at start {loadavg()}")
             print("Pipeline steps in-process, replaying the journal of the first e2e run (ms, p50/p99)")
-            run_pipeline(work / f"e2e-{names[0]}", args.dir)
+            assert first_dir is not None
+            run_pipeline(first_dir, args.dir)
             print(f"[pipeline] load average at end {loadavg()}")
         if "resources" in parts:
             print(f"\n[resources] load average at start {loadavg()}")

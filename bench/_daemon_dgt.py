@@ -208,15 +208,17 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
                     result.idle_cpu_s = cpu_seconds(daemon.pid) - cpu0
                     result.idle_wall_s = time.monotonic() - wall0
             finally:
-                if sampler is not None:
-                    sampler.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await sampler
-                result.exit_status = await asyncio.to_thread(daemon.stop)
-                result.log_tail = daemon.tail(800)
-                if quota is not None:
-                    result.quota_mechanism, result.quota_stats = quota.mechanism, quota.stats()
-                stack.close()
+                try:
+                    if sampler is not None:
+                        sampler.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await sampler
+                    result.exit_status = await asyncio.to_thread(daemon.stop)
+                    result.log_tail = daemon.tail(800)
+                    if quota is not None:
+                        result.quota_mechanism, result.quota_stats = quota.mechanism, quota.stats()
+                finally:
+                    stack.close()  # the quota's cgroup goes, whatever happened
             result.messages = len(rec.messages)
             messages = list(rec.messages)
     _collect(result, messages, hook.times, workdir / "state" / f"{BOARD}.sqlite")

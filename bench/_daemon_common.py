@@ -156,11 +156,16 @@ def mqtt_section(port: int, *, keepalive: int = 15) -> str:
 class DaemonProcess:
     """``boardd run --config FILE`` as a real subprocess, its output in a log file."""
 
-    def __init__(self, config: Path, log: Path, *, module: str = "boardd", nice: int = 0) -> None:
+    def __init__(self, config: Path, log: Path, *, module: str = "boardd", nice: int = 0,
+                 prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
         self.config = config
         self.log = log
         #: Scheduling niceness of the daemon (``nice -n``; 0: as the benchmark itself).
         self.nice = nice
+        #: a command prefix that ends by exec'ing the rest (``bench._daemon_confine``: cgroup, taskset, chrt...).
+        self.prefix = list(prefix)
+        #: extra environment variables of the daemon.
+        self.env = dict(env or {})
         #: the module run with ``python -m`` (``boardd``, or a wrapper of its command line).
         self.module = module
         self.process: subprocess.Popen[bytes] | None = None
@@ -173,10 +178,10 @@ class DaemonProcess:
 
     def start(self) -> None:
         """Start the daemon (does not wait for it to connect)."""
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **self.env}
         env.pop("NOTIFY_SOCKET", None)
         with open(self.log, "ab") as fh:
-            prefix = ["nice", "-n", str(self.nice)] if self.nice else []
+            prefix = [*self.prefix, *(["nice", "-n", str(self.nice)] if self.nice else [])]
             self.process = subprocess.Popen(
                 [*prefix, sys.executable, "-m", self.module, "run", "--config", str(self.config)],
                 stdout=fh, stderr=fh, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from typing import Any
 import chess.pgn
 
 from bench._daemon_common import DaemonProcess, ProcSample, broker, cpu_seconds, mqtt_section, outbox_rows, proc_sample
+from bench._daemon_confine import Confinement, cpu_quota
 from bench._daemon_mqtt import Received, iso_seconds, mosquitto_baseline, recorder
 from boardd.core.events import ClockSide
 from drivers.dgt.codec import ClockTimes, MessageId, decode_message
@@ -76,6 +79,15 @@ class SessionResult:
     messages: int = 0
     exit_status: int | None = None
     log_tail: str = ""
+    #: the CPU quota's mechanism and its throttling counters over the daemon's run (``bench._daemon_confine``).
+    quota_mechanism: str | None = None
+    quota_stats: dict[str, int] = field(default_factory=dict)
+    #: the same counters when the game started (what start-up used of the quota).
+    quota_at_play: dict[str, int] = field(default_factory=dict)
+    #: wall time when the game started on the emulator (after the daemon published its first state).
+    play_started: float = 0.0
+    #: ``bench._daemon_trace`` events (kind, wall, duration s, detail) when traced.
+    trace: list[tuple[str, float, float, str]] = field(default_factory=list)
 
 
 def _config(path: Path, *, port: int, device: str, state: Path, zero_wait: bool, synchronous: str) -> None:
@@ -139,9 +151,13 @@ async def _sample_memory(pid: int, out: list[ProcSample], every: float) -> None:
 async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_wait: bool, idle_s: float = 0.0,
                       think_scans: int = 2, pause_scans: int = 2, synchronous: str = "full",
                       baseline: bool = True, nodelay: bool = True, module: str = "boardd",
-                      nice: int = 0) -> SessionResult:
+                      nice: int = 0, confinement: Confinement | None = None,
+                      trace: bool = False) -> SessionResult:
     """Play *game* on the emulator in front of a real daemon and measure; see the module docstring."""
     result = SessionResult(label=label)
+    trace_file = workdir / "trace.json"
+    env = {"BOARDD_BENCH_TRACE": str(trace_file)} if trace else None
+    module = "bench._daemon_trace" if trace else module
     with broker(workdir / "mosquitto", nodelay=nodelay) as b:
         if baseline:
             result.baseline_ack, result.baseline_arrival = await mosquitto_baseline(b.port)
@@ -152,10 +168,15 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
             config = workdir / "boardd.toml"
             _config(config, port=b.port, device=emu.path, state=workdir / "state", zero_wait=zero_wait,
                     synchronous=synchronous)
-            daemon = DaemonProcess(config, workdir / "boardd.log", module=module, nice=nice)
-            daemon.start()
+            confinement = confinement or Confinement()
+            settings = confinement.prefix()
+            stack = contextlib.ExitStack()
+            quota = stack.enter_context(cpu_quota(confinement))  # removed by stack.close() below
+            daemon = DaemonProcess(config, workdir / "boardd.log", module=module, nice=nice,
+                                   prefix=[*(quota.prefix() if quota is not None else []), *settings], env=env)
             sampler: asyncio.Task[None] | None = None
             try:
+                daemon.start()
                 if not await emu.wait_host(max_scans=200):
                     raise RuntimeError(f"the daemon never opened the emulated board:\n{daemon.tail()}")
 
@@ -167,6 +188,9 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
                 await emu.wait_scan(4)
                 sampler = asyncio.create_task(_sample_memory(daemon.pid, result.memory, 0.25))
                 cpu0, wall0 = cpu_seconds(daemon.pid), time.monotonic()
+                result.play_started = time.time()
+                if quota is not None:
+                    result.quota_at_play = quota.stats()
                 result.plies_played = await emu.play(game, think_scans=think_scans, pause_scans=pause_scans,
                                                      use_clk=False, white_side=ClockSide.LEFT)
 
@@ -184,15 +208,26 @@ async def dgt_session(workdir: Path, game: chess.pgn.Game, *, label: str, zero_w
                     result.idle_cpu_s = cpu_seconds(daemon.pid) - cpu0
                     result.idle_wall_s = time.monotonic() - wall0
             finally:
-                if sampler is not None:
-                    sampler.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await sampler
-                result.exit_status = await asyncio.to_thread(daemon.stop)
-                result.log_tail = daemon.tail(800)
+                try:
+                    if sampler is not None:
+                        sampler.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await sampler
+                    result.exit_status = await asyncio.to_thread(daemon.stop)
+                    result.log_tail = daemon.tail(800)
+                    if quota is not None:
+                        result.quota_mechanism, result.quota_stats = quota.mechanism, quota.stats()
+                finally:
+                    stack.close()  # the quota's cgroup goes, whatever happened
             result.messages = len(rec.messages)
             messages = list(rec.messages)
     _collect(result, messages, hook.times, workdir / "state" / f"{BOARD}.sqlite")
+    with contextlib.suppress(OSError):  # for a look afterwards (--keep)
+        (workdir / "presses.json").write_text(json.dumps([dataclasses.astuple(p) for p in result.presses]))
+    if trace:
+        with contextlib.suppress(OSError, ValueError):
+            result.trace = [(str(k), float(w), float(d), str(x))
+                            for k, w, d, x in json.loads(trace_file.read_text())["events"]]
     return result
 
 

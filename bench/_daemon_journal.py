@@ -9,6 +9,14 @@ What it measures:
   rows in one transaction, the daemon's unit of work) for ``synchronous=FULL`` and ``NORMAL``
   in WAL mode: p50, p99 and max over N commits, and commits per second. Point ``--dir`` at the
   storage you care about (an SD card on a Pi): fsync cost is a property of the medium.
+* **WAL growth** (issue 12, the first game after a start): the daemon's journal closes with
+  ``wal_checkpoint(TRUNCATE)`` and SQLite deletes the WAL at the last close, so after every start
+  the WAL grows from nothing to its working size (``wal_autocheckpoint``: 1000 pages, about 4 MB,
+  some 350 commits of a game: half the first game) and each of those commits' fsyncs also has to
+  write the file's new size. Measured: the same commits on a fresh WAL against a WAL grown to its
+  working size beforehand (:meth:`boardd.daemon.journal.Journal.prepare_wal`, which the daemon
+  calls at start: a 4 MB row written and deleted, then a passive checkpoint; SQLite then reuses
+  the file from its start), taking turns three times; and what ``prepare_wal`` costs.
 * **Event-loop stall**: the longest gap between two ticks of a 1 ms heartbeat task while the
   same commits run through :class:`boardd.daemon.journal.AsyncJournal` (one worker thread), compared
   with calling the journal directly on the loop. This is why the daemon does not write on the loop.
@@ -59,6 +67,26 @@ def commit_latency(directory: Path, mode: str, commits: int) -> dict[str, float]
             "max_ms": latencies[-1] * 1e3, "per_s": commits / total}
 
 
+_PREPARE: list[float] = []
+
+
+def wal_growth(directory: Path, commits: int, *, pregrown: bool, tag: str) -> list[float]:
+    """Commit latencies (s) of *commits* FULL commits on a fresh journal, its WAL grown first if *pregrown*."""
+    journal = Journal.open(directory / f"wal-{tag}.sqlite", synchronous="full")
+    journal.start_session()
+    if pregrown:
+        t0 = time.perf_counter()
+        journal.prepare_wal()  # what the daemon does at start (BoardRuntime.open)
+        _PREPARE.append(time.perf_counter() - t0)
+    latencies = []
+    for i in range(commits):
+        t0 = time.perf_counter()
+        journal.record(_event(i), [_Pub(2 * i), _Pub(2 * i + 1)], seq=2 * i + 1)
+        latencies.append(time.perf_counter() - t0)
+    journal.close()
+    return latencies
+
+
 async def loop_stall(directory: Path, mode: str, commits: int, *, threaded: bool) -> float:
     journal = Journal.open(directory / f"stall-{mode}-{threaded}.sqlite", synchronous=mode)
     journal.start_session()
@@ -96,6 +124,18 @@ def run_journal(commits: int, where: Path | None) -> int:
             r = commit_latency(directory, mode, commits)
             print(f"  synchronous={mode:<6}  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
                   f"max {r['max_ms']:.3f} ms  {r['per_s']:.0f} commits/s")
+        print("WAL growth after a start: 350 FULL commits on a fresh WAL vs a WAL grown beforehand "
+              "(Journal.prepare_wal; ms), 3 turns")
+        fresh: list[float] = []
+        grown: list[float] = []
+        for turn in range(3):
+            fresh += wal_growth(directory, 350, pregrown=False, tag=f"fresh-{turn}")
+            grown += wal_growth(directory, 350, pregrown=True, tag=f"grown-{turn}")
+        for label, values in (("fresh WAL (grows)", fresh), ("WAL grown first", grown)):
+            values.sort()
+            cells = "  ".join(f"p{round(q * 100)} {values[int(len(values) * q)] * 1e3:.3f}" for q in (0.5, 0.9, 0.99))
+            print(f"  {label:<18}  {cells}  max {values[-1] * 1e3:.3f}")
+        print(f"  Journal.prepare_wal at start: {', '.join(f'{t * 1e3:.1f}' for t in _PREPARE)} ms")
         print("longest event-loop stall while committing (1 ms heartbeat)")
         for mode in ("full", "normal"):
             direct = asyncio.run(loop_stall(directory, mode, commits // 2, threaded=False))

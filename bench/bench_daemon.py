@@ -25,6 +25,18 @@ as ``config/mosquitto/boardd-hall.conf``) and the daemon as a real subprocess
     ``--e2e-load K`` keeps K busy-looping processes running during the e2e part (the machine
     shared with other work), ``--e2e-nice N`` starts the daemon with that niceness (what a
     ``Nice=`` line of the systemd unit would do; negative values need root).
+    A small-CPU proxy for the daemon process only (``bench/_daemon_confine.py``):
+    ``--e2e-cpu-quota PCT`` confines it to PCT % of one core (systemd's ``CPUQuota=``: via
+    ``systemd-run --scope`` where systemd runs, else a cgroup v2 or v1 child created per game and
+    removed after it; ``--e2e-quota-via`` picks one; the mechanism and the throttling counters are
+    printed), ``--e2e-cpus LIST`` pins it (and the ``--e2e-load`` processes) with ``taskset``,
+    ``--e2e-sched fifo:P|rr:P`` (``chrt``, ``CPUSchedulingPolicy=``) and ``--e2e-ionice CLASS[:LEVEL]``
+    (``IOSchedulingClass=``) try unit settings. ``--e2e-trace`` runs the daemon through
+    ``bench/_daemon_trace.py`` and prints the GC pauses and module imports that fell into the
+    slowest presses (``--e2e-slowest N`` of each game are listed with their stages).
+    ``--e2e-variants 'base;nice=-5;sched=fifo:10'`` compares daemon settings on a shared machine:
+    the variants take turns game by game (``--e2e-repeat`` rounds, the order rotating), each
+    pooled on its own.
 ``pipeline``
     Replays the game of the first e2e run in-process and times each step of the daemon's
     pipeline (engine feed, render, serialise, journal commit FULL/NORMAL;
@@ -64,6 +76,7 @@ from pathlib import Path
 import chess.pgn
 
 from bench._daemon_common import ROOT, Table, loadavg, percentile, summary
+from bench._daemon_confine import MECHANISMS, Confinement, ConfinementError, parse_ionice, parse_sched
 from bench._daemon_dgt import SessionResult, dgt_session
 from bench._daemon_hall import HallResult, hall
 from bench._daemon_journal import run_journal
@@ -119,9 +132,10 @@ def _ms(value: float) -> str:
 
 
 @contextlib.contextmanager
-def _cpu_load(processes: int) -> Iterator[None]:
-    """*processes* busy-looping Python processes for the duration of the block."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+def _cpu_load(processes: int, cpus: str | None = None) -> Iterator[None]:
+    """*processes* busy-looping Python processes for the duration of the block (pinned to *cpus* if given)."""
+    pin = ["taskset", "-c", cpus] if cpus else []
+    hogs = [subprocess.Popen([*pin, sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
             for _ in range(processes)]
     try:
         yield
@@ -193,6 +207,90 @@ def _print_e2e(runs: list[SessionResult], games: dict[str, list[SessionResult]] 
             if totals and p99_base > 0:
                 print(f"  {r.label}: p50 is {percentile(totals, 0.5) / percentile(base.baseline_arrival, 0.5):.1f}x"
                       f" and p99 {percentile(totals, 0.99) / p99_base:.1f}x the bare broker's")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _variants(spec: str | None, base: Confinement, nice: int) -> list[tuple[str, Confinement, int]]:
+    """``--e2e-variants``: ``base;nice=-5;sched=fifo:10,quota=25`` -> (name, confinement, niceness) each.
+
+    Each variant starts from the options given outside ``--e2e-variants`` and overrides them; keys:
+    ``quota`` (% of one core), ``cpus``, ``nice``, ``sched``, ``ionice``; ``base`` alone: no override.
+    """
+    if not spec:
+        return [("base", base, nice)]
+    out = []
+    for item in (v.strip() for v in spec.split(";")):
+        if not item:
+            continue
+        conf, n = base, nice
+        for pair in (p.strip() for p in item.split(",")):
+            if pair == "base":
+                continue
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise ValueError(f"variant {item!r}: expected key=value, got {pair!r}")
+            if key == "quota":
+                conf = dataclasses.replace(conf, cpu_quota=float(value) if value != "none" else None)
+            elif key == "cpus":
+                conf = dataclasses.replace(conf, cpus=value or None)
+            elif key == "nice":
+                n = int(value)
+            elif key == "sched":
+                conf = dataclasses.replace(conf, sched=parse_sched(value))
+            elif key == "ionice":
+                conf = dataclasses.replace(conf, ionice=parse_ionice(value))
+            else:
+                raise ValueError(f"variant {item!r}: unknown key {key!r} (quota, cpus, nice, sched, ionice)")
+        out.append((item, conf, n))
+    return out or [("base", base, nice)]
+
+
+#: the presses counted as the start of a game (first use of every code path after the daemon started).
+_EARLY_PLIES = 10
+
+
+def _print_games(games: dict[str, list[SessionResult]], slowest: int) -> None:
+    """Per game: the quota's throttling, the slowest presses with their stages, what the trace saw in them."""
+    for label, played in games.items():
+        for n, g in enumerate(played, 1):
+            head = f"  {label}, game {n}"
+            if g.quota_mechanism is not None:
+                st, at = g.quota_stats, g.quota_at_play
+
+                def delta(key: str, st: dict[str, int] = st, at: dict[str, int] = at) -> int:
+                    return st.get(key, 0) - at.get(key, 0)
+
+                print(f"{head}: CPU quota via {g.quota_mechanism}: throttled in {st.get('nr_throttled', '?')} of "
+                      f"{st.get('nr_periods', '?')} periods, {st.get('throttled_us', 0) / 1e3:.0f} ms in all; "
+                      f"during the game {delta('nr_throttled')} of {delta('nr_periods')} periods, "
+                      f"{delta('throttled_us') / 1e3:.0f} ms")
+            worst = sorted(g.presses, key=lambda p: p.total, reverse=True)[:slowest]
+            for p in worst:
+                journaled = f"{_ms(p.journaled - p.rendered)} / {_ms(p.arrived - p.journaled)}" \
+                    if p.journaled is not None else "? / ?"
+                inside = [e for e in g.trace if p.written - 0.001 <= e[1] <= p.arrived]
+                seen = "; ".join(f"{k} {d}" + (f" {dur * 1e3:.2f} ms" if k == "gc" else "")
+                                 for k, _w, dur, d in inside[:6])
+                print(f"{head}: ply {p.ply:3d} total {_ms(p.total)} ms (pty+driver {_ms(p.stamped - p.written)}, "
+                      f"render->journal / journal+MQTT {journaled})" + (f"  [{seen}]" if seen else ""))
+            early = [p.total for p in g.presses if p.ply <= _EARLY_PLIES]
+            later = [p.total for p in g.presses if p.ply > _EARLY_PLIES]
+            if early and later:
+                rest = f"{_ms(percentile(later, 0.5))}/{_ms(percentile(later, 0.99))}/{_ms(max(later))}"
+                print(f"{head}: first {_EARLY_PLIES} presses p50/max {_ms(percentile(early, 0.5))}/"
+                      f"{_ms(max(early))} ms, the rest p50/p99/max {rest} ms")
+            if g.trace:
+                during = [e for e in g.trace if e[1] >= g.play_started]
+                gcs = [e for e in during if e[0] == "gc"]
+                imports = [e[3] for e in during if e[0] == "import"]
+                compiles = [e for e in during if e[0] == "compile"]
+                pauses = [e[2] for e in gcs]
+                print(f"{head} trace during play: {len(gcs)} GC runs (max {max(pauses, default=0) * 1e3:.2f} ms, "
+                      f"gen 2: {sum(1 for e in gcs if e[3].startswith('gen 2'))}), {len(compiles)} compile(), "
+                      f"{len(imports)} imports" + (f": {', '.join(imports[:12])}" if imports else ""))
 
 
 def _print_resources(r: SessionResult) -> None:
@@ -269,6 +367,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="busy-looping processes kept running during the e2e part (0)")
     parser.add_argument("--e2e-nice", type=int, default=0,
                         help="niceness of the e2e daemon (0; negative needs root)")
+    parser.add_argument("--e2e-cpu-quota", type=float, default=None, metavar="PCT",
+                        help="confine the e2e daemon to PCT %% of one core (systemd's CPUQuota=; 25: a Pi-class proxy)")
+    parser.add_argument("--e2e-quota-via", choices=MECHANISMS, default="auto",
+                        help="how to set the quota (auto: systemd-run --scope, else cgroup v2, else cgroup v1)")
+    parser.add_argument("--e2e-cpus", default=None, metavar="LIST",
+                        help="pin the e2e daemon and the --e2e-load processes to these CPUs (taskset -c LIST)")
+    parser.add_argument("--e2e-sched", default=None, metavar="POLICY[:PRIO]",
+                        help="scheduling policy of the e2e daemon, e.g. fifo:10, rr:5 (chrt; CPUSchedulingPolicy=)")
+    parser.add_argument("--e2e-ionice", default=None, metavar="CLASS[:LEVEL]",
+                        help="I/O class of the e2e daemon: realtime:N, best-effort:N, idle (IOSchedulingClass=)")
+    parser.add_argument("--e2e-variants", default=None, metavar="SPEC;SPEC...",
+                        help="daemon settings to compare, taking turns game by game, e.g. "
+                        "'base;nice=-5;sched=fifo:10' (keys: quota, cpus, nice, sched, ionice; each overrides the "
+                        "other --e2e options)")
+    parser.add_argument("--e2e-trace", action="store_true",
+                        help="trace the daemon's GC pauses and imports (bench/_daemon_trace.py) and show them "
+                        "against the slowest presses")
+    parser.add_argument("--e2e-slowest", type=int, default=3, help="slowest presses listed per game (3)")
     parser.add_argument("--resource-plies", type=int, default=200, help="plies of the resources game (200)")
     parser.add_argument("--idle-seconds", type=float, default=15.0, help="idle CPU window (15 s)")
     parser.add_argument("--think-scans", type=int, default=1,
@@ -303,34 +419,58 @@ def main(argv: list[str] | None = None) -> int:
             print(f"working files kept in {work}")
         if "e2e" in parts:
             print(f"\n[e2e] load average at start {loadavg()}")
-            print(f"[e2e] {args.e2e_repeat} game(s) per run, {args.e2e_load} busy process(es) alongside, "
-                  f"daemon niceness {args.e2e_nice}")
+            try:
+                confinement = Confinement(cpu_quota=args.e2e_cpu_quota, mechanism=args.e2e_quota_via,
+                                          cpus=args.e2e_cpus, sched=parse_sched(args.e2e_sched),
+                                          ionice=parse_ionice(args.e2e_ionice))
+                variants = _variants(args.e2e_variants, confinement, args.e2e_nice)
+                for _name, variant, _nice in variants:
+                    variant.check()
+            except (ConfinementError, ValueError) as exc:
+                print(f"[e2e] refused: {exc}", file=sys.stderr)
+                return 2
+            print(f"[e2e] {args.e2e_repeat} game(s) per run, {args.e2e_load} busy process(es) alongside"
+                  f"{' pinned to CPU ' + args.e2e_cpus if args.e2e_cpus and args.e2e_load else ''}")
+            for name, variant, nice in variants:
+                print(f"[e2e] daemon {name!r}: niceness {nice}, confinement: {variant.describe()}")
+            if len(variants) > 1:
+                print("[e2e] the variants take turns game by game (the order rotates each round), so that they see "
+                      "the same machine")
             game = _game(*E2E_GAME, args.e2e_plies or None)
             names = [n.strip() for n in args.e2e_runs.split(",") if n.strip()]
             bad = [n for n in names if n not in E2E_RUNS]
             if bad or not names:
                 parser.error(f"unknown e2e run(s) {bad}: choose among {', '.join(E2E_RUNS)}")
-            runs = []
+            runs: list[SessionResult] = []
             games: dict[str, list[SessionResult]] = {}
-            with _cpu_load(args.e2e_load):
+            first_dir: Path | None = None
+            with _cpu_load(args.e2e_load, args.e2e_cpus):
                 for i, name in enumerate(names):
                     label, zero_wait, think = E2E_RUNS[name]
-                    played = games.setdefault(label, [])
                     for k in range(max(1, args.e2e_repeat)):
-                        sub = f"e2e-{name}" if k == 0 else f"e2e-{name}-{k}"
-                        played.append(asyncio.run(dgt_session(
-                            work / sub, game, label=label, zero_wait=zero_wait, think_scans=think,
-                            pause_scans=args.pause_scans, synchronous=args.synchronous,
-                            baseline=i == 0 and k == 0, nice=args.e2e_nice)))
-                    runs.append(_pool(label, played))
+                        for j in range(len(variants)):
+                            vname, variant, nice = variants[(j + k) % len(variants)]
+                            vlabel = label if len(variants) == 1 else f"{label} [{vname}]"
+                            played = games.setdefault(vlabel, [])
+                            sub = f"e2e-{name}" + (f"-{k}" if k else "") + (f"-{vname}" if len(variants) > 1 else "")
+                            first_dir = first_dir or work / _safe(sub)
+                            played.append(asyncio.run(dgt_session(
+                                work / _safe(sub), game, label=vlabel, zero_wait=zero_wait, think_scans=think,
+                                pause_scans=args.pause_scans, synchronous=args.synchronous,
+                                baseline=i == 0 and k == 0 and j == 0, nice=nice, confinement=variant,
+                                trace=args.e2e_trace)))
+                    runs.extend(_pool(vlabel, played) for vlabel, played in games.items()
+                                if vlabel.startswith(label) and vlabel not in {r.label for r in runs})
             _print_e2e(runs, games)
+            _print_games(games, args.e2e_slowest)
             print(f"[e2e] load average at end {loadavg()}")
         if "pipeline" in parts:
             if "e2e" not in parts:
                 parser.error("the pipeline part replays the game of the e2e part: run them together")
             print(f"\n[pipeline] load average at start {loadavg()}")
             print("Pipeline steps in-process, replaying the journal of the first e2e run (ms, p50/p99)")
-            run_pipeline(work / f"e2e-{names[0]}", args.dir)
+            assert first_dir is not None
+            run_pipeline(first_dir, args.dir)
             print(f"[pipeline] load average at end {loadavg()}")
         if "resources" in parts:
             print(f"\n[resources] load average at start {loadavg()}")

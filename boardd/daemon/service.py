@@ -195,6 +195,7 @@ class BoardRuntime:
             _LOGGER.error("board %s: journal was corrupt, kept as %s; started a new one", self.board.id,
                           journal.recovered_from)
         session = journal.start_session()
+        journal.prepare_wal()  # the WAL's growth is paid here, not by the first game's commits
         self.journal = journal
         replayed = self._rebuild(journal)
         last_at = journal.last_event_at()

@@ -312,3 +312,27 @@ def test_record_rows_returns_the_stored_rows_and_ack_keeps_the_mode(tmp_path: Pa
     assert j._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again for the next commit
     assert [r.id for r in j.unacked()] == [rows[1].id]
     j.close()
+
+
+def test_prepare_wal_grows_the_wal_once_and_keeps_the_journal(tmp_path: Path) -> None:
+    """Issue 12: the WAL reaches its working size at start, later commits reuse it, nothing of the pad stays."""
+    path = tmp_path / "t1.sqlite"
+    j = Journal.open(path, synchronous="full")
+    j.start_session()
+    first = j.record(SAMPLE_EVENTS[0], [pub(1)], seq=1)
+    j.prepare_wal()
+    wal = Path(f"{path}-wal")
+    size = wal.stat().st_size
+    assert size >= 1000 * 4096
+    for i, event in enumerate(SAMPLE_EVENTS[1:], start=2):
+        j.record(event, [pub(i)], seq=i)
+    assert wal.stat().st_size == size  # reused from its start, not grown
+    j.prepare_wal()  # already at its size: nothing written
+    assert wal.stat().st_size == size
+    tables = {r[0] for r in j._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "wal_pad" not in tables
+    assert [e for _, e in j.events(first)] == SAMPLE_EVENTS
+    j.close()
+    again = Journal.open(path)
+    assert again.integrity_check() == ["ok"]
+    again.close()

@@ -79,6 +79,7 @@ from boardd.daemon.commands import CommandError, ParsedCommand, default_new_game
 from boardd.daemon.config import BoardConfig, Config, load_config
 from boardd.daemon.journal import AsyncJournal, Journal, Tick
 from boardd.daemon.mqtt import MqttLink
+from boardd.daemon.scheduling import take_realtime
 
 __all__ = ["BoardRuntime", "JournalFormatter", "TimeLine", "apply_logging", "configure_parser", "run", "serve"]
 
@@ -864,6 +865,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         apply_logging(config.logging.level, config.logging.format, getattr(args, "verbose", 0))
+        take_realtime()  # before asyncio starts any thread: the journal's and the drivers' threads inherit it
         return asyncio.run(serve(config, boards=args.board))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

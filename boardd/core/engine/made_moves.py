@@ -285,8 +285,8 @@ class MadeMoves:
         board = self.g.board
         code: str | None = None
         result = "1/2-1/2"
-        # the index of the new position generates the legal moves once; recognition uses the same list
-        no_moves = not self.g.index.legal_moves
+        # one legal move is enough to know: no full list here (recognition makes it only when it needs it)
+        no_moves = not any(board.generate_legal_moves())
         counts: dict[Hashable, int] | None = None
         if no_moves and board.is_check():
             code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")

@@ -522,34 +522,7 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
     moves = state.get("moves") or []
     record.parse_pgn()  # no-op unless a new PGN text arrived
     game = chess.pgn.Game()
-    headers = game.headers
-    for key in ("Event", "Site", "Date"):
-        value = record.pgn_headers.get(key) or hall_tags.get(key)
-        if value:
-            headers[key] = value
-    if info.get("event"):
-        headers["Event"] = str(info["event"])
-    headers["Round"] = f"{slot.round}.{slot.board_no}"
-    headers["White"] = str(info.get("white") or record.pgn_headers.get("White") or "?")
-    headers["Black"] = str(info.get("black") or record.pgn_headers.get("Black") or "?")
-    result = str(state.get("result") or "*")
-    headers["Result"] = result if result in ("1-0", "0-1", "1/2-1/2", "*") else "*"
-    headers["Board"] = str(slot.board_no)
-    if info.get("time_control"):
-        headers["TimeControl"] = str(info["time_control"])
-    if info.get("id"):
-        headers["GameId"] = str(info["id"])
-    clock = state.get("clock")
-    if isinstance(clock, dict):
-        # The state's current clock, as DGT LiveChess tags it: lila applies these to the last moves,
-        # so viewers see a live clock for the player to move (lila#14843).
-        for side, tag in (("white", "WhiteClock"), ("black", "BlackClock")):
-            if (seconds := _num(clock.get(side))) is not None:
-                headers[tag] = clock_tag(seconds)
-    for key, value in hall_tags.items():
-        headers.setdefault(key, value)
-    for key, value in slot.tags.items():
-        headers[key] = value
+    game.headers = _broadcast_headers(record, slot, hall_tags, state, info)
     start_fen = record.pgn_headers.get("FEN") or info.get("start_fen")
     chess960 = bool(info.get("chess960")) or "960" in record.pgn_headers.get("Variant", "")
     board = chess.Board(str(start_fen), chess960=chess960) if start_fen else chess.Board()

@@ -65,7 +65,7 @@ from aiohttp import web
 from chess.pgn import TAG_REGEX
 
 from boardd.core.errors import ConfigError
-from boardd.core.record import clock_tag, format_clock
+from boardd.core.record import clock_tag, comment_token, format_clock, write_token
 from boardd.daemon.sdnotify import Notifier
 
 __all__ = [
@@ -944,24 +944,6 @@ def _common_length(old: list[str], new: list[str]) -> int:
     return low
 
 
-#: python-chess's line width for the movetext (``StringExporter(columns=80)``).
-_COLUMNS = 80
-
-
-def _write_token(lines: list[str], current: str, token: str) -> str:
-    """python-chess's ``StringExporterMixin.write_token``: a new line when *token* does not fit."""
-    if _COLUMNS - len(current) < len(token):
-        if current:
-            lines.append(current.rstrip())
-        current = ""
-    return current + token
-
-
-def _comment_token(comment: str) -> str:
-    """python-chess's ``visit_comment`` token."""
-    return "{ " + comment.replace("}", "").strip() + " } "
-
-
 class _Movetext:
     """The exporter's movetext from one base (the first ply, the board the moves are checked on, the board
     python-chess's exporter writes them from, the game's comment), kept move by move: the exporter's state
@@ -978,7 +960,7 @@ class _Movetext:
         self.current = ""
         self.force = True
         if head:
-            self.current = _write_token(self.lines, self.current, _comment_token(head))
+            self.current = write_token(self.lines, self.current, comment_token(head))
         #: per move written: its uci key and comment; the exporter's state before it and after its SAN
         self.keys: list[str] = []
         self.comments: list[str] = []
@@ -1024,15 +1006,15 @@ class _Movetext:
             self.before.append((len(lines), self.current, self.force))
             current = self.current
             if board.turn == chess.WHITE:
-                current = _write_token(lines, current, f"{board.fullmove_number}. ")
+                current = write_token(lines, current, f"{board.fullmove_number}. ")
             elif self.force:
-                current = _write_token(lines, current, f"{board.fullmove_number}... ")
-            current = _write_token(lines, current, board.san(move) + " ")
+                current = write_token(lines, current, f"{board.fullmove_number}... ")
+            current = write_token(lines, current, board.san(move) + " ")
             board.push(move)
             self.after_san.append((len(lines), current))
             self.force = False
             if comment:
-                current = _write_token(lines, current, _comment_token(comment))
+                current = write_token(lines, current, comment_token(comment))
                 self.force = True
             self.current = current
             self.keys.append(key)
@@ -1055,8 +1037,8 @@ class _Movetext:
                 comment = self.comments[self.stop - 1]
                 comment = comment if "illegal" in comment else f"{comment} {note}".strip()
             if comment:
-                current = _write_token(extra, current, _comment_token(comment))
-        current = _write_token(extra, current, result + " ")
+                current = write_token(extra, current, comment_token(comment))
+        current = write_token(extra, current, result + " ")
         out = self.lines[:lines]
         out.extend(extra)
         if current:

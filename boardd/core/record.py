@@ -84,8 +84,9 @@ import chess.pgn
 
 from boardd.core.outputs import GameState, MoveRecord
 
-__all__ = ["archive_pgn", "clock_tag", "escaped_pgn", "format_clock", "game_pgn", "pgn_and_check", "pgn_game",
-           "pgn_round", "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix"]
+__all__ = ["archive_pgn", "clock_tag", "comment_token", "escaped_pgn", "format_clock", "game_pgn", "pgn_and_check",
+           "pgn_game", "pgn_round", "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix",
+           "write_token"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -462,7 +463,7 @@ def rebuild_pgn(state: GameState) -> str:
 _COLUMNS = 80
 
 
-def _write_token(lines: list[str], current: str, token: str) -> str:
+def write_token(lines: list[str], current: str, token: str) -> str:
     """python-chess's ``StringExporterMixin.write_token``: a new line when *token* does not fit."""
     if _COLUMNS - len(current) < len(token):
         if current:
@@ -471,7 +472,7 @@ def _write_token(lines: list[str], current: str, token: str) -> str:
     return current + token
 
 
-def _comment_token(comment: str) -> str:
+def comment_token(comment: str) -> str:
     """python-chess's ``visit_comment`` token."""
     return "{ " + comment.replace("}", "").strip() + " } "
 
@@ -614,15 +615,15 @@ class _Movetext:
             current = self.current
             number = self._number(index)
             if number is not None:
-                current = _write_token(lines, current, number)
+                current = write_token(lines, current, number)
             if not move:
                 self.null_at.append(index)
-            current = _write_token(lines, current, san + " ")
+            current = write_token(lines, current, san + " ")
             self.after_san.append((len(lines), current))
             self.force = False
             comment = _annotations(record)
             if comment:
-                current = _write_token(lines, current, _comment_token(comment))
+                current = write_token(lines, current, comment_token(comment))
                 self.force = True
             self.current = current
             self.records.append(record)
@@ -679,10 +680,10 @@ class _Movetext:
             else:
                 lines, current = self.after_san[-1]
                 comment = f"{_annotations(self.records[-1])} {tail}".strip()
-            current = _write_token(extra, current, _comment_token(comment))
+            current = write_token(extra, current, comment_token(comment))
         else:
             lines, current = len(self.lines), self.current
-        current = _write_token(extra, current, result + " ")
+        current = write_token(extra, current, result + " ")
         if current:
             extra.append(current.rstrip())
         return lines, extra

@@ -165,7 +165,7 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_legal_codes", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_key", "_legal", "_squares", "_targets", "_touched", "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -174,7 +174,6 @@ class PositionIndex:
         self._touched: dict[chess.Move, int] = {}
         self._after: dict[chess.Move, list[chess.Piece | None]] = {}
         self._legal: list[chess.Move] | None = None
-        self._legal_codes: set[int] | None = None
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
 
@@ -343,13 +342,7 @@ class PositionIndex:
             return None
         promotion = placed.piece_type if placed.piece_type != moved and moved == chess.PAWN else None
         move = chess.Move(origin, target, promotion=promotion)
-        legal = self._legal_codes
-        if legal is None and self._legal is not None:
-            # the list is there already (the game-end test made it): a set of move codes is cheaper than is_legal
-            legal = self._legal_codes = {m.from_square | m.to_square << 6 | (m.promotion or 0) << 12
-                                         for m in self._legal}
-        if not (origin | target << 6 | (promotion or 0) << 12 in legal if legal is not None
-                else board.is_legal(move)):
+        if not board.is_legal(move):
             if board.chess960 and moved in (chess.KING, chess.ROOK):
                 return self.targets.get(key)  # king-only or rook-only Chess960 castling
             return None
@@ -387,8 +380,8 @@ class PositionIndex:
         ep_square = board.ep_square
         legal = self._legal
         if legal is not None:
-            # the legal list (made once per position) filtered by the masks: python-chess generates in the same
-            # order with the masks as without them
+            # the legal list, when the position has made it (its targets, a parked capture), filtered by the masks:
+            # python-chess generates in the same order with the masks as without them
             moves = [m for m in legal if changed >> m.from_square & 1]
             moves += [m for m in legal if to_mask >> m.to_square & 1]
         else:

@@ -78,6 +78,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import chess
 import chess.pgn
@@ -87,6 +88,8 @@ from boardd.core.outputs import GameState, MoveRecord
 __all__ = ["archive_pgn", "clock_tag", "comment_token", "escaped_pgn", "format_clock", "game_pgn", "pgn_and_check",
            "pgn_game", "pgn_round", "pgn_termination", "pgn_time_control", "rebuild_pgn", "shared_prefix",
            "write_token"]
+
+_T = TypeVar("_T")
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -486,11 +489,11 @@ def _clean(text: str) -> str:
                    for c in text.replace("{", "(").replace("}", ")"))
 
 
-def shared_prefix(records: list[MoveRecord], moves: Sequence[MoveRecord]) -> int:
-    """How many leading records *moves* shares with *records*.
+def shared_prefix(records: list[_T], moves: Sequence[_T]) -> int:
+    """How many leading items *moves* shares with *records* (move records, UCI strings, movetext lines).
 
     List comparisons run at C speed and stop at the first object that is not the same; the usual cases
-    (*moves* extends *records*, or its last record or two changed) take one or two of them, a retraction
+    (*moves* extends *records*, or its last item or two changed) take one or two of them, a retraction
     a binary search.
     """
     limit = min(len(records), len(moves))

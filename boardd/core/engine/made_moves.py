@@ -287,7 +287,7 @@ class MadeMoves:
         result = "1/2-1/2"
         # one legal move is enough to know: no full list here (recognition makes it only when it needs it)
         no_moves = not any(board.generate_legal_moves())
-        counts: dict[Hashable, int] | None = None
+        counts: dict[Hashable, int] | None = None  # the repetition window, read once for 9.6 and the 9.2 claim
         if no_moves and board.is_check():
             code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")
         elif no_moves:
@@ -295,7 +295,7 @@ class MadeMoves:
         elif is_dead_in_feed(board):
             code = "GAME_END_DEAD_POSITION"
         else:
-            counts = repetition_counts(board) if self.g.edition >= 2018 else None
+            counts = repetition_counts(board)
             found = automatic_draw(board, self.g.edition, counts)
             code = None if found is None else _AUTOMATIC_DRAW[found]
         if code is None:

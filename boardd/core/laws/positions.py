@@ -339,8 +339,7 @@ def _closure_search(board: chess.Board, color: chess.Color | None,
     """
     work = board.copy(stack=False)
     seen = {_key(work)}
-    replies_of = _replies_in_locked
-    first = replies_of(work)
+    first = _replies_in_locked(work)
     if first is None:
         return None, [], set()
     stack = [iter(first)]
@@ -359,7 +358,7 @@ def _closure_search(board: chess.Board, color: chess.Color | None,
         seen.add(key)
         if len(seen) > budget:
             return None, [], seen
-        replies = replies_of(work)
+        replies = _replies_in_locked(work)
         if replies is None:
             return None, [], seen  # the structure can change from here, so from every position visited
         if not replies:

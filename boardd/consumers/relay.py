@@ -65,7 +65,7 @@ from aiohttp import web
 from chess.pgn import TAG_REGEX
 
 from boardd.core.errors import ConfigError
-from boardd.core.record import clock_tag, comment_token, format_clock, write_token
+from boardd.core.record import clock_tag, comment_token, format_clock, shared_prefix, write_token
 from boardd.daemon.sdnotify import Notifier
 
 __all__ = [
@@ -587,6 +587,28 @@ def _long_notation(board: chess.Board, move: chess.Move) -> str:
     return f"{letter}{chess.square_name(move.from_square)}-{chess.square_name(move.to_square)}{promotion}"
 
 
+def _record_word(board: chess.Board, move: chess.Move, *, first: bool) -> tuple[str, bool] | None:
+    """The record's word for *move* from *board* (its move number when due, then the SAN, or rules-spec §8's
+    notation of an illegal move with "(illegal)") and whether the move is legal; None for a move from an empty
+    square (no word stands for it)."""
+    number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
+        f"{board.fullmove_number}..." if first else "")
+    legal = board.is_legal(move)
+    if legal:
+        text = board.san(move)
+    elif board.piece_at(move.from_square) is None:
+        return None
+    else:
+        text = f"{_long_notation(board, move)} (illegal)"
+    return (f"{number} {text}".strip() if number else text), legal
+
+
+def _restart_note(words: Sequence[str]) -> str:
+    """The comment of a broadcast game that restarts after an illegal move that stood: the record up to it."""
+    return ("An illegal move stood; the game goes on from the position after it. "
+            f"The record up to it: {' '.join(words)}")
+
+
 def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Move]]
                         ) -> tuple[int, chess.Board, str] | None:
     """Where the broadcast game restarts after the last illegal move that stood.
@@ -600,16 +622,13 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     last: int | None = None
     after: chess.Board | None = None
     for ply, move in plies:
-        number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
-            f"{board.fullmove_number}..." if not words else "")
-        if board.is_legal(move):
-            text = board.san(move)
-        else:
-            if board.piece_at(move.from_square) is None:
-                return None
-            text = f"{_long_notation(board, move)} (illegal)"
+        found = _record_word(board, move, first=not words)
+        if found is None:
+            return None
+        word, legal = found
+        if not legal:
             last = ply
-        words.append(f"{number} {text}".strip() if number else text)
+        words.append(word)
         try:
             board.push(move)
         except (AssertionError, ValueError):
@@ -621,9 +640,7 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     after.clear_stack()
     if not after.is_valid():
         return None
-    note = (f"An illegal move stood; the game goes on from the position after it. "
-            f"The record up to it: {' '.join(words[:last])}")
-    return last + 1, after, note
+    return last + 1, after, _restart_note(words[:last])
 
 
 # --- The daemon's PGN, read move by move (issue 12) ------------------------------------------------
@@ -729,7 +746,7 @@ class _PgnReader:
         header_map, lines = split
         if (header_map.get("FEN"), header_map.get("Variant")) != self.base:
             return None
-        common = _common_length(self.lines, lines)
+        common = shared_prefix(self.lines, lines)
         added_counts = [_plain_moves(line, last=index == len(lines) - 1)
                         for index, line in enumerate(lines[common:], start=common)]
         if None in added_counts or (common and common == len(self.lines) and self.lines
@@ -851,7 +868,7 @@ class _Walk:
     def update(self, moves: Sequence[object]) -> None:
         """Bring the walk to the record *moves* (``state.moves``)."""
         ucis = list(map(str, moves))
-        keep = _common_length(self.ucis, ucis)
+        keep = shared_prefix(self.ucis, ucis)
         if keep < len(self.moves):
             del self.moves[keep:], self.keys[keep:]
             self.bad = False
@@ -889,17 +906,14 @@ class _Walk:
             self.version += 1
             move = self.moves[self.walked]
             ply = self.walked + 1
-            number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
-                f"{board.fullmove_number}..." if not words else "")
-            if board.is_legal(move):
-                text = board.san(move)
-            else:
-                if board.piece_at(move.from_square) is None:
-                    self.stopped = True
-                    return
-                text = f"{_long_notation(board, move)} (illegal)"
+            found = _record_word(board, move, first=not words)
+            if found is None:
+                self.stopped = True
+                return
+            word, legal = found
+            if not legal:
                 self.illegal.append(ply)
-            words.append(f"{number} {text}".strip() if number else text)
+            words.append(word)
             try:
                 board.push(move)
             except (AssertionError, ValueError):
@@ -919,29 +933,9 @@ class _Walk:
             after = self.afters[last]
             after.clear_stack()
             if after.is_valid():
-                note = (f"An illegal move stood; the game goes on from the position after it. "
-                        f"The record up to it: {' '.join(self.words[:last])}")
-                result = (last + 1, after, note, after.fen())
+                result = (last + 1, after, _restart_note(self.words[:last]), after.fen())
         self._result = (self.version, result)
         return result
-
-
-def _common_length(old: list[str], new: list[str]) -> int:
-    """How many leading items *new* shares with *old* (list comparisons at C speed, as record.shared_prefix)."""
-    limit = min(len(old), len(new))
-    for length in (limit, limit - 1, limit - 2):
-        if length >= 0 and old[:length] == new[:length]:
-            while length < limit and old[length] == new[length]:
-                length += 1
-            return length
-    low, high = 0, limit - 2   # old[:low] matches, old[:high] does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        if old[:middle] == new[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 class _Movetext:
@@ -1120,7 +1114,7 @@ class _Broadcast:
                 board.copy(stack=False) if start_fen else chess.Board())
             text = self.text = _Movetext(key, loop, board, first, head)
         offset = first - 1
-        keep = _common_length(text.keys, walk.keys[offset:offset + len(text.keys)])
+        keep = shared_prefix(text.keys, walk.keys[offset:offset + len(text.keys)])
         text.truncate(min(keep, max(record.dirty - first, 0)))
         record.dirty = _CLEAN
         text.extend(record, walk)

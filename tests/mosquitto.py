@@ -49,6 +49,11 @@ class Broker:
 
     def write_config(self) -> None:
         lines = []
+        if os.geteuid() == 0 and "\nuser " not in "\n" + self.extra_config:
+            # Run as root, mosquitto drops to user 'mosquitto', which cannot enter pytest's 0700 temp dirs:
+            # with persistence it then fails to save its database ("Permission denied" in its log) and
+            # forgets every session on a restart. In production the files are root:mosquitto 0640.
+            lines.append("user root")
         if "listener" not in self.extra_config:
             lines += [f"listener {self.port} 127.0.0.1", "allow_anonymous true"]
         lines += [

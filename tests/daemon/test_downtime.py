@@ -21,6 +21,7 @@ import random
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,17 @@ from tests.daemon._helpers import Consumer, consumer, random_moves, send_command
 from tests.mosquitto import Broker
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def hall_broker(tmp_path: Path) -> Iterator[Broker]:
+    """A broker that persists sessions, as the hall's Mosquitto does (``persistence true``, see
+    config/mosquitto/): the subscriber's subscription and queue survive the broker's restart. Without it,
+    whatever the daemon flushes from its outbox before the subscriber has subscribed again goes nowhere,
+    which is the broker forgetting a subscriber, not the daemon losing a move."""
+    (tmp_path / "mosq").mkdir()
+    with Broker(directory=tmp_path / "mosq", persistence=True) as broker:
+        yield broker
 
 
 def _config(tmp_path: Path, port: int, board: str, driver: str) -> Path:
@@ -188,7 +200,7 @@ def _check(stats: dict[str, Any], moves: list[str], *, open_at_end: int = 0) -> 
 
 
 @pytest.mark.slow
-async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, mosquitto: Broker) -> None:
+async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, hall_broker: Broker) -> None:
     from drivers.dgt.emulator import DgtEmulator
 
     moves = random_moves(1011, 100)
@@ -200,7 +212,7 @@ async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, mosquitto:
         async def play() -> None:
             await emu.play(_game(moves), think_scans=6, pause_scans=5, use_clk=False)
 
-        stats = await _fault_run(tmp_path, mosquitto, emu, board="d1", driver=driver, seed=11, moves=moves,
+        stats = await _fault_run(tmp_path, hall_broker, emu, board="d1", driver=driver, seed=11, moves=moves,
                                  play=play)
     _check(stats, moves)
     assert any(method == "eeprom" for _, method, _, _ in stats["recovered"]), stats["recovered"]
@@ -208,7 +220,7 @@ async def test_dgt_ten_kills_while_the_board_plays_on(tmp_path: Path, mosquitto:
 
 
 @pytest.mark.slow
-async def test_millennium_ten_kills_recovery_by_search(tmp_path: Path, mosquitto: Broker) -> None:
+async def test_millennium_ten_kills_recovery_by_search(tmp_path: Path, hall_broker: Broker) -> None:
     from drivers.millennium.emulator import MillenniumEmulator
 
     moves = random_moves(2022, 60)
@@ -218,7 +230,7 @@ async def test_millennium_ten_kills_recovery_by_search(tmp_path: Path, mosquitto
         async def play() -> None:
             await emu.play(_game(moves), think_scans=18, step_scans=1)
 
-        stats = await _fault_run(tmp_path, mosquitto, emu, board="m1", driver=driver, seed=12, moves=moves,
+        stats = await _fault_run(tmp_path, hall_broker, emu, board="m1", driver=driver, seed=12, moves=moves,
                                  play=play, fill_gaps=True, open_at_end=2)
     _check(stats, moves, open_at_end=2)
     assert all(method in ("search", "changes") for _, method, _, _ in stats["recovered"] if method != "arbiter")

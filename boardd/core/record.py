@@ -714,8 +714,8 @@ def _movetext_for(state: GameState, start: chess.Board) -> _Movetext:
     best: _Movetext | None = None
     best_common = -1
     for movetext in reversed(_MOVETEXTS.values()):
-        if movetext.base != base:
-            continue
+        if movetext.base != base or len(movetext.records) <= best_common:
+            continue   # (it cannot share more than the best so far: the choice is the same without it)
         common = movetext.common(state.moves)
         if common > best_common:
             best, best_common = movetext, common

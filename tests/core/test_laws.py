@@ -785,3 +785,36 @@ def test_engine_fen_equals_python_chess(seed: int) -> None:
             break
         board.push(rng.choice(moves))
         assert _fen(board) == board.fen()
+
+
+def test_engine_fen_cache_tells_every_field_apart() -> None:
+    """``common._fen`` keeps the last position's FEN: a board that differs in any field the FEN writes (placement,
+    turn, castling rights, e.p. square, clocks) gets its own FEN, not the last one."""
+    from boardd.core.engine.common import _fen
+
+    base = chess.Board("r3k2r/pppp1ppp/8/4pP2/8/8/PPPPP1PP/R3K2R w KQkq e6 0 12")
+    variants = [base.copy()]
+    for change in ("turn", "castling", "ep", "halfmove", "fullmove", "placement"):
+        board = base.copy()
+        if change == "turn":
+            board.turn = chess.BLACK
+            board.ep_square = None
+        elif change == "castling":
+            board.castling_rights &= ~chess.BB_H1
+        elif change == "ep":
+            board.ep_square = None
+        elif change == "halfmove":
+            board.halfmove_clock = 7
+        elif change == "fullmove":
+            board.fullmove_number = 13
+        else:
+            board.remove_piece_at(chess.A7)
+        variants.append(board)
+    fens = []
+    for first in variants:
+        for second in variants:
+            assert _fen(first) == first.fen()
+            assert _fen(second) == second.fen()
+            assert _fen(second) == second.fen()   # the cached answer
+        fens.append(first.fen())
+    assert len(set(fens)) == len(variants)   # every variant is a different FEN: the test tells them apart

@@ -219,8 +219,26 @@ _EMPTY_RUNS = ["1" * n for n in range(9)]
 _DIGITS = [str(n) for n in range(9)]
 
 
+#: The last position :func:`_fen` wrote, and its FEN: a move's record, then the ``state`` at the move made and at its
+#: completion ask for the same position's FEN (issue 12).
+_LAST_FEN: list[tuple[tuple[object, ...], str]] = []
+
+
 def _fen(board: chess.Board) -> str:
     """``board.fen()``, computed from the bitboards (python-chess's board_fen is slow per square)."""
+    occupied_co = board.occupied_co
+    key = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+           occupied_co[chess.WHITE], occupied_co[chess.BLACK], board.turn, board.castling_rights, board.ep_square,
+           board.halfmove_clock, board.fullmove_number, board.chess960)
+    last = _LAST_FEN
+    if last and last[0][0] == key:
+        return last[0][1]
+    fen = _write_fen(board)
+    last[:] = [(key, fen)]
+    return fen
+
+
+def _write_fen(board: chess.Board) -> str:
     cells = ["1"] * 64
     for color in chess.COLORS:
         occ = board.occupied_co[color]

@@ -221,7 +221,8 @@ _DIGITS = [str(n) for n in range(9)]
 
 #: The last position :func:`_fen` wrote, and its FEN: a move's record, then the ``state`` at the move made and at its
 #: completion ask for the same position's FEN (issue 12).
-_LAST_FEN: list[tuple[tuple[object, ...], str]] = []
+#: One entry, read and replaced whole (an engine per thread may share it: each sees a consistent pair).
+_LAST_FEN: list[tuple[tuple[object, ...], str]] = [((), "")]
 
 
 def _fen(board: chess.Board) -> str:
@@ -230,11 +231,11 @@ def _fen(board: chess.Board) -> str:
     key = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
            occupied_co[chess.WHITE], occupied_co[chess.BLACK], board.turn, board.castling_rights, board.ep_square,
            board.halfmove_clock, board.fullmove_number, board.chess960)
-    last = _LAST_FEN
-    if last and last[0][0] == key:
-        return last[0][1]
+    last_key, last_fen = _LAST_FEN[0]
+    if last_key == key:
+        return last_fen
     fen = _write_fen(board)
-    last[:] = [(key, fen)]
+    _LAST_FEN[0] = (key, fen)
     return fen
 
 

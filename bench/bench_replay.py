@@ -19,6 +19,12 @@ What it measures (issue 12):
   (:class:`boardd.core.engine.Engine`, timers fired), to tell the engine's share from the rendering's.
 * Targets: >= 50,000 board messages/s at 300 plies; the time per message at 400 plies within 1.5x of
   that at 40 plies.
+* ``--instructions``: the same replays counted in instructions by ``valgrind --tool=callgrind`` instead of
+  timed. A count is repeatable whatever else the shared machine does (the timings of the 40-ply capture,
+  about 40 ms, move by 10 % from run to run), so it shows small changes and the 400/40 ratio without the
+  noise; it does not see what memory and caches cost, which a timing does. Each capture is replayed in a
+  child process once to warm up and then once more, and counted with and without that second replay: the
+  difference is one replay. ``PYTHONHASHSEED=0``. About 2 minutes.
 """
 
 from __future__ import annotations
@@ -124,13 +130,69 @@ def replay_subprocess(path: Path, *, final: bool) -> tuple[float, int, int]:
     return time.perf_counter() - started, len(done.stdout), done.returncode
 
 
+_COUNT_CHILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from bench.bench_replay import replay_in_process
+path = Path(sys.argv[2])
+for _ in range(1 + int(sys.argv[3])):
+    replay_in_process(path, final=sys.argv[4] == "final")
+"""
+
+
+def instructions(path: Path, *, final: bool) -> int:
+    """Instructions of one warm replay of *path* in process (callgrind: with a second replay, less without)."""
+    import os
+    import re
+    import subprocess
+
+    counts = []
+    for runs in (0, 1):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+                   _COUNT_CHILD, str(ROOT), str(path), str(runs), "final" if final else "all"]
+        done = subprocess.run(command, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            raise RuntimeError(f"callgrind printed no count: {done.stderr[-500:]}")
+        counts.append(int(found.group(1)))
+    return counts[1] - counts[0]
+
+
+def main_instructions(plies: Sequence[int], *, final: bool) -> int:
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (apt-get install valgrind)", file=sys.stderr)
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in plies:
+            path, messages, played = make_capture(n, Path(tmp))
+            rows.append((played, messages, instructions(path, final=final)))
+    print(f"boardd replay --driver dgt{' --final' if final else ''} (in process, instructions by callgrind)")
+    print(f"{'plies':>6} {'messages':>9} {'instructions':>14} {'instr/message':>14} {'instr/ply':>12}")
+    for played, messages, count in rows:
+        print(f"{played:>6} {messages:>9} {count:>14,} {count / messages:>14,.0f} {count / played:>12,.0f}")
+    (p0, m0, c0), (p1, m1, c1) = rows[0], rows[-1]
+    ratio = (c1 / m1) / (c0 / m0)
+    print(f"instructions per message, {p1} plies / {p0} plies: {ratio:.3f}x   (the time target is <= 1.5x)")
+    print(f"instructions per ply, {p1} plies / {p0} plies: {(c1 / p1) / (c0 / p0):.3f}x")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plies", type=int, nargs="+", default=[40, 120, 300, 400])
     parser.add_argument("--repeat", type=int, default=3, help="runs per capture; the best is kept")
     parser.add_argument("--final", action="store_true", help="replay with --final (only the final state and PGN)")
     parser.add_argument("--subprocess", action="store_true", help="time the command line, interpreter start included")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions with callgrind instead of timing (repeatable on a noisy machine)")
     args = parser.parse_args(argv)
+    if args.instructions:
+        return main_instructions(args.plies, final=args.final)
     runner = replay_subprocess if args.subprocess else replay_in_process
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -818,3 +818,36 @@ def test_engine_fen_cache_tells_every_field_apart() -> None:
             assert _fen(second) == second.fen()   # the cached answer
         fens.append(first.fen())
     assert len(set(fens)) == len(variants)   # every variant is a different FEN: the test tells them apart
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repetition_counts_equal_a_walk_back_through_the_game(seed: int) -> None:
+    """The window kept move by move (``positions._window``) counts what a walk back to the last irreversible move
+    counts: boards in game order (the cached path), then the same boards shuffled, and popped ones (the walk)."""
+    from boardd.core.laws.positions import _earlier_keys, repetition_counts
+
+    def walk(board: chess.Board) -> dict[object, int]:
+        counts: dict[object, int] = {board._transposition_key(): 1}
+        for key, irreversible in _earlier_keys(board):
+            if irreversible:
+                break
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    boards = _shuffle_game(seed, 200, chess960=seed % 2 == 1)
+    # windows of several positions, some standing more than twice: not only resets
+    assert max(len(repetition_counts(b)) for b in boards) >= 8
+    assert max(max(repetition_counts(b).values()) for b in boards) >= 4
+    for board in boards:
+        assert repetition_counts(board) == walk(board)
+    rng = random.Random(seed)
+    for board in rng.sample(boards, len(boards)):
+        assert repetition_counts(board) == walk(board)
+        popped = board.copy()
+        for _ in range(rng.randrange(1, 5)):
+            if popped.move_stack:
+                popped.pop()
+        assert repetition_counts(popped) == walk(popped)
+        counts = repetition_counts(board)
+        counts.clear()   # the caller's own dict: the kept window is not changed through it
+        assert repetition_counts(board) == walk(board)

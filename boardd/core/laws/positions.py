@@ -15,6 +15,7 @@ import heapq
 import itertools
 import logging
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING
 
@@ -467,17 +468,55 @@ def _earlier_keys(board: chess.Board) -> Iterator[tuple[Hashable, bool]]:
         yield _state_facts(board, index)
 
 
+#: The window ending with a stack state's move, for the last few states: the previous move's window and one position
+#: more (a dict copy at C speed), instead of a walk back through the window in Python at every move (in a long
+#: manoeuvring phase the window is a hundred plies and more). Keyed by the state's id, checked by a weak reference.
+_WINDOWS: OrderedDict[int, tuple[weakref.ref[object], dict[Hashable, int]]] = OrderedDict()
+_WINDOWS_SIZE = 8
+
+
+def _window(board: chess.Board, index: int) -> dict[Hashable, int]:
+    """How often each position before ``board.move_stack[j]`` stands, for the moves *j* <= *index* after the last
+    irreversible one up to *index* (empty when the move *index* is irreversible). Shared: not to be changed."""
+    state = board._stack[index]
+    hit = _WINDOWS.get(id(state))
+    if hit is not None and hit[0]() is state:
+        return hit[1]
+    key, irreversible = _state_facts(board, index)
+    window: dict[Hashable, int]
+    if irreversible:
+        window = {}
+    else:
+        previous = _WINDOWS.get(id(board._stack[index - 1])) if index > 0 else None
+        if index == 0 or (previous is not None and previous[0]() is board._stack[index - 1]):
+            window = dict(previous[1]) if previous is not None else {}
+            window[key] = window.get(key, 0) + 1
+        else:
+            window = {}
+            for earlier in range(index, -1, -1):
+                key, irreversible = _state_facts(board, earlier)
+                if irreversible:
+                    break
+                window[key] = window.get(key, 0) + 1
+    _WINDOWS[id(state)] = (weakref.ref(state), window)
+    while len(_WINDOWS) > _WINDOWS_SIZE:
+        try:
+            _WINDOWS.popitem(last=False)
+        except KeyError:   # emptied meanwhile by an engine in another thread
+            break
+    return window
+
+
 def repetition_counts(board: chess.Board) -> dict[Hashable, int]:
     """How often each position stands in the game since its last irreversible move, the current one included.
 
     The window of python-chess's ``can_claim_threefold_repetition`` and ``is_repetition``: the positions before
     every move back to (not including) the position before the last irreversible move.
     """
-    counts: dict[Hashable, int] = {board._transposition_key(): 1}
-    for key, irreversible in _earlier_keys(board):
-        if irreversible:
-            break
-        counts[key] = counts.get(key, 0) + 1
+    stack = board.move_stack
+    counts = dict(_window(board, len(stack) - 1)) if stack else {}
+    key = board._transposition_key()
+    counts[key] = counts.get(key, 0) + 1
     return counts
 
 
@@ -506,13 +545,24 @@ def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None =
     twice = {key for key, count in counts.items() if count >= 2 and _reachable_in_one(now, key)}  # type: ignore[arg-type]
     if not twice:
         return False
-    for move in board.generate_legal_moves():
+    # Where a move to one of them lands: a move that is not castling changes what stands on its destination (a
+    # piece of the mover's colour arrives), so its destination differs between the two placements. Castling
+    # (whose notation may name a square that does not change in Chess960) is always tried. Legality is asked
+    # last, of a move that reaches such a position: the same answer as trying every legal move.
+    landing = 0
+    for key in twice:
+        for index in range(8):   # the placement: pawns ... kings, white, black
+            landing |= now[index] ^ key[index]  # type: ignore[index]
+    for move in board.generate_pseudo_legal_moves():
+        if not (chess.BB_SQUARES[move.to_square] & landing or board.is_castling(move)):
+            continue
         board.push(move)
         try:
-            if board._transposition_key() in twice:
-                return True
+            reached = board._transposition_key() in twice
         finally:
             board.pop()
+        if reached and board.is_legal(move):
+            return True
     return False
 
 

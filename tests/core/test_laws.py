@@ -823,7 +823,8 @@ def test_engine_fen_cache_tells_every_field_apart() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_repetition_counts_equal_a_walk_back_through_the_game(seed: int) -> None:
     """The window kept move by move (``positions._window``) counts what a walk back to the last irreversible move
-    counts: boards in game order (the cached path), then the same boards shuffled, and popped ones (the walk)."""
+    counts: boards in game order (the cached path), then the same boards shuffled, popped ones (the walk), and copies
+    with only the last part of the stack."""
     from boardd.core.laws.positions import _earlier_keys, repetition_counts
 
     def walk(board: chess.Board) -> dict[object, int]:
@@ -851,3 +852,6 @@ def test_repetition_counts_equal_a_walk_back_through_the_game(seed: int) -> None
         counts = repetition_counts(board)
         counts.clear()   # the caller's own dict: the kept window is not changed through it
         assert repetition_counts(board) == walk(board)
+        if len(board.move_stack) > 1:   # the last states only: the same last state at another index, less history
+            partial = board.copy(stack=rng.randrange(1, len(board.move_stack)))
+            assert repetition_counts(partial) == walk(partial)

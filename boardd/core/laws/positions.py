@@ -470,35 +470,42 @@ def _earlier_keys(board: chess.Board) -> Iterator[tuple[Hashable, bool]]:
 
 #: The window ending with a stack state's move, for the last few states: the previous move's window and one position
 #: more (a dict copy at C speed), instead of a walk back through the window in Python at every move (in a long
-#: manoeuvring phase the window is a hundred plies and more). Keyed by the state's id, checked by a weak reference.
-_WINDOWS: OrderedDict[int, tuple[weakref.ref[object], dict[Hashable, int]]] = OrderedDict()
+#: manoeuvring phase the window is a hundred plies and more). Keyed by the state's id and its index in the stack (a
+#: copy with part of the stack, ``copy(stack=3)``, has the same state at another index and a shorter history),
+#: checked by a weak reference.
+_WINDOWS: OrderedDict[tuple[int, int], tuple[weakref.ref[object], dict[Hashable, int]]] = OrderedDict()
 _WINDOWS_SIZE = 8
+
+
+def _kept_window(board: chess.Board, index: int) -> dict[Hashable, int] | None:
+    state = board._stack[index]
+    hit = _WINDOWS.get((id(state), index))
+    return hit[1] if hit is not None and hit[0]() is state else None
 
 
 def _window(board: chess.Board, index: int) -> dict[Hashable, int]:
     """How often each position before ``board.move_stack[j]`` stands, for the moves *j* <= *index* after the last
     irreversible one up to *index* (empty when the move *index* is irreversible). Shared: not to be changed."""
-    state = board._stack[index]
-    hit = _WINDOWS.get(id(state))
-    if hit is not None and hit[0]() is state:
-        return hit[1]
+    kept = _kept_window(board, index)
+    if kept is not None:
+        return kept
     key, irreversible = _state_facts(board, index)
     window: dict[Hashable, int]
+    previous = _kept_window(board, index - 1) if index > 0 else {}
     if irreversible:
         window = {}
+    elif previous is not None:
+        window = dict(previous)
+        window[key] = window.get(key, 0) + 1
     else:
-        previous = _WINDOWS.get(id(board._stack[index - 1])) if index > 0 else None
-        if index == 0 or (previous is not None and previous[0]() is board._stack[index - 1]):
-            window = dict(previous[1]) if previous is not None else {}
+        window = {}
+        for earlier in range(index, -1, -1):
+            key, irreversible = _state_facts(board, earlier)
+            if irreversible:
+                break
             window[key] = window.get(key, 0) + 1
-        else:
-            window = {}
-            for earlier in range(index, -1, -1):
-                key, irreversible = _state_facts(board, earlier)
-                if irreversible:
-                    break
-                window[key] = window.get(key, 0) + 1
-    _WINDOWS[id(state)] = (weakref.ref(state), window)
+    state = board._stack[index]
+    _WINDOWS[(id(state), index)] = (weakref.ref(state), window)
     while len(_WINDOWS) > _WINDOWS_SIZE:
         try:
             _WINDOWS.popitem(last=False)

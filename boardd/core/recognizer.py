@@ -381,9 +381,12 @@ class PositionIndex:
         legal = self._legal
         if legal is not None:
             # the legal list, when the position has made it (its targets, a parked capture), filtered by the masks:
-            # python-chess generates in the same order with the masks as without them
+            # python-chess generates in the same order with the masks as without them, and selects a castling
+            # move by the rook's square (in its Chess960 form), not by where the king goes
             moves = [m for m in legal if changed >> m.from_square & 1]
-            moves += [m for m in legal if to_mask >> m.to_square & 1]
+            moves += [m for m in legal if to_mask >> (
+                board._to_chess960(m).to_square if kings >> m.from_square & 1 and board.is_castling(m)
+                else m.to_square) & 1]
         else:
             moves = [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=to_mask)]
         for move in moves:

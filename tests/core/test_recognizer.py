@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import chess
@@ -130,3 +131,48 @@ def _after(board: chess.Board, move: chess.Move | None) -> chess.Board:
     work = board.copy(stack=False)
     work.push(move)
     return work
+
+
+def _intermediate_states(board: chess.Board, move: chess.Move) -> list[list[chess.Piece | None]]:
+    """Every board on the way of *move*: any part of its changed squares already as after the move."""
+    before = [board.piece_at(sq) for sq in chess.SQUARES]
+    board.push(move)
+    after = [board.piece_at(sq) for sq in chess.SQUARES]
+    board.pop()
+    touched = [sq for sq in chess.SQUARES if before[sq] != after[sq]]
+    states = []
+    for size in range(1, len(touched)):
+        for subset in itertools.combinations(touched, size):
+            squares = list(before)
+            for sq in subset:
+                squares[sq] = after[sq]
+            states.append(squares)
+    return states
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_partials_are_the_same_with_the_legal_list_made_or_not(seed: int) -> None:
+    """``PositionIndex._partials`` filters the position's legal list when it has made it, and asks python-chess with
+    the masks when not: the same candidates in the same order, castling (selected by the rook's square) included."""
+    rng = random.Random(seed)
+    chess960 = seed % 2 == 1
+    board = chess.Board.from_chess960_pos(rng.randrange(960)) if chess960 else chess.Board()
+    for sq in chess.SQUARES:   # the back ranks cleared but for kings and rooks: castling comes early and often
+        piece = board.piece_at(sq)
+        if piece is not None and piece.piece_type in (chess.KNIGHT, chess.BISHOP, chess.QUEEN):
+            board.remove_piece_at(sq)
+    castling_seen = 0
+    for _ in range(40):
+        legal = list(board.legal_moves)
+        if not legal:
+            break
+        lazy, made = PositionIndex(board), PositionIndex(board)
+        made.legal_moves  # noqa: B018 - the list made, as targets or a parked capture make it
+        for move in legal:
+            for squares in _intermediate_states(board, move):
+                changed = sum(1 << sq for sq in chess.SQUARES if squares[sq] != lazy.squares[sq])
+                expected = lazy._partials(squares, changed)
+                assert made._partials(squares, changed) == expected, (board.fen(), move.uci(), bin(changed))
+                castling_seen += any(board.is_castling(m) for m in expected)
+        board.push(rng.choice(legal))
+    assert castling_seen > 0   # castling partials were compared, not only plain moves

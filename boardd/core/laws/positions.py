@@ -462,9 +462,10 @@ def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
     return facts
 
 
-def _earlier_keys(board: chess.Board) -> Iterator[tuple[Hashable, bool]]:
-    """The positions before each move, latest first: (transposition key, the move after it is irreversible)."""
-    for index in range(len(board.move_stack) - 1, -1, -1):
+def _earlier_keys(board: chess.Board, last: int | None = None) -> Iterator[tuple[Hashable, bool]]:
+    """The positions before each move (up to move *last*, default the last), latest first: (transposition key,
+    the move after it is irreversible)."""
+    for index in range(len(board.move_stack) - 1 if last is None else last, -1, -1):
         yield _state_facts(board, index)
 
 
@@ -489,21 +490,18 @@ def _window(board: chess.Board, index: int) -> dict[Hashable, int]:
     kept = _kept_window(board, index)
     if kept is not None:
         return kept
+    window: dict[Hashable, int] = {}
     key, irreversible = _state_facts(board, index)
-    window: dict[Hashable, int]
-    previous = _kept_window(board, index - 1) if index > 0 else {}
-    if irreversible:
-        window = {}
-    elif previous is not None:
-        window = dict(previous)
+    if not irreversible:
+        previous = _kept_window(board, index - 1) if index > 0 else None
+        if previous is not None:
+            window.update(previous)
+        else:   # not kept (the first question, or a board that went back): walk back to the last irreversible move
+            for earlier, earlier_irreversible in _earlier_keys(board, index - 1):
+                if earlier_irreversible:
+                    break
+                window[earlier] = window.get(earlier, 0) + 1
         window[key] = window.get(key, 0) + 1
-    else:
-        window = {}
-        for earlier in range(index, -1, -1):
-            key, irreversible = _state_facts(board, earlier)
-            if irreversible:
-                break
-            window[key] = window.get(key, 0) + 1
     state = board._stack[index]
     _WINDOWS[(id(state), index)] = (weakref.ref(state), window)
     while len(_WINDOWS) > _WINDOWS_SIZE:
@@ -527,14 +525,19 @@ def repetition_counts(board: chess.Board) -> dict[Hashable, int]:
     return counts
 
 
+def _placement_diff(now: tuple[int, ...], other: tuple[int, ...]) -> int:
+    """The squares whose content differs between the positions of transposition keys *now* and *other*."""
+    diff = 0
+    for index in range(8):  # the placement: pawns ... kings, white, black
+        diff |= now[index] ^ other[index]
+    return diff
+
+
 def _reachable_in_one(now: tuple[int, ...], other: tuple[int, ...]) -> bool:
     """Could one move lead from the position of transposition key *now* to *other*? (A necessary condition.)"""
     if other[8] == now[8]:  # the side to move
         return False
-    diff = 0
-    for index in range(8):  # the placement: pawns ... kings, white, black
-        diff |= now[index] ^ other[index]
-    return diff.bit_count() <= 4
+    return _placement_diff(now, other).bit_count() <= 4
 
 
 def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None = None) -> bool:
@@ -558,8 +561,7 @@ def can_claim_threefold(board: chess.Board, counts: dict[Hashable, int] | None =
     # last, of a move that reaches such a position: the same answer as trying every legal move.
     landing = 0
     for key in twice:
-        for index in range(8):   # the placement: pawns ... kings, white, black
-            landing |= now[index] ^ key[index]  # type: ignore[index]
+        landing |= _placement_diff(now, key)  # type: ignore[arg-type]
     for move in board.generate_pseudo_legal_moves():
         if not (chess.BB_SQUARES[move.to_square] & landing or board.is_castling(move)):
             continue

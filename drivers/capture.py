@@ -42,6 +42,7 @@ import importlib
 import json
 import logging
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -145,7 +146,19 @@ register_codec("chessnut", _lazy_codec("drivers.chessnut.capture", "ChessnutCapt
 register_codec("dgt3000-i2c", _lazy_codec("drivers.dgt3000_i2c.capture", "Dgt3000CaptureCodec"), link=Link.CLOCK)
 
 
+#: A data line as ``boardd record`` writes it (``{"t": 0.634, "rx": "93 00 05 03 0a"}``): its JSON read without
+#: the JSON parser. Strict: a JSON number, hex digits and spaces only in the string (no escapes), nothing else
+#: in the object; any other line (other spacing or key order, escapes, a header) goes through ``json.loads``.
+_DATA_LINE = re.compile(r'\{"t": (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?), '
+                        r'"(rx|tx)": "([0-9a-fA-F ]*)"\}')
+
+
 def _parse_line(line: str) -> CaptureRecord | None:
+    fast = _DATA_LINE.fullmatch(line)
+    if fast is not None:
+        t = float(fast[1])
+        if math.isfinite(t):
+            return CaptureRecord(t, fast[2], bytes.fromhex(fast[3]))
     obj = json.loads(line)
     if not isinstance(obj, dict):
         raise ValueError("a capture line is a JSON object")
@@ -274,8 +287,15 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
                 yield from changed(up, record.t)
             continue
         messages = codec.decode(record.data)
-        times = _raw_times(codec, messages, record.t) if record.direction == "raw" else [record.t] * len(messages)
-        for message, at in zip(messages, times, strict=True):
+        if record.direction == "raw":
+            for message, at in zip(messages, _raw_times(codec, messages, record.t), strict=True):
+                if not connected:
+                    connected = True
+                    yield from changed(True, at)
+                yield from codec.events(message, at)
+            continue
+        at = record.t
+        for message in messages:
             if not connected:
                 connected = True
                 yield from changed(True, at)

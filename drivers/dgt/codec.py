@@ -572,6 +572,7 @@ class DgtDecoder(BufferedDecoder):
         self._buffer += data
         messages: list[DgtMessage] = []
         buf = self._buffer
+        trace = _LOGGER.isEnabledFor(TRACE)
         while buf:
             if buf[0] < 0x80:
                 found = _ID_BYTE.search(buf)
@@ -606,7 +607,7 @@ class DgtDecoder(BufferedDecoder):
             frame = bytes(buf[:length])
             del buf[:length]
             self._clean_upto = 0
-            if _LOGGER.isEnabledFor(TRACE):  # every frame, also the rejected ones below
+            if trace:  # every frame, also the rejected ones below
                 _LOGGER.log(TRACE, ">> %s", frame.hex(" "))
             try:
                 message = decode_message(frame)

@@ -156,6 +156,12 @@ class ClockButton:
     ack3: int
 
 
+def _went_up(before: ClockReading, now: ClockReading) -> bool:
+    """Whether a time shown by *now* is above *before*'s (most readings: no, and nothing more to look at)."""
+    return ((before.left is not None and now.left is not None and now.left > before.left)
+            or (before.right is not None and now.right is not None and now.right > before.right))
+
+
 class DgtMapper:
     """Turns decoded DGT messages into events; remembers what the device told about itself.
 
@@ -295,7 +301,8 @@ class DgtMapper:
         last = self._last
         if last is not None and last.lever_high != lever_high:
             self._pressed = (lever_high.other, at)
-        if last is not None and last.lever_high == lever_high and not self._clock_set_by_host:
+        if last is not None and last.lever_high == lever_high and not self._clock_set_by_host \
+                and _went_up(last, reading):
             for side in (ClockSide.LEFT, ClockSide.RIGHT):
                 before, now = last.time_of(side), reading.time_of(side)
                 if before is None or now is None or now <= before:

@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import logging
+import math
 import subprocess
 import sys
 from collections import Counter
@@ -132,6 +133,45 @@ def test_bad_lines_and_time_going_backwards_are_counted(tmp_path: Path, caplog: 
     assert stats == Counter({"bad_lines": 4, "time_backwards": 1})
     assert [e.at for e in events] == [1.0, 1.0, 1.0]
     assert any(":3:" in r.getMessage() for r in caplog.records)
+
+
+def _json_record(line: str) -> object:
+    """What the JSON path of ``_parse_line`` makes of *line* (the reference for its fast path)."""
+    obj = json.loads(line)
+    t = obj["t"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+        return "bad time"
+    for direction in ("rx", "tx"):
+        if direction in obj:
+            return (float(t), direction, bytes.fromhex(obj[direction]))
+    return "other"
+
+
+@pytest.mark.parametrize("line", [
+    '{"t": 0.634, "rx": "93 00 05 03 0a"}', '{"t": 12, "tx": "4b"}', '{"t": 0, "rx": ""}',
+    '{"t": -0.5, "rx": "8e0005"}', '{"t": 1e3, "rx": "AB cd"}', '{"t": 1.5E-2, "tx": "45 55"}',
+    '{"t": 123456789012345678901234567890, "rx": "00"}', '{"t": 1e400, "rx": "00"}',
+    '{"t":1.0,"rx":"00"}', '{"rx": "00", "t": 1.0}', '{"t": 1.0, "rx": "\u0030\u0030"}',
+    '{"t": 1.0, "rx": "00", "tx": "01"}', '{"t": 01.0, "rx": "00"}', '{"t": 1., "rx": "00"}',
+    '{"t": 1.0, "rx": "0"}', '{"t": 1.0, "rx": "zz"}', '{"t": true, "rx": "00"}', '{"t": 1.0, "rx": "00"} ',
+])
+def test_the_fast_line_reader_reads_what_the_json_reader_reads(line: str) -> None:
+    """A data line is read without the JSON parser when it has the shape ``boardd record`` writes; what it
+    reads must be what ``json.loads`` reads, and any other line must still go through ``json.loads``."""
+    from drivers.capture import _DATA_LINE, _parse_line
+
+    try:
+        expected = _json_record(line)
+    except ValueError as exc:   # not JSON, or the hex does not decode
+        expected = type(exc)
+    try:
+        record = _parse_line(line)
+        got: object = (record.t, record.direction, record.data) if record is not None else "other"
+    except ValueError as exc:
+        got = "bad time" if "bad time" in str(exc) else type(exc)
+    assert got == expected
+    if line in ('{"t": 0.634, "rx": "93 00 05 03 0a"}', '{"t": 12, "tx": "4b"}'):
+        assert _DATA_LINE.fullmatch(line) is not None   # the shape written is the shape read fast
 
 
 def test_unknown_family_and_missing_file_are_errors(tmp_path: Path) -> None:

@@ -156,9 +156,9 @@ _DATA_LINE = re.compile(r'\{"t": (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0
 def _parse_line(line: str) -> CaptureRecord | None:
     fast = _DATA_LINE.fullmatch(line)
     if fast is not None:
-        t = float(fast[1])
-        if math.isfinite(t):
-            return CaptureRecord(t, fast[2], bytes.fromhex(fast[3]))
+        seconds = float(fast[1])
+        if math.isfinite(seconds):
+            return CaptureRecord(seconds, fast[2], bytes.fromhex(fast[3]))
     obj = json.loads(line)
     if not isinstance(obj, dict):
         raise ValueError("a capture line is a JSON object")

@@ -37,8 +37,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import chess.pgn
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The random game: seed 9 is the first whose game lasts 400 plies without ending.
@@ -54,9 +58,10 @@ class _Counter(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data: bytes) -> int:  # type: ignore[override]
-        self.count += len(data)
-        return len(data)
+    def write(self, data: ReadableBuffer) -> int:
+        size = memoryview(data).nbytes
+        self.count += size
+        return size
 
 
 def _cut(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:

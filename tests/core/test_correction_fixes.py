@@ -1,0 +1,27 @@
+"""Defects found by the correction audit (tests/core/test_correction_audit.py), one regression test each."""
+
+from __future__ import annotations
+
+from tests.core.test_scenarios import Scn, check, run
+
+_BACK_D = "2000 PAUSE · 2200 LEVER W · 2500 L c1 · 2600 L d1 · 2900 P e1 wK · 3100 P a1 wR · 3500 RESUME"
+
+
+def test_illegal_long_castling_begun_with_the_king_binds_the_king() -> None:
+    """4.4.3 (via 7.5.1): the king touched first for an illegal castling must make another king move. After
+    the reinstatement Kd2 is the lawful replacement (no TOUCH_MOVE_VIOLATION); the finding's constraint names
+    the king, and the check of the replacement used the rook (a1 comes before e1 in square order)."""
+    scn = Scn("D", "0 L e1 · 300 P c1 wK · 600 L a1 · 900 P d1 wR · 1200 C W · " + _BACK_D +
+              " · 4500 L e1 · 4800 P d2 wK · 5200 C W", ("Kd2",), ("ILLEGAL_MOVE/CASTLING_ILLEGAL",),
+              allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    r = run(scn)
+    check(scn, r)
+    illegal = next(i for i in r.raised if i.code == "ILLEGAL_MOVE")
+    assert illegal.suggestion.constraints[0].startswith("the wK on e1 must move")
+
+
+def test_illegal_long_castling_replaced_by_a_rook_move_is_a_touch_move_violation() -> None:
+    scn = Scn("D", "0 L e1 · 300 P c1 wK · 600 L a1 · 900 P d1 wR · 1200 C W · " + _BACK_D +
+              " · 4500 L a1 · 4800 P b1 wR · 5200 C W", ("Rb1",),
+              ("ILLEGAL_MOVE/CASTLING_ILLEGAL", "TOUCH_MOVE_VIOLATION"), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    check(scn, run(scn))

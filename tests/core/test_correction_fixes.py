@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from boardd.core.outputs import Status
 from tests.core.test_scenarios import Scn, check, run
 
 _BACK_D = "2000 PAUSE · 2200 LEVER W · 2500 L c1 · 2600 L d1 · 2900 P e1 wK · 3100 P a1 wR · 3500 RESUME"
@@ -25,3 +26,18 @@ def test_illegal_long_castling_replaced_by_a_rook_move_is_a_touch_move_violation
               " · 4500 L a1 · 4800 P b1 wR · 5200 C W", ("Rb1",),
               ("ILLEGAL_MOVE/CASTLING_ILLEGAL", "TOUCH_MOVE_VIOLATION"), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
     check(scn, run(scn))
+
+
+def test_a_slow_reinstatement_gives_one_divergence_that_resolves_itself() -> None:
+    """§3.7 step 2: while the board is put back after the arbiter's reinstate, a pause of T_adjust shows him what
+    still differs. One finding for the whole wait, joined to the illegal move's incident and resolved when the
+    board shows the position; it was raised again at every slow step (three here) and stayed open."""
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 ARB reinstate · 1600 PAUSE · 2000 L b1 · 4500 P b1 wN · "
+                   "7000 L c5 · 9500 P f1 wB · 10000 LEVER W · 10500 RESUME · 11000 L f1 · 11300 P c4 wB · 11800 C W",
+              ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY", "POSITION_DIVERGENCE"), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    r = run(scn)
+    check(scn, r)
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    divergence = next(i for i in r.engine.irregularities if i.code == "POSITION_DIVERGENCE")
+    assert divergence.status is Status.RESOLVED and divergence.incident == illegal.id
+    assert "f1" in divergence.suggestion.text  # updated: what still differed at the last slow step

@@ -110,6 +110,7 @@ class Recognition:
                 self.g.seg_evidence = []
                 self.g.mask.clear()
                 outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": len(self.g.records)}))
+                self.e.restoration.restored(outs, at)
             return True
         if self.g.pending_fix is not None and self.e.board_input.apply_fix(outs, at):
             return True

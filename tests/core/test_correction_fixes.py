@@ -41,3 +41,13 @@ def test_a_slow_reinstatement_gives_one_divergence_that_resolves_itself() -> Non
     divergence = next(i for i in r.engine.irregularities if i.code == "POSITION_DIVERGENCE")
     assert divergence.status is Status.RESOLVED and divergence.incident == illegal.id
     assert "f1" in divergence.suggestion.text  # updated: what still differed at the last slow step
+
+
+def test_pieces_handled_while_the_arbiter_puts_a_pawn_right_do_not_bind_the_opponent() -> None:
+    """7.5.2 on a paused clock: the arbiter lifts the black rook (the wrong piece) and puts it back, then exchanges
+    the pawn on b8 for a queen. Black's reply with another piece is no touch-move matter (4.3.1 binds the
+    player who touched it); the lift was kept in Black's segment and gave TOUCH_MOVE_SUSPECTED."""
+    scn = Scn("K", "0 L b7 · 300 P b8 wP · 700 C W · 2000 PAUSE · 2500 L a8 · 3000 P a8 bR · 3500 L b8 · "
+                   "4000 P b8 wQ · 5000 RESUME · 6000 L g8 · 6300 P g7 bK · 6800 C B",
+              ("b8=Q+", "Kg7"), ("PAWN_NOT_REPLACED",), allow_info=("CLOCK_PAUSED", "ADJUST_OBSERVED", "ARBITER_ADJUST"))
+    check(scn, run(scn))

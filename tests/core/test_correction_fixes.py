@@ -51,3 +51,24 @@ def test_pieces_handled_while_the_arbiter_puts_a_pawn_right_do_not_bind_the_oppo
                    "4000 P b8 wQ · 5000 RESUME · 6000 L g8 · 6300 P g7 bK · 6800 C B",
               ("b8=Q+", "Kg7"), ("PAWN_NOT_REPLACED",), allow_info=("CLOCK_PAUSED", "ADJUST_OBSERVED", "ARBITER_ADJUST"))
     check(scn, run(scn))
+
+
+_AFTER_T34 = "3600 LEVER W · 4000 RESUME · 4500 L f1 · 4800 P c4 wB · 5200 C W"
+
+
+def test_the_arbiter_lifting_the_wrong_piece_first_is_no_adjustment_out_of_turn() -> None:
+    """7.5.1 with the clock paused: the arbiter lifts the knight on f3 first (the wrong piece), puts it back, then
+    the bishop. Not an adjustment on the opponent's time (6.2.5): the offender's clock is not the one that
+    stopped, nobody's runs. It gave ADJUST_OUT_OF_TURN."""
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 PAUSE · 2000 L f3 · 2500 P f3 wN · 3000 L c5 · "
+                   "3300 P f1 wB · " + _AFTER_T34, ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",),
+              allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    check(scn, run(scn))
+
+
+def test_a_piece_the_arbiter_puts_on_a_wrong_square_on_the_way_back_is_no_change_out_of_turn() -> None:
+    """7.5.1 with the clock paused: the rook is put down on b1 first, then on a1. It gave OUT_OF_TURN_CHANGE."""
+    scn = Scn("P", "0 L a1 · 300 P c3 wR · 800 C W · 1500 PAUSE · 2000 L c3 · 2800 P b1 wR · 3500 L b1 · "
+                   "4300 P a1 wR · 5600 LEVER W · 6000 RESUME · 6500 L a1 · 6800 P a5 wR · 7200 C W",
+              ("Ra5",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    check(scn, run(scn))

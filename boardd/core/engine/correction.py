@@ -80,10 +80,12 @@ class Correction:
 
     def restoring(self, placed: list[int]) -> bool:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
-        correction's when each one is what that position has there (7.5.1): not a change out of turn."""
+        correction's when each one is what that position has there (7.5.1), or whatever they are while the
+        clock stands paused (the arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
-        return cycle is not None and cycle.reinstated_at is None and \
-            all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+        if cycle is None or cycle.reinstated_at is not None:
+            return False
+        return self.g.paused or all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next

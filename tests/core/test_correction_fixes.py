@@ -72,3 +72,21 @@ def test_a_piece_the_arbiter_puts_on_a_wrong_square_on_the_way_back_is_no_change
                    "4300 P a1 wR · 5600 LEVER W · 6000 RESUME · 6500 L a1 · 6800 P a5 wR · 7200 C W",
               ("Ra5",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
     check(scn, run(scn))
+
+
+def test_an_illegal_move_found_two_moves_later_and_reinstated_from_the_tablet() -> None:
+    """7.5.1: found after Black's reply and White's next move, the arbiter reinstates (tablet) the position
+    before the illegal move, adds the penalty time and gives White the clock by pressing Black's side. The
+    illegal move's cycle had closed when White moved on, so the restart was Black's CLOCK_PRESS_NO_MOVE (from
+    2018 an illegal move of Black's, 7.5.3) and the finding stayed open."""
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 3500 L d2 · "
+                   "3800 P d3 wP · 4200 C W · 5000 ARB reinstate · 5200 PAUSE · 5500 L d3 · 5800 P d2 wP · "
+                   "6000 L f6 · 6300 P g8 bN · 6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7500 RESUME · 8000 C B · "
+                   "9000 L f1 · 9300 P c4 wB · 9800 C W",
+              ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
+    r = run(scn)
+    check(scn, r)
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
+    assert r.engine.state.illegal_moves_black == 0

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, StateChanged, Status
+from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -72,6 +72,18 @@ class Correction:
         fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
+
+    def reopen(self, ply: int) -> None:
+        """The arbiter reinstates the position before an illegal move found only later (7.5.1: "if during a
+        game it is found that an illegal move has been completed"), after its cycle closed when play went on:
+        the cycle of that move is open again, so the restart, the penalty time and the finding follow it."""
+        if self.cycle is not None and self.cycle.ply == ply:
+            return
+        for irr in reversed(list(self.g.irr.values())):
+            if irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
+                    and irr.ply == ply and irr.suggestion.reinstate_ply == ply:
+                self.open(irr, irr.side, ply)
+                return
 
     def awaiting_reinstatement(self) -> bool:
         """A cycle is open and the position before the illegal move is not back yet: the hands on the board

@@ -357,6 +357,8 @@ class Restoration:
 
     def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self.g.records)))
+        if ply < len(self.g.records):
+            self.e.correction.reopen(ply)
         self.arm_replacement(ply)
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
         if self.g.phys.key() != self.g.index.key:

@@ -49,7 +49,8 @@ def test_pieces_handled_while_the_arbiter_puts_a_pawn_right_do_not_bind_the_oppo
     player who touched it); the lift was kept in Black's segment and gave TOUCH_MOVE_SUSPECTED."""
     scn = Scn("K", "0 L b7 · 300 P b8 wP · 700 C W · 2000 PAUSE · 2500 L a8 · 3000 P a8 bR · 3500 L b8 · "
                    "4000 P b8 wQ · 5000 RESUME · 6000 L g8 · 6300 P g7 bK · 6800 C B",
-              ("b8=Q+", "Kg7"), ("PAWN_NOT_REPLACED",), allow_info=("CLOCK_PAUSED", "ADJUST_OBSERVED", "ARBITER_ADJUST"))
+              ("b8=Q+", "Kg7"), ("PAWN_NOT_REPLACED",),
+              allow_info=("CLOCK_PAUSED", "ADJUST_OBSERVED", "ARBITER_ADJUST"))
     check(scn, run(scn))
 
 
@@ -90,3 +91,20 @@ def test_an_illegal_move_found_two_moves_later_and_reinstated_from_the_tablet() 
     assert illegal.status is Status.RESOLVED and illegal.ruling is not None
     assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
     assert r.engine.state.illegal_moves_black == 0
+
+
+def test_an_illegal_move_found_two_moves_later_and_put_back_on_the_board_move_by_move() -> None:
+    """7.5.1 without the tablet: found two moves later, the arbiter pauses the clock and takes the moves back one
+    by one (d3, then Nf6, then the bishop). The board showing the position after Black's reply was a takeback
+    (OUT_OF_TURN_CHANGE, TAKEBACK_DETECTED), the restart Black's CLOCK_PRESS_NO_MOVE, the finding stayed open."""
+    scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 3500 L d2 · "
+                   "3800 P d3 wP · 4200 C W · 5200 PAUSE · 5500 L d3 · 5800 P d2 wP · 6000 L f6 · 6300 P g8 bN · "
+                   "6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7500 RESUME · 8000 C B · "
+                   "9000 L f1 · 9300 P c4 wB · 9800 C W",
+              ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
+    r = run(scn)
+    check(scn, r)
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
+

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 import chess
 
+from boardd.core.engine.common import _TAKEBACK_DEPTH
 from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
+from boardd.core.settings import Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -73,16 +75,39 @@ class Correction:
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
 
-    def reopen(self, ply: int) -> None:
+    def reopen(self, ply: int) -> bool:
         """The arbiter reinstates the position before an illegal move found only later (7.5.1: "if during a
         game it is found that an illegal move has been completed"), after its cycle closed when play went on:
         the cycle of that move is open again, so the restart, the penalty time and the finding follow it."""
         if self.cycle is not None and self.cycle.ply == ply:
-            return
+            return True
         for irr in reversed(list(self.g.irr.values())):
             if irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
                     and irr.ply == ply and irr.suggestion.reinstate_ply == ply:
                 self.open(irr, irr.side, ply)
+                if self.g.paused:  # paused before: the times now are what the arbiter's correction changes
+                    self.on_pause(self.g.clock.white, self.g.clock.black)
+                return True
+        return False
+
+    def _found_later(self) -> None:
+        """The board shows the position before an illegal move whose cycle closed when play went on (found only
+        later, 7.5.1: the position immediately before the irregularity is reinstated, the later moves with it):
+        that move's cycle is open again. With the clock paused (the arbiter at the board) an earlier position
+        after it is a step of that reinstatement too (the moves taken back one by one). Not in the "otherwise"
+        regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback)."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value or len(g.records) < 2:
+            return
+        key = g.phys.key()
+        n = len(g.records)
+        for ply in range(n - 1, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
+            if g.keys[ply] == key:
+                if g.paused:
+                    for back in range(ply, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
+                        if self.reopen(back):
+                            return
+                self.reopen(ply)
                 return
 
     def awaiting_reinstatement(self) -> bool:
@@ -138,8 +163,10 @@ class Correction:
 
     def board_reinstated(self, outs: list[Output], at: float) -> bool:
         """The board shows the position before the illegal move: reinstated (7.5.1), whoever put it back."""
-        cycle = self.cycle
         g = self.g
+        if self.cycle is None:
+            self._found_later()
+        cycle = self.cycle
         if cycle is None or cycle.reinstated_at is not None or cycle.ply >= len(g.records):
             return False
         if g.keys[cycle.ply] != g.phys.key():

@@ -110,6 +110,11 @@ class Correction:
                 self.reopen(ply)
                 return
 
+    def arbiter_hands(self) -> bool:
+        """The clock stands paused while the position before an illegal move is being put back: the hands on
+        the board are the arbiter's (or the players' on his instruction), not a player's move (4.1, 6.11.2)."""
+        return self.g.paused and self.awaiting_reinstatement()
+
     def awaiting_reinstatement(self) -> bool:
         """A cycle is open and the position before the illegal move is not back yet: the hands on the board
         are (most likely) the arbiter's or the players' on his instruction, putting it back."""
@@ -191,6 +196,7 @@ class Correction:
             return
         cycle.reinstated_at = at
         cycle.how = how
+        self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
         self._rule(outs, cycle, at, final=False)
 
     def board_fixed(self, outs: list[Output], irr_id: str, san: str, at: float) -> None:

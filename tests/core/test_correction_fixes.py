@@ -118,3 +118,16 @@ def test_the_arbiters_two_hands_while_putting_the_position_back_are_no_players_t
                    "7000 RESUME · 8000 L f1 · 8300 P c4 wB · 8800 C W",
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED", "ILLEGAL_PLACEMENT_CORRECTED"))
     check(scn, run(scn))
+
+
+
+
+def test_a_capture_after_an_illegal_move_found_later_is_taken_back_capturer_first() -> None:
+    """7.5.1 without the tablet, clock paused (audit case 103): after the illegal Ng1-d1, Black played Nc5 and
+    White Qxc2. Taking Qxc2 back, the arbiter first puts the queen back on f2, then the black queen on c2: the
+    state in between is no position of the game; it gave OUT_OF_TURN_CHANGE."""
+    from tests.core.test_correction_audit import LATER_CASES, found_later
+
+    case = LATER_CASES[103]
+    assert (case.seed, case.edition, case.tc) == (103, 2023, "180+2")
+    assert found_later(case) == []

@@ -125,9 +125,22 @@ class Correction:
         correction's when each one is what that position has there (7.5.1), or whatever they are while the
         clock stands paused (the arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None:
+        if cycle is None:
+            return self.g.paused and self._putting_back_later()
+        if cycle.reinstated_at is not None:
             return False
         return self.g.paused or all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+
+    def _putting_back_later(self) -> bool:
+        """With the clock paused, an illegal move found later is being put back move by move (7.5.1): an
+        unresolved illegal-move finding of the last plies, whose cycle closed when play went on."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value:
+            return False
+        n = len(g.records)
+        return any(irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED
+                   and irr.side is not None and irr.suggestion.reinstate_ply == irr.ply
+                   and n - _TAKEBACK_DEPTH <= irr.ply < n for irr in g.irr.values())
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next

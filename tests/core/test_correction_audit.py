@@ -199,7 +199,11 @@ def illegal_then_press(case: Case) -> list[str]:
     offender = rig.board.turn
     ply = len(rig.board.move_stack)
     before = rig.board.copy()
-    ill = rng.choice(_illegal_moves(rig.board))
+    candidates = _illegal_moves(rig.board)
+    self_check = [i for i in candidates if i.kind == "self-check"]
+    if case.seed % 3 == 0 and self_check:
+        candidates = self_check  # a king left in (or put into) check: a third of the cases where there is one
+    ill = rng.choice(candidates)
     piece = rig.board.piece_at(ill.from_square)
     victim = rig.board.piece_at(ill.to_square)
     assert piece is not None

@@ -384,6 +384,9 @@ class Restoration:
             self.g.pending_fix = None
         self.retract_to(outs, ply, at, "position reinstated on the board (7.5.1)")
         self.divergence_key = None
+        # the states the board passed through while it was put back were no placements of the player (4.7)
+        self.g.illegal_state = None
+        self.g.illegal_settled = None
         outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply, "by": "board"}))
 
     def retract_to(self, outs: list[Output], ply: int, at: float, reason: str) -> None:

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, StateChanged, Status
+from boardd.core.engine.common import _TAKEBACK_DEPTH
+from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
+from boardd.core.settings import Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -73,6 +75,46 @@ class Correction:
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
 
+    def reopen(self, ply: int) -> bool:
+        """The arbiter reinstates the position before an illegal move found only later (7.5.1: "if during a
+        game it is found that an illegal move has been completed"), after its cycle closed when play went on:
+        the cycle of that move is open again, so the restart, the penalty time and the finding follow it."""
+        if self.cycle is not None and self.cycle.ply == ply:
+            return True
+        for irr in reversed(list(self.g.irr.values())):
+            if irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
+                    and irr.ply == ply and irr.suggestion.reinstate_ply == ply:
+                self.open(irr, irr.side, ply)
+                if self.g.paused:  # paused before: the times now are what the arbiter's correction changes
+                    self.on_pause(self.g.clock.white, self.g.clock.black)
+                return True
+        return False
+
+    def _found_later(self) -> None:
+        """The board shows the position before an illegal move whose cycle closed when play went on (found only
+        later, 7.5.1: the position immediately before the irregularity is reinstated, the later moves with it):
+        that move's cycle is open again. With the clock paused (the arbiter at the board) an earlier position
+        after it is a step of that reinstatement too (the moves taken back one by one). Not in the "otherwise"
+        regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback)."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value or len(g.records) < 2:
+            return
+        key = g.phys.key()
+        n = len(g.records)
+        for ply in range(n - 1, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
+            if g.keys[ply] == key:
+                if g.paused:
+                    for back in range(ply, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
+                        if self.reopen(back):
+                            return
+                self.reopen(ply)
+                return
+
+    def arbiter_hands(self) -> bool:
+        """The clock stands paused while the position before an illegal move is being put back: the hands on
+        the board are the arbiter's (or the players' on his instruction), not a player's move (4.1, 6.11.2)."""
+        return self.g.paused and self.awaiting_reinstatement()
+
     def awaiting_reinstatement(self) -> bool:
         """A cycle is open and the position before the illegal move is not back yet: the hands on the board
         are (most likely) the arbiter's or the players' on his instruction, putting it back."""
@@ -80,10 +122,25 @@ class Correction:
 
     def restoring(self, placed: list[int]) -> bool:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
-        correction's when each one is what that position has there (7.5.1): not a change out of turn."""
+        correction's when each one is what that position has there (7.5.1), or whatever they are while the
+        clock stands paused (the arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
-        return cycle is not None and cycle.reinstated_at is None and \
-            all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+        if cycle is None:
+            return self.g.paused and self._putting_back_later()
+        if cycle.reinstated_at is not None:
+            return False
+        return self.g.paused or all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+
+    def _putting_back_later(self) -> bool:
+        """With the clock paused, an illegal move found later is being put back move by move (7.5.1): an
+        unresolved illegal-move finding of the last plies, whose cycle closed when play went on."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value:
+            return False
+        n = len(g.records)
+        return any(irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED
+                   and irr.side is not None and irr.suggestion.reinstate_ply == irr.ply
+                   and n - _TAKEBACK_DEPTH <= irr.ply < n for irr in g.irr.values())
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next
@@ -124,8 +181,10 @@ class Correction:
 
     def board_reinstated(self, outs: list[Output], at: float) -> bool:
         """The board shows the position before the illegal move: reinstated (7.5.1), whoever put it back."""
-        cycle = self.cycle
         g = self.g
+        if self.cycle is None:
+            self._found_later()
+        cycle = self.cycle
         if cycle is None or cycle.reinstated_at is not None or cycle.ply >= len(g.records):
             return False
         if g.keys[cycle.ply] != g.phys.key():
@@ -150,6 +209,7 @@ class Correction:
             return
         cycle.reinstated_at = at
         cycle.how = how
+        self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
         self._rule(outs, cycle, at, final=False)
 
     def board_fixed(self, outs: list[Output], irr_id: str, san: str, at: float) -> None:

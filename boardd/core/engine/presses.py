@@ -292,6 +292,7 @@ class Presses:
             pen = dataclasses.replace(pen, reinstate=False,
                                       text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
         constraints = self.e.touch_move.replacement_constraints(pre, diff, code)
+        touched = self.e.touch_move.replacement_square(pre, diff)  # the piece the constraint names (4.3.1, 7.5.1)
         verify = code in ("CASTLING_INCOMPLETE_AT_PRESS", "PROMOTION_INCOMPLETE_AT_PRESS")
         desc = describe_change(pre, self.g.phys.squares)
         move_text = self._suggested_move(pre, code, subtype, diff)
@@ -335,9 +336,9 @@ class Presses:
 
             # when the board is put right (the arbiter's fix, 7.4.1 / 7.5.2), the law-based move replaces the record
             self.g.pending_fix = (len(self.g.records), board_key(after), fix, pre, irr.id)
-        touched = diff.relocations[0][0] if diff.relocations else None
-        if touched is None:
+        moved = diff.relocations[0][0] if diff.relocations else None
+        if moved is None:
             first = self.e.two_hands.genuine_lifts(side)
-            touched = first[0][1] if first else None
-        if touched is not None and any(m.from_square == touched for m in pre.legal_moves):
+            moved = first[0][1] if first else None
+        if touched is not None and moved is not None and any(m.from_square == moved for m in pre.legal_moves):
             self.g.replacement = (irr.id, len(self.g.records) - 1, touched)

@@ -110,6 +110,7 @@ class Recognition:
                 self.g.seg_evidence = []
                 self.g.mask.clear()
                 outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": len(self.g.records)}))
+                self.e.restoration.restored(outs, at)
             return True
         if self.g.pending_fix is not None and self.e.board_input.apply_fix(outs, at):
             return True
@@ -147,7 +148,8 @@ class Recognition:
             for sq in restored:
                 self.g.mask.discard(sq)
             restored = [sq for sq in restored if isinstance(self.g.phys.squares[sq], chess.Piece)]
-            if restored and not self.g.mask and not self.g.oot_raised and not snapshot:
+            if restored and not self.g.mask and not self.g.oot_raised and not snapshot \
+                    and not self.e.correction.restoring(restored):  # the correction's hands (7.5.1)
                 sq = restored[0]
                 piece = self.g.phys.squares[sq]
                 self.e.findings.raise_finding(outs, "ADJUST_OUT_OF_TURN", mover, at, self.g.seg_evidence[-2:],

@@ -66,6 +66,7 @@ class Restoration:
         self.g = e.g
         self.rules = e.rules
         self.divergence_key: tuple[int, ...] | None = None
+        self.restore_irr: str | None = None  # the POSITION_DIVERGENCE of the reinstatement under way (§3.7)
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, full dump): up to three legal plies leading to the physical board."""
@@ -319,23 +320,51 @@ class Restoration:
         self.g.oot_raised = False
 
     def restore_overdue(self, outs: list[Output], due: float) -> None:
-        """T_adjust after a change the board still does not show the reinstated position (§3.7)."""
+        """T_adjust after a change the board still does not show the reinstated position (§3.7).
+
+        One finding per reinstatement (step 2 of §3.7: show the arbiter the squares that differ): a later
+        pause in the same restoration updates it with what still differs, and the board showing the position
+        resolves it (:meth:`restored`). It joins the incident of the illegal move being corrected.
+        """
         self.g.restore_check = None
-        if self.g.phys.key() != self.divergence_key:
-            self.divergence_key = self.g.phys.key()
-            self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due, event="board")],
-                        text="the board does not show the reinstated position: "
-                             f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
-                             "position); recognition resumes when it does",
-                        reinstate_ply=len(self.g.records))
+        if self.g.phys.key() == self.divergence_key:
+            return
+        self.divergence_key = self.g.phys.key()
+        text = ("the board does not show the reinstated position: "
+                f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
+                "position); recognition resumes when it does")
+        irr = self.g.irr.get(self.restore_irr) if self.restore_irr is not None else None
+        if irr is not None and irr.status is not Status.RESOLVED:
+            self.e.findings.update_finding(outs, dataclasses.replace(
+                irr, suggestion=dataclasses.replace(irr.suggestion, text=text)))
+            outs.append(StateChanged(at=due))
+            return
+        cycle = self.e.correction.cycle
+        incident = cycle.irregularity_id if cycle is not None and cycle.ply == len(self.g.records) else None
+        self.restore_irr = self.e.findings.raise_finding(
+            outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due, event="board")], text=text,
+            reinstate_ply=len(self.g.records), incident=incident).id
+
+    def restored(self, outs: list[Output], at: float) -> None:
+        """The board shows the reinstated position: the finding of the wait (if any) resolves itself."""
+        irr = self.g.irr.get(self.restore_irr) if self.restore_irr is not None else None
+        self.restore_irr = None
+        self.divergence_key = None
+        if irr is not None and irr.status is not Status.RESOLVED:
+            self.e.findings.update_finding(outs, dataclasses.replace(
+                irr, status=Status.RESOLVED, ruling="the board shows the reinstated position"))
+            outs.append(StateChanged(at=at))
 
     def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self.g.records)))
+        if ply < len(self.g.records):
+            self.e.correction.reopen(ply)
         self.arm_replacement(ply)
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
         if self.g.phys.key() != self.g.index.key:
             self.g.phase.fire(PhaseTrigger.REINSTATE_PENDING)
             self.g.restore_key = self.g.index.key
+            self.restore_irr = None
         else:
             self.g.phase.fire(PhaseTrigger.REINSTATED)
             outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply}))
@@ -355,6 +384,9 @@ class Restoration:
             self.g.pending_fix = None
         self.retract_to(outs, ply, at, "position reinstated on the board (7.5.1)")
         self.divergence_key = None
+        # the states the board passed through while it was put back were no placements of the player (4.7)
+        self.g.illegal_state = None
+        self.g.illegal_settled = None
         outs.append(GameEvent(at=at, type="REINSTATED", details={"ply": ply, "by": "board"}))
 
     def retract_to(self, outs: list[Output], ply: int, at: float, reason: str) -> None:

@@ -96,7 +96,22 @@ class TouchMove:
             queen = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
             if queen in pre.legal_moves:
                 return (f"{pre.san(queen)} (7.5.2: the pawn is replaced by a queen)",)
-        # the first piece touched (lifted) counts first; then the pieces that were moved
+        sq = self.replacement_square(pre, diff)
+        if sq is not None:
+            moves = [m for m in pre.legal_moves if m.from_square == sq]
+            touched = pre.piece_at(sq)
+            name = _piece_text(touched) if touched else "piece"
+            return (f"the {name} on {chess.square_name(sq)} must move: "
+                    + ", ".join(sorted(pre.san(m) for m in moves)),)
+        return ("any legal move (no touched piece can move, 4.5): "
+                + ", ".join(sorted(pre.san(m) for m in pre.legal_moves)),)
+
+    def replacement_square(self, pre: chess.Board, diff: Diff) -> int | None:
+        """The square of the piece the replacement move must be made with (4.3.1 via 7.5.1), if any can move.
+
+        The first piece touched (lifted) counts first, then the pieces that were moved: after an illegal
+        castling begun with the king, the king (4.4.3: another king move), whatever the square order.
+        """
         squares: list[int] = []
         for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
             if piece.color == pre.turn and pre.piece_at(sq) == piece and sq not in squares:
@@ -104,12 +119,4 @@ class TouchMove:
         for origin, _ in diff.relocations:
             if origin not in squares:
                 squares.append(origin)
-        for sq in squares:
-            moves = [m for m in pre.legal_moves if m.from_square == sq]
-            if moves:
-                touched = pre.piece_at(sq)
-                name = _piece_text(touched) if touched else "piece"
-                return (f"the {name} on {chess.square_name(sq)} must move: "
-                        + ", ".join(sorted(pre.san(m) for m in moves)),)
-        return ("any legal move (no touched piece can move, 4.5): "
-                + ", ".join(sorted(pre.san(m) for m in pre.legal_moves)),)
+        return next((sq for sq in squares if any(m.from_square == sq for m in pre.legal_moves)), None)

@@ -41,7 +41,8 @@ class TwoHands:
         side = self.g.board.turn
         if piece.color != side:
             return  # R01 (clarified): a captured piece and its capturer are never two-hands evidence
-        if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask:
+        if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask \
+                or self.e.correction.arbiter_hands():
             return
         lifts = self.genuine_lifts()
         if not any(t == at and s == sq for t, s, _ in lifts):
@@ -66,7 +67,8 @@ class TwoHands:
         """R01 (b): two own pieces put down within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
-        if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing:
+        if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing \
+                or self.e.correction.arbiter_hands():
             return
         ghost = self.g.phys.count(piece) > self.g.board.pieces_mask(piece.piece_type, piece.color).bit_count()
         for t0, sq0, p0 in reversed(self.g.seg_places):
@@ -89,7 +91,7 @@ class TwoHands:
         side = self.g.board.turn
         if piece.color != side or piece.piece_type not in (chess.KING, chess.ROOK) or self.g.board.chess960:
             return
-        if self.g.two_hands.get(side) is not None or not self.g.playing:
+        if self.g.two_hands.get(side) is not None or not self.g.playing or self.e.correction.arbiter_hands():
             return
         lifts = self.genuine_lifts(side)
         king = next((x for x in lifts if x[2].piece_type == chess.KING), None)

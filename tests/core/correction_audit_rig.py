@@ -1,0 +1,193 @@
+"""A rig for the arbiter's correction audit: real correction procedures (7.5.1, 7.5.2, 7.4, 7.6) with random order
+and timing, built from the Laws, not from the simulator.
+
+The hands: pieces lifted and put back in any order, several lifted at once and put back one at a time, two
+hands (lifts inside one scan, far apart), the wrong piece lifted first and put back, a piece put down on a
+wrong square and moved on; fast (one scan) or slow (seconds). The clock: paused first or not, times corrected
+or not, the lever moved while paused, at the restart or by the arbiter pressing on a running clock.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import chess
+
+from boardd.core.engine import Engine
+from boardd.core.events import Event, GameInfo, SquareChanged
+from boardd.core.outputs import Irregularity, IrregularityRaised, Output, Severity
+from boardd.core.settings import Regime, RulesConfig
+from tests.core.scenario import ClockSim, move_events, start_clock
+
+
+class Rig:
+    """An engine fed one event at a time (timers fired as the daemon does), with a clock and the game's truth."""
+
+    def __init__(self, start_fen: str | None, *, edition: int = 2023, tc: str = "5400+30",
+                 regime: Regime = Regime.COMPETITION, seconds: float = 5400.0) -> None:
+        self.engine = Engine(RulesConfig(regime=regime),
+                             GameInfo(edition=edition, time_control=tc, start_fen=start_fen))
+        self.board = chess.Board(start_fen) if start_fen else chess.Board()
+        self.phys: dict[int, chess.Piece] = dict(self.board.piece_map())
+        self.outs: list[Output] = []
+        self.clock: ClockSim
+        self.clock, reading = start_clock(self.board.turn, -100.0, seconds=seconds)
+        self.feed(reading)
+        self.t = -99.0
+
+    def feed(self, event: Event) -> None:
+        while (deadline := self.engine.next_deadline()) is not None and deadline < event.at:
+            self.outs += self.engine.advance(deadline)
+        self.outs += self.engine.feed(event)
+
+    def lift(self, sq: int, at: float | None = None) -> None:
+        assert sq in self.phys, chess.square_name(sq)
+        del self.phys[sq]
+        self.feed(SquareChanged(at=self.t if at is None else at, square=sq, content=None))
+
+    def place(self, sq: int, piece: chess.Piece, at: float | None = None) -> None:
+        assert sq not in self.phys, chess.square_name(sq)
+        self.phys[sq] = piece
+        self.feed(SquareChanged(at=self.t if at is None else at, square=sq, content=piece))
+
+    def play(self, move: chess.Move, gap: float = 1.5) -> None:
+        """A clean legal move (one hand) and the press."""
+        for ev in move_events(self.board, move, self.t, self.clock):
+            if isinstance(ev, SquareChanged):
+                if ev.content is None:
+                    self.phys.pop(ev.square, None)
+                else:
+                    self.phys[ev.square] = ev.content
+            self.feed(ev)
+        self.board.push(move)
+        self.t += gap
+
+    def press(self, color: chess.Color) -> None:
+        self.feed(self.clock.press(color, self.t))
+
+    def settle(self, seconds: float = 10.0) -> None:
+        self.t += seconds
+        self.outs += self.engine.advance(self.t)
+
+    def raised(self) -> list[Irregularity]:
+        return [o.irregularity for o in self.outs if isinstance(o, IrregularityRaised)]
+
+    def strong(self) -> list[Irregularity]:
+        return [i for i in self.raised() if i.severity is not Severity.INFO]
+
+    def record(self) -> list[str]:
+        return [m.uci if m.legal else "!" + m.uci for m in self.engine.state.moves]
+
+
+@dataclass(frozen=True, slots=True)
+class Hands:
+    """How the hands restore: the style and the pace."""
+
+    style: str  # "one-by-one" | "lift-all-first" | "mixed"
+    pace: str  # "fast" | "normal" | "slow"
+    two_hands: bool  # two lifts (or places) inside one scan
+    wrong_piece: bool  # a piece that is right lifted first and put back
+    wrong_square: bool  # a piece put down on a wrong empty square first, then moved on
+
+
+def random_hands(rng: random.Random, *, noisy: bool = True) -> Hands:
+    """Random hands; *noisy*: the wrong piece first and detours too (the audit keeps them to a paused clock: on
+    a running clock who handles the pieces is ambiguous, see the audit's notes)."""
+    wrong_piece, wrong_square = rng.random() < 0.3, rng.random() < 0.2
+    return Hands(style=rng.choice(("one-by-one", "lift-all-first", "mixed")),
+                 pace=rng.choice(("fast", "normal", "normal", "slow")),
+                 two_hands=rng.random() < 0.3, wrong_piece=noisy and wrong_piece, wrong_square=noisy and wrong_square)
+
+
+def gap(rng: random.Random, pace: str) -> float:
+    if pace == "fast":
+        return rng.uniform(0.05, 0.3)
+    if pace == "slow":
+        return rng.uniform(1.0, 4.0)
+    return rng.uniform(0.25, 1.2)
+
+
+def restore_steps(rng: random.Random, phys: dict[int, chess.Piece], target: chess.BaseBoard,
+                  hands: Hands) -> Iterator[tuple[str, int, chess.Piece | None]]:
+    """Lifts and placements that turn *phys* into *target*.
+
+    Only pieces in the hands can be put down: the pieces lifted, and the pieces beside the board that the
+    target needs (captured pieces coming back, a queen for a promotion). A piece the target has no room for
+    stays beside the board.
+    """
+    cur = dict(phys)
+    goal = dict(target.piece_map())
+    pool: Counter[chess.Piece] = Counter(goal.values())
+    pool.subtract(Counter(cur.values()))
+    pool = +pool  # beside the board, needed by the target
+    wrong = [sq for sq in cur if goal.get(sq) != cur[sq]]
+    need = [sq for sq in goal if cur.get(sq) != goal[sq]]
+    rng.shuffle(wrong)
+    rng.shuffle(need)
+    if hands.wrong_piece:
+        right = [sq for sq in cur if goal.get(sq) == cur[sq]]
+        if right:
+            sq = rng.choice(right)
+            yield ("lift", sq, None)
+            yield ("place", sq, cur[sq])
+    if hands.style == "lift-all-first":
+        for sq in wrong:
+            yield ("lift", sq, None)
+            pool[cur.pop(sq)] += 1
+        wrong = []
+    detour_done = not hands.wrong_square
+    while wrong or need:
+        placeable = [sq for sq in need if sq not in cur and pool[goal[sq]] > 0]
+        options = (["lift"] if wrong else []) + (["place"] if placeable else [])
+        assert options, (wrong, need, pool)
+        choice = rng.choice(options)
+        if hands.style == "one-by-one" and wrong:
+            choice = "lift"
+        if choice == "lift":
+            sq = wrong.pop()
+            piece = cur.pop(sq)
+            pool[piece] += 1
+            yield ("lift", sq, None)
+            if hands.style == "one-by-one":
+                dest = next((d for d in need if d not in cur and goal[d] == piece), None)
+                if dest is not None:
+                    need.remove(dest)
+                    cur[dest] = piece
+                    pool[piece] -= 1
+                    yield ("place", dest, piece)
+        else:
+            sq = placeable[0]
+            need.remove(sq)
+            piece = goal[sq]
+            if not detour_done:
+                empties = [e for e in chess.SQUARES if e not in cur and e not in goal
+                           and chess.square_distance(e, sq) == 1]
+                if empties:
+                    detour_done = True
+                    e = rng.choice(empties)
+                    yield ("place", e, piece)
+                    yield ("lift", e, None)
+            cur[sq] = piece
+            pool[piece] -= 1
+            yield ("place", sq, piece)
+
+
+def run_steps(rig: Rig, rng: random.Random, steps: Iterator[tuple[str, int, chess.Piece | None]],
+              hands: Hands, between: list[tuple[int, object]] | None = None) -> None:
+    """Feed the steps with the hands' timing (two hands: some consecutive steps inside one scan)."""
+    for i, (what, sq, piece) in enumerate(steps):
+        if what == "lift":
+            rig.lift(sq)
+        else:
+            assert piece is not None
+            rig.place(sq, piece)
+        for j, action in between or ():
+            if j == i:
+                action()  # type: ignore[operator]
+        if hands.two_hands and rng.random() < 0.5:
+            rig.t += rng.uniform(0.01, 0.08)
+        else:
+            rig.t += gap(rng, hands.pace)

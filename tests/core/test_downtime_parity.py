@@ -265,3 +265,19 @@ def test_restarts_in_random_games_recover_or_flag_once_and_accuse_no_one(seed: i
         assert len(gaps) == 1 and gaps[0].uci == "0000" and not gaps[0].legal
         assert got[len(got) - m:] == want[len(want) - m:]  # the game goes on from the board
 
+
+def test_a_failing_timer_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine.feed and advance never raise (the daemon would stop recording): an internal error in a timer
+    (here the press judgement, where a gap's missing move stack once raised IndexError) is a SENSOR_FAULT."""
+    r = Restart(chess.Board(), random.Random(4))
+
+    def broken(*_args: object) -> None:
+        r.engine.g.press = None
+        raise IndexError("pop from empty list")
+
+    monkeypatch.setattr(r.engine.presses, "judge_press", broken)
+    r.play(_sans(r.board, "e4"), seen=True)  # the press is judged when the next event comes
+    r.outs += r.engine.feed(SquareChanged(at=r.t + 1.0, square=chess.E7, content=None))
+    r.outs += r.engine.advance(r.t + 2.0)
+    assert [o.irregularity.code for o in r.outs if isinstance(o, IrregularityRaised)
+            and o.irregularity.severity is not Severity.INFO] == ["SENSOR_FAULT"]

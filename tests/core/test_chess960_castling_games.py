@@ -108,14 +108,19 @@ def _plain_steps(board: chess.Board, move: chess.Move, rng: random.Random) -> li
 class Game:
     """A Chess960 game fed to the engine as lifts, places and presses."""
 
-    def __init__(self, start: chess.Board, rng: random.Random) -> None:
+    def __init__(self, start: chess.Board, rng: random.Random, *, turned: bool = False, variant: str = "") -> None:
         self.start = start
         self.board = start.copy()
         self.rng = rng
-        self.engine = Engine(RulesConfig(), GameInfo(chess960=True, start_fen=start.fen(), time_control="5400+30"))
+        #: the board turned round: its squares are numbered from the far edge (raw = 63 - square)
+        self.raw = (lambda sq: 63 - sq) if turned else (lambda sq: sq)
+        info = GameInfo(chess960=True, start_fen=start.fen(), time_control="5400+30") if not variant else \
+            GameInfo(variant=variant, chess960=variant == "chess960", time_control="5400+30")
+        self.engine = Engine(RulesConfig(), info)
         self.clock = ClockSim(white=5400, black=5400, running=start.turn, lever=start.turn, last=0.0)
         self.outs: list[Output] = []
-        self.outs += self.engine.feed(BoardSnapshot(at=0.0, squares=tuple(start.piece_at(s) for s in chess.SQUARES)))
+        self.outs += self.engine.feed(BoardSnapshot(at=0.0, squares=tuple(start.piece_at(self.raw(s))
+                                                                          for s in chess.SQUARES)))
         self.outs += self.engine.feed(self.clock.reading(0.3))
         self.t = 0.3
         self.used: Counter[str] = Counter()
@@ -150,7 +155,7 @@ class Game:
                 continue
             assert not isinstance(step, str)
             square, content = step
-            self.outs += self.engine.feed(SquareChanged(at=self.t, square=square, content=content))
+            self.outs += self.engine.feed(SquareChanged(at=self.t, square=self.raw(square), content=content))
             if in_scan:
                 in_scan -= 1
                 self.t += 0.0 if in_scan else self.rng.uniform(0.2, 0.3)
@@ -287,3 +292,26 @@ def test_castling_the_laws_do_not_allow_is_an_illegal_move(case: tuple[str, ...]
     game.outs += game.engine.feed(game.clock.press(chess.WHITE, game.t))
     game.finish()
     assert "ILLEGAL_MOVE/CASTLING_ILLEGAL" in game.codes(Severity.ILLEGAL_MOVE), (why, game.codes(*Severity))
+
+
+
+@pytest.mark.parametrize("variant", ["chess960", "auto"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_board_turned_round_shows_the_chess960_array_and_castles(variant: str, seed: int) -> None:
+    """A DGT board does not rotate its numbering (protocols.md §1.4): with White at the far edge the dump shows
+    the array turned round. The frame is found from the array (as for the standard one), the array is the start
+    position (no start FEN given: the variant takes it from the board), and the game is read in that frame."""
+    rng = random.Random(seed)
+    start = chess.Board.from_chess960_pos(rng.randrange(960))
+    game = Game(start, rng, turned=True, variant=variant)
+    assert game.engine.state.start_fen == start.fen() and game.engine.state.chess960
+    for _ in range(rng.randrange(16, 44)):
+        legal = list(game.board.legal_moves)
+        if not legal or game.board.is_game_over():
+            break
+        castles = [m for m in legal if game.board.is_castling(m)]
+        game.play(rng.choice(castles) if castles and rng.random() < 0.85 else rng.choice(legal))
+    game.finish()
+    assert [m.uci for m in game.engine.state.moves] == [m.uci() for m in game.board.move_stack]
+    assert game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE) == []
+    _check_pgn(game)

@@ -19,7 +19,7 @@ import chess
 import pytest
 
 from boardd.core.engine import Engine
-from boardd.core.engine.downtime import RESTART_DETAIL
+from boardd.core.engine.downtime import HOLD_S, RESTART_DETAIL
 from boardd.core.events import (
     BoardLog,
     BoardSnapshot,
@@ -281,3 +281,38 @@ def test_a_failing_timer_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch)
     r.outs += r.engine.advance(r.t + 2.0)
     assert [o.irregularity.code for o in r.outs if isinstance(o, IrregularityRaised)
             and o.irregularity.severity is not Severity.INFO] == ["SENSOR_FAULT"]
+
+
+@pytest.mark.parametrize("clock_after", [3.0, None])
+def test_the_search_waits_for_the_clocks_first_reading(clock_after: float | None) -> None:
+    """The board is back before the clock (a clock on its own link): the search waits for the clock's first
+    reading, which tells who has the move; a clock that does not come back holds it HOLD_S at most."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = Restart(start, random.Random(5))
+    r.play(_sans(r.board, "Kd1 Ke7"), seen=True)
+    r.down()
+    r.play(_sans(r.board, "Ra2 Kd8 Ra3"), seen=False)
+    r.t += 5.0
+    r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.BOARD, up=True, detail="pty"))
+    r.outs += r.engine.feed(BoardSnapshot(at=r.t, squares=tuple(r.phys)))
+    back = r.t
+    if clock_after is not None:
+        r.t += clock_after
+        r.outs += r.engine.advance(r.t)
+        assert r.recovered == []  # held: the clock has not been read yet
+        r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.CLOCK, up=True, detail="pty"))
+        r.outs += r.engine.feed(r.clock.reading(r.t))
+        r.t += 2.0
+        r.outs += r.engine.advance(r.t)
+        [event] = r.recovered
+        assert event["kind"] == "ambiguous"
+        r.play(_sans(r.board, "Kc8 Rb3"), seen=True)
+        r.finish()
+        assert r.strong == []
+        assert [m.uci for m in r.engine.state.moves][3:] == ["d8c8", "a3b3"]
+    else:
+        deadline = r.engine.next_deadline()
+        assert deadline is not None and deadline == pytest.approx(back + HOLD_S)  # no busy timer meanwhile
+        r.t = back + HOLD_S + 0.1
+        r.outs += r.engine.advance(r.t)
+        assert len(r.recovered) == 1  # recovered without the clock, as before

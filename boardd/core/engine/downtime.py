@@ -151,7 +151,14 @@ class Downtime:
         """When the held board will have been quiet long enough (a timer of the engine)."""
         if self.held is None or self.quiet_since is None:
             return None
-        return self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
+        due = self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
+        if self._clock_pending() and self.held_since is not None:
+            due = max(due, self.held_since + HOLD_S)  # the clock's reading (an event) comes first, as a rule
+        return due
+
+    def _clock_pending(self) -> bool:
+        """The clock was read before the restart and not since: who has the move is not known yet."""
+        return self.restart_clock.white is not None and (not self.g.clock_seen or self.g.clock_resync)
 
     def tick(self, outs: list[Output], at: float) -> None:
         """Any event: once the held board has been quiet ``SETTLE_S`` (no move in progress), recover.
@@ -171,9 +178,11 @@ class Downtime:
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
             return
+        overdue = self.held_since is not None and at - self.held_since >= HOLD_S
+        if self._clock_pending() and not overdue:
+            return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
         result = self._recover(mapped)
-        overdue = self.held_since is not None and at - self.held_since >= HOLD_S
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())

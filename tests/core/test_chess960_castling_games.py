@@ -315,3 +315,39 @@ def test_a_board_turned_round_shows_the_chess960_array_and_castles(variant: str,
     assert [m.uci for m in game.engine.state.moves] == [m.uci() for m in game.board.move_stack]
     assert game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE) == []
     _check_pgn(game)
+
+
+_K, _R = chess.Piece(chess.KING, chess.WHITE), chess.Piece(chess.ROOK, chess.WHITE)
+RELEASED_FIRST = [
+    # (start, steps (square, piece, seconds to the next), the codes; name)
+    ("4k3/8/8/8/8/8/8/RK6 w A - 0 1", [("b1", None, 0.3), ("c1", _K, 0.8), ("a1", None, 0.3), ("d1", _R, 0.4)],
+     ["CHESS960_CASTLING_ORDER"], "king step onto its castling square released, then the rook (R27)"),
+    ("4k3/8/8/8/8/8/8/4K2R w H - 0 1", [("h1", None, 0.3), ("f1", _R, 0.8), ("e1", None, 0.3), ("g1", _K, 0.4)],
+     ["CHESS960_CASTLING_ORDER"], "rook onto its castling square released, then the king (R27)"),
+    ("4k3/8/8/8/8/8/8/4K2R w H - 0 1", [("e1", None, 0.3), ("f1", _K, 0.8), ("f1", None, 0.1), ("g1", _K, 0.3),
+                                        ("h1", None, 0.3), ("f1", _R, 0.4)],
+     ["RELEASED_MOVE_CHANGED"], "king stopped on f1 (Kf1 released) on its way to g1 (4.7)"),
+    ("4k3/8/8/8/8/8/8/R3K3 w A - 0 1", [("a1", None, 0.3), ("b1", _R, 0.8), ("b1", None, 0.1), ("d1", _R, 0.3),
+                                        ("e1", None, 0.3), ("c1", _K, 0.4)],
+     ["RELEASED_MOVE_CHANGED"], "rook stopped on b1 (Rb1 released) on its way to d1 (4.7)"),
+]
+
+
+@pytest.mark.parametrize("case", RELEASED_FIRST, ids=[c[-1] for c in RELEASED_FIRST])
+def test_a_piece_released_before_the_castling_was_finished(case: tuple[str, list[tuple[str, Content, float]],
+                                                                        list[str], str]) -> None:
+    """R27's order note is for a king step onto its castling square, or the rook onto its own, then the other
+    piece: castling in an order that could be read as a move, info for the arbiter. A king or rook released on
+    another square first (the hand stopped longer than the release time) made that move (4.7): changed, it is
+    RELEASED_MOVE_CHANGED, as in standard chess (R07, §3.4.4)."""
+    fen, steps, codes, _name = case
+    board = chess.Board(fen, chess960=True)
+    game = Game(board, random.Random(3))
+    t = 1.0
+    for square, piece, pause in steps:
+        game.outs += game.engine.feed(SquareChanged(at=t, square=chess.parse_square(square), content=piece))
+        t += pause
+    game.outs += game.engine.feed(game.clock.press(chess.WHITE, t + 0.3))
+    game.finish()
+    assert [m.san for m in game.engine.state.moves] in (["O-O"], ["O-O-O"])
+    assert game.codes(*Severity) == codes

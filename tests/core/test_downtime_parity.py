@@ -25,6 +25,7 @@ from boardd.core.events import (
     BoardSnapshot,
     ClockSide,
     Content,
+    FillGap,
     GameInfo,
     Link,
     LinkChanged,
@@ -316,3 +317,26 @@ def test_the_search_waits_for_the_clocks_first_reading(clock_after: float | None
         r.t = back + HOLD_S + 0.1
         r.outs += r.engine.advance(r.t)
         assert len(r.recovered) == 1  # recovered without the clock, as before
+
+
+def test_the_arbiter_fills_the_gap_with_the_line_that_fits_the_record() -> None:
+    """The gap lists lines of two lengths; the record after it says who moved next (Black's Kc8). A fill that
+    leaves the other side to move is refused (it made Kd8 and Kc8 two Black moves in a row, both legal=True)."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = Restart(start, random.Random(1))
+    r.play(_sans(r.board, "Kd1 Ke7"), seen=True)
+    r.down()
+    r.play(_sans(r.board, "Ra2 Kd8 Ra3"), seen=False)
+    r.up(eeprom=False)
+    r.play(_sans(r.board, "Kc8 Rb3 Kc7"), seen=True)
+    r.finish()
+    [gap] = [m for m in r.engine.state.moves if m.recovered == "gap"]
+    error = r.engine.downtime.fill_error(gap.ply, ("Ra3", "Kd8"))
+    assert error is not None and "Black's move Kc8" in error
+    before = [m.uci for m in r.engine.state.moves]
+    r.engine.feed(FillGap(at=r.t + 1.0, ply=gap.ply, moves=("Ra3", "Kd8")))
+    assert [m.uci for m in r.engine.state.moves] == before  # nothing changes
+    assert r.engine.downtime.fill_error(gap.ply, ("Ra2", "Kd8", "Ra3")) is None
+    r.engine.feed(FillGap(at=r.t + 2.0, ply=gap.ply, moves=("Ra2", "Kd8", "Ra3")))
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
+    assert all(m.legal for m in r.engine.state.moves)

@@ -330,6 +330,12 @@ class Downtime:
         want = chess.Board(records[ply - 1].fen_after, chess960=self.g.board.chess960).board_fen()
         if board.board_fen() != want:
             return f"the moves lead to {board.board_fen()}, the gap stands for {want}"
+        if ply < len(records) and board.turn != records[ply].side:
+            # the record goes on with the side that moved after the gap: the moves must leave it to move
+            # (candidates of a gap may differ by a ply: Ra3 Kd8 or Ra2 Kd8 Ra3)
+            names = {chess.WHITE: "White", chess.BLACK: "Black"}
+            return (f"the moves leave {names[board.turn]} to move, the record goes on with "
+                    f"{names[records[ply].side]}'s move {records[ply].san}")
         return None
 
     def fill(self, outs: list[Output], ply: int, moves: tuple[str, ...], at: float) -> None:

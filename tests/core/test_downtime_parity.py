@@ -340,3 +340,36 @@ def test_the_arbiter_fills_the_gap_with_the_line_that_fits_the_record() -> None:
     r.engine.feed(FillGap(at=r.t + 2.0, ply=gap.ply, moves=("Ra2", "Kd8", "Ra3")))
     assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
     assert all(m.legal for m in r.engine.state.moves)
+
+
+def test_a_board_without_a_clock_is_not_held_for_one() -> None:
+    """No clock device in the game (the engine keeps time by its model, which shows times too): nothing to wait
+    for, the board is recovered once quiet, as before (waiting held it through every restart of a daemon killed
+    more often than HOLD_S)."""
+    start = chess.Board()
+    engine = Engine(RulesConfig(), GameInfo(time_control="5400+30"))
+    board = start.copy()
+    phys = [start.piece_at(sq) for sq in chess.SQUARES]
+    outs: list[Output] = list(engine.feed(BoardSnapshot(at=0.0, squares=tuple(phys))))
+    t = 1.0
+    rng = random.Random(6)
+    for san, seen in (("e4", True), ("e5", True), ("Nf3", False), ("Nc6", False)):
+        move = board.parse_san(san)
+        if not seen and san == "Nf3":
+            t += 1.0
+            outs += engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False, detail=RESTART_DETAIL))
+            outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False, detail=RESTART_DETAIL))
+        for square, content in _steps(board, move, rng):
+            t += 0.3
+            phys[square] = content
+            if seen:
+                outs += engine.feed(SquareChanged(at=t, square=square, content=content))
+        board.push(move)
+        t += 2.0
+    assert engine.g.clock.white is not None  # the model's times
+    outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=True, detail="pty"))
+    outs += engine.feed(BoardSnapshot(at=t, squares=tuple(phys)))
+    outs += engine.advance(t + 2.0)
+    recovered = [o for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
+    assert [e.details["kind"] for e in recovered] == ["unique"]
+    assert [m.uci for m in engine.state.moves] == ["e2e4", "e7e5", "g1f3", "b8c6"]

@@ -157,8 +157,12 @@ class Downtime:
         return due
 
     def _clock_pending(self) -> bool:
-        """The clock was read before the restart and not since: who has the move is not known yet."""
-        return self.restart_clock.white is not None and (not self.g.clock_seen or self.g.clock_resync)
+        """A clock was read in this game before the restart and not since: who has the move is not known yet.
+
+        Only a clock device counts (``clock_seen``): a board without one keeps time by the engine's model,
+        which shows times too but is never read again; waiting for it held the board through every restart.
+        """
+        return self.g.clock_seen and self.g.clock_resync
 
     def tick(self, outs: list[Output], at: float) -> None:
         """Any event: once the held board has been quiet ``SETTLE_S`` (no move in progress), recover.

@@ -464,6 +464,33 @@ class PositionIndex:
         return Diff(DiffClass.ILLEGAL_1, move=move, subtype="PROMOTION_INVALID_PIECE", changed=changed,
                     relocations=((origin, target),))
 
+    def _castling_onto_each_other(self, squares: list[Content], involved: int
+                                  ) -> tuple[chess.Move, tuple[tuple[int, int], ...]] | None:
+        """Chess960: king and rook in their castled places where one (or each) landed on the other's start
+        square (f1/g1 or c1/d1 swapped, king b1 to c1 with the rook from c1), and castling is not legal there
+        (II.3.2: a castling shape, so the illegal move is a castling, R16). The change names only the two squares
+        where the other piece now stands, so the relocations are read from the pieces: None if it is no such shape.
+        """
+        turn = self.board.turn
+        back = 0 if turn == chess.WHITE else 7
+        king_from = self.board.king(turn)
+        if king_from is None or chess.square_rank(king_from) != back:
+            return None
+        for king_file, rook_file in ((2, 3), (6, 5)):
+            king_to, rook_to = chess.square(king_file, back), chess.square(rook_file, back)
+            if squares[king_to] != chess.Piece(chess.KING, turn) or squares[rook_to] != chess.Piece(chess.ROOK, turn):
+                continue
+            for rook_from in chess.SquareSet(self.board.rooks & self.board.occupied_co[turn] & chess.BB_RANKS[back]):
+                moved = {king_from, king_to, rook_from, rook_to}
+                if king_from == king_to or rook_from == rook_to or len(moved) == 4:
+                    continue  # one piece stays, or no square shared: the other shapes of _analyse
+                if sum(1 << sq for sq in moved) != involved:
+                    continue
+                if any(squares[sq] is not None for sq in moved - {king_to, rook_to}):
+                    continue
+                return chess.Move(king_from, rook_from), ((king_from, king_to), (rook_from, rook_to))
+        return None
+
     def _analyse(self, squares: list[Content], changed: int, own: int, opp: int) -> Diff:
         turn = self.board.turn
         official = self.squares
@@ -489,6 +516,11 @@ class PositionIndex:
                                                 opp_missing=opp_missing)
         if not own_missing and not own_added:
             return Diff(DiffClass.OPP_ONLY, changed=changed)
+        if own_missing & own_added and not opp_missing and self.board.chess960:
+            swapped = self._castling_onto_each_other(squares, own_missing | own_added)
+            if swapped is not None:
+                return Diff(DiffClass.ILLEGAL_1, move=swapped[0], subtype="CASTLING_ILLEGAL", changed=changed,
+                            relocations=swapped[1])
         tos = _squares(own_added)
         froms = [sq for sq in _squares(own_missing) if not own_added & (1 << sq)]
         if len(froms) == 1 and len(tos) == 1:

@@ -76,7 +76,8 @@ class Recovery:
     Attributes:
         kind: see :class:`RecoveryKind`.
         moves: the sequence (``unique``).
-        candidates: the sequences that fit (``ambiguous``), each as long as the others.
+        candidates: the sequences that fit (``ambiguous``), each as long as the others (the engine adds those
+            one ply longer that leave the side whose clock runs to move: ``Downtime._recover``).
         method: ``"eeprom"`` (the board's log; ``"changes"`` when the only log was the changes seen after
             the restart) or ``"search"``.
         changes_used: for ``eeprom``: the index of the log entry that completed each move.
@@ -100,7 +101,8 @@ class Recovery:
                 self.method, "by search constrained by the changed squares")
             return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}"
         if self.kind is RecoveryKind.AMBIGUOUS:
-            return f"{len(self.candidates)} sequences of {len(self.candidates[0])} plies fit; the arbiter chooses"
+            plies = "/".join(str(n) for n in sorted({len(c) for c in self.candidates}))
+            return f"{len(self.candidates)} sequences of {plies} plies fit; the arbiter chooses"
         if self.kind is RecoveryKind.GAP:
             return f"no sequence of up to {self.detail} plies explains the board: a gap"
         return "the board shows the official position"

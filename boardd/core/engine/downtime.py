@@ -151,7 +151,18 @@ class Downtime:
         """When the held board will have been quiet long enough (a timer of the engine)."""
         if self.held is None or self.quiet_since is None:
             return None
-        return self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
+        due = self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
+        if self._clock_pending() and self.held_since is not None:
+            due = max(due, self.held_since + HOLD_S)  # the clock's reading (an event) comes first, as a rule
+        return due
+
+    def _clock_pending(self) -> bool:
+        """A clock was read in this game before the restart and not since: who has the move is not known yet.
+
+        Only a clock device counts (``clock_seen``): a board without one keeps time by the engine's model,
+        which shows times too but is never read again; waiting for it held the board through every restart.
+        """
+        return self.g.clock_seen and self.g.clock_resync
 
     def tick(self, outs: list[Output], at: float) -> None:
         """Any event: once the held board has been quiet ``SETTLE_S`` (no move in progress), recover.
@@ -171,14 +182,52 @@ class Downtime:
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
             return
-        mapped = self._mapped_held()
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
         overdue = self.held_since is not None and at - self.held_since >= HOLD_S
+        if self._clock_pending() and not overdue:
+            return  # the search is checked against the running clock (_recover): its first reading comes soon
+        mapped = self._mapped_held()
+        result = self._recover(mapped)
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
             return
         self._finish(outs, result, mapped, at)
+
+    def _recover(self, mapped: list[Content]) -> Recovery:
+        """:func:`recover` (the board's log, else the search), the search checked against the running clock.
+
+        The search takes the fewest plies whichever side they leave to move. The clock read since the restart
+        tells who has the move: the side whose clock runs (6.2.1: a player completes his move by pressing). A
+        shortest sequence that leaves the other side to move fits only if its last mover has not pressed yet;
+        when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
+        would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
+        """
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
+        turn = self._clock_turn()
+        if turn is None or result.method != "search" or result.kind not in (RecoveryKind.UNIQUE,
+                                                                            RecoveryKind.AMBIGUOUS):
+            return result
+        lines = [result.moves] if result.kind is RecoveryKind.UNIQUE else list(result.candidates)
+        plies = len(lines[0])
+        if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
+            return result
+        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET)
+        if longer.kind is RecoveryKind.UNIQUE:
+            other = [longer.moves]
+        elif longer.kind is RecoveryKind.AMBIGUOUS:
+            other = list(longer.candidates)
+        else:
+            return result  # the last mover has not pressed yet: the only way
+        # both kinds listed (at most 9, as the event carries): those the clock fits first
+        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
+                        nodes=result.nodes + longer.nodes)
+
+    def _clock_turn(self) -> chess.Color | None:
+        """The side whose clock runs, read since the restart (None: not read yet, paused, or down)."""
+        g = self.g
+        if not g.clock_seen or g.clock_resync or g.clock_down or g.paused:
+            return None
+        return g.running
 
     def _mapped_held(self) -> list[Content]:
         assert self.held is not None
@@ -240,7 +289,7 @@ class Downtime:
         if not self.pending or not self.g.playing or self.g.setting_up:
             return False
         self.pending = False
-        result = recover(self.g.board, self.g.phys.squares, log=self._mapped_log(), node_budget=NODE_BUDGET)
+        result = self._recover(list(self.g.phys.squares))
         self.log = ()
         if result.kind is RecoveryKind.NONE:
             return False
@@ -285,6 +334,12 @@ class Downtime:
         want = chess.Board(records[ply - 1].fen_after, chess960=self.g.board.chess960).board_fen()
         if board.board_fen() != want:
             return f"the moves lead to {board.board_fen()}, the gap stands for {want}"
+        if ply < len(records) and board.turn != records[ply].side:
+            # the record goes on with the side that moved after the gap: the moves must leave it to move
+            # (candidates of a gap may differ by a ply: Ra3 Kd8 or Ra2 Kd8 Ra3)
+            names = {chess.WHITE: "White", chess.BLACK: "Black"}
+            return (f"the moves leave {names[board.turn]} to move, the record goes on with "
+                    f"{names[records[ply].side]}'s move {records[ply].san}")
         return None
 
     def fill(self, outs: list[Output], ply: int, moves: tuple[str, ...], at: float) -> None:
@@ -481,8 +536,13 @@ class Downtime:
         for sq, content in enumerate(squares):
             if isinstance(content, chess.Piece):
                 board.set_piece_at(sq, content)
-        plies = len(result.candidates[0]) if result.candidates else None
-        # the side to move: after an odd number of plies the other side (unknown: kept, turned by its first move)
+        lengths = {len(c) % 2 for c in result.candidates}
+        plies = len(result.candidates[0]) if len(lengths) == 1 else None
+        turn = self._clock_turn()
+        if plies is not None and turn is not None and (not side if plies % 2 else side) != turn:
+            plies = None
+        # the side to move: after an odd number of plies the other side (unknown: kept, turned by its first move;
+        # so too when the candidates disagree on it, or with the side whose clock runs)
         board.turn = (not side) if plies is not None and plies % 2 else side
         board.castling_rights = self.g.board.castling_rights
         board.castling_rights = board.clean_castling_rights()

@@ -232,7 +232,7 @@ class Engine:
             at = self._last_t
         if (self.g.press is not None or self.g.cand is not None or self.g.model_started
                 or self.g.impossible_since is not None or self.g.restore_check is not None):
-            self._fire(outs, at, inclusive=False)
+            self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
         try:
             if type(event) is ClockReading:
@@ -253,7 +253,7 @@ class Engine:
             return outs
         if self.downtime.held is not None:
             self.downtime.tick(outs, now)
-        self._fire(outs, now, inclusive=True)
+        self._fire_safely(outs, now, inclusive=True)
         # the daemon's own clock may run a little ahead of the event stamps of queued events: advancing does
         # not move the event time line, so such events are not "time going backwards"
         if outs:
@@ -325,6 +325,15 @@ class Engine:
             board = chess.Board(rec.fen_after, chess960=g.chess960)
         words.append(self.g.result)
         return "\n".join(lines) + "\n\n" + " ".join(words) + "\n"
+
+    def _fire_safely(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
+        """The due timers, as :meth:`_fire`; an internal error is logged and reported as the events' are."""
+        try:
+            self._fire(outs, now, inclusive=inclusive)
+        except Exception:  # never crash on input: a timer is judged from the events before it
+            _LOGGER.exception("engine failed on a timer due at %.3f", now)
+            self.findings.raise_finding(outs, "SENSOR_FAULT", None, now, [Evidence(at=now, event="timer")],
+                                        text="internal error while processing the timers (logged)")
 
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         if (self.g.press is None and self.g.cand is None and not self.g.model_started

@@ -76,9 +76,15 @@ class MadeMoves:
         base = self.g.board.copy(stack=False)
         self.make(outs, move, at, completed=False, replaced=old)
         old_move = chess.Move.from_uci(old.uci)
-        if base.chess960 and base.is_castling(move) and old_move.from_square in (move.from_square, move.to_square):
-            # R27: a lone king step next to its start, then the rook (or the rook first, then the king): castling
-            # in an order the Laws do not forbid in Chess960 (F.3, Guidelines II.3)
+        rank = chess.square_rank(move.from_square)
+        halves = ((move.from_square, _castling_king_square(base, move)),  # the king onto its castling square
+                  (move.to_square, chess.square(5 if base.is_kingside_castling(move) else 3, rank))  # the rook
+                  ) if base.is_castling(move) else ()
+        if base.chess960 and (old_move.from_square, old_move.to_square) in halves:
+            # R27: a lone king step next to its start onto its castling square, then the rook (or the rook first
+            # onto its own, then the king): castling in an order the Laws do not forbid in Chess960 (F.3,
+            # Guidelines II.3). A king or rook released elsewhere first (a slide that stopped) is a released
+            # move changed (4.7), as in standard chess
             self.e.findings.raise_finding(outs, "CHESS960_CASTLING_ORDER", side, at, self.g.seg_evidence[-4:],
                         text=f"{old.san} was presumed released, then the rook completed {base.san(move)}: the "
                              "arbiter checks the intention (Guidelines II.3)")

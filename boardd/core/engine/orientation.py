@@ -62,6 +62,9 @@ class Orientation:
             return
         scores = [sum(1 for raw in chess.SQUARES if squares[raw] == expected.piece_at(table[raw]))
                   for table in _ROTATIONS]
+        turned_960 = self._chess960_rotation(squares)
+        if turned_960 is not None:
+            scores[turned_960] = 64  # a Chess960 start array the variant takes, in that frame (protocols.md §1.4)
         best = max(range(4), key=lambda k: (scores[k], k == self.g.rot))
         if scores[best] < 56 or best == self.g.rot:
             self.g.orientation_known = scores[self.g.rot] >= 56 or self.g.orientation_known
@@ -72,6 +75,28 @@ class Orientation:
                              "but the position must be transferred to a correctly placed board (7.2.2); "
                              "recognition follows the turned board")
         self.set_orientation(outs, best == 2, at, forced=False, rot=best)
+
+    def _chess960_rotation(self, squares: tuple[Content, ...]) -> int | None:
+        """The frame (quarter turns) in which the first dump shows a Chess960 start array the variant would take.
+
+        A DGT board does not rotate its numbering when it is turned round (protocols.md §1.4): a Chess960 array
+        on a board with White at the far edge matches the standard array on only part of the back ranks, too
+        few squares to tell the frame, and was read unturned (white pawns on the seventh rank): no start array.
+        """
+        game = self.g.game
+        if self.g.records or game.start_fen is not None or game.effective_variant == "standard":
+            return None
+        if any(content is not None and not isinstance(content, chess.Piece) for content in squares):
+            return None
+        for k, table in enumerate(_ROTATIONS):
+            placement = chess.BaseBoard.empty()
+            for raw in chess.SQUARES:
+                content = squares[raw]
+                if isinstance(content, chess.Piece):
+                    placement.set_piece_at(table[raw], content)
+            if placement.chess960_pos() is not None:
+                return k
+        return None
 
     def detect_orientation_changes(self, outs: list[Output], at: float) -> None:
         """Before the first move: a first change that only makes sense on a turned board flips it."""

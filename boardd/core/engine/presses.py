@@ -164,8 +164,10 @@ class Presses:
                 if self.e.whose_change.own_changed(side):
                     base = self.e.recognition.base_index()
                     bdiff = base.classify(self.g.phys)
-                    if bdiff.kind is not DiffClass.LEGAL and bdiff.kind is not DiffClass.NONE:
-                        # the made move was changed into something that is not a legal move
+                    if bdiff.kind is not DiffClass.LEGAL and bdiff.kind is not DiffClass.NONE \
+                            and self.g.board.move_stack:
+                        # the made move was changed into something that is not a legal move (a record going on
+                        # from an adopted position or a downtime gap has no move to undo: base_index)
                         last = self.g.records[-1]
                         self.g.board.pop()
                         self.g.records.pop()

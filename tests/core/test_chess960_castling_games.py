@@ -256,8 +256,20 @@ ILLEGAL = [
 ]
 
 
-@pytest.mark.parametrize("case", ILLEGAL, ids=[c[-1] for c in ILLEGAL])
-@pytest.mark.parametrize("procedure", ["recommended", "king_first", "rook_first", "same_scan"])
+def _possible(case: tuple[str, ...], procedure: str) -> bool:
+    """Whether a hand can castle *case* in the order *procedure*: the king cannot be put down on the rook's
+    square while the rook still stands there, nor the rook on the king's."""
+    _, _, king_to, rook_from, rook_to, _ = case
+    return not ((procedure == "king_first" and king_to == rook_from) or
+                (procedure == "rook_first" and rook_to == case[1]))
+
+
+ILLEGAL_ORDERS = [(case, procedure) for case in ILLEGAL
+                  for procedure in ("recommended", "king_first", "rook_first", "same_scan")
+                  if _possible(case, procedure)]
+
+
+@pytest.mark.parametrize(("case", "procedure"), ILLEGAL_ORDERS, ids=[f"{c[-1]}-{p}" for c, p in ILLEGAL_ORDERS])
 def test_castling_the_laws_do_not_allow_is_an_illegal_move(case: tuple[str, ...], procedure: str) -> None:
     fen, kf, kt, rf, rt, why = case
     board = chess.Board(fen, chess960=True)
@@ -271,8 +283,6 @@ def test_castling_the_laws_do_not_allow_is_an_illegal_move(case: tuple[str, ...]
         "rook_first": [(rook_from, None), (rook_to, rook), (king_from, None), (king_to, king)],
         "same_scan": ["scan", (king_from, None), (rook_from, None), "scan", (king_to, king), (rook_to, rook)],
     }[procedure]
-    if (procedure == "king_first" and king_to == rook_from) or (procedure == "rook_first" and rook_to == king_from):
-        pytest.skip("the square is taken: no hand can do it in that order")
     game = Game(board, random.Random(7))
     game.board = board.copy()
     game.t += 1.0

@@ -118,6 +118,11 @@ class Findings:
         if irr is None:
             _LOGGER.warning("arbiter command for unknown irregularity %s", irr_id)
             return
+        if status is Status.ACKNOWLEDGED and irr.status is Status.RESOLVED:
+            # Acknowledged on the tablet while the board resolved it (the pieces put back): it stays
+            # resolved; as "acknowledged" it would need the arbiter again, a second alert for one incident.
+            _LOGGER.info("acknowledgement of %s, already resolved: it stays resolved", irr_id)
+            return
         self.update_finding(outs, dataclasses.replace(irr, status=status, ruling=ruling if ruling else irr.ruling))
 
     def penalty(self, side: chess.Color, code: str, subtype: str | None = None) -> PenaltySuggestion | None:

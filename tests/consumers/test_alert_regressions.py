@@ -3,6 +3,10 @@
 * The arbiter acknowledges on the tablet an illegal move the board has already resolved (the pieces were
   put back while he walked over): the finding went back to ``acknowledged``, its card came back, a second
   alert for one incident.
+* The arbiter resolves an incident (its primary, the only finding the tablet's buttons address) whose
+  related findings ask for action too (T30: piece in hand, other hand, change out of turn): they stayed
+  open in the engine, so the retained ``state`` listed them for good, and a tablet that joined later (or a
+  restarted web service) drew the resolved incident as an open card ("main finding not received yet").
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import chess
 
 from boardd.core.contract import Publication, Publisher
 from boardd.core.engine import Engine
-from boardd.core.events import Acknowledge, Event
+from boardd.core.events import Acknowledge, Event, Resolve
 from boardd.core.outputs import IrregularityUpdated, Output, Severity, Status
 from tests.consumers.alerts import Tablet, Watch
 from tests.consumers.test_incidents import CORRECTION
@@ -79,6 +83,27 @@ def test_an_acknowledgement_after_the_board_resolved_the_illegal_move_does_not_r
     assert board.tablet.cards == {("t1", illegal): 1}
     assert board.tablet.banners == {("t1", illegal): 1}
     assert board.tablet.needing["t1"] == set()
+
+
+def test_resolving_an_incident_closes_its_related_findings_for_a_late_joiner_too() -> None:
+    played = run_scenario(SCENARIOS["T30"])
+    engine = played.engine
+    asking = [i for i in engine.irregularities if i.severity is not Severity.INFO]
+    primary = next(i for i in asking if i.incident is None)
+    assert primary.code == "CLOCK_PRESS_PIECE_IN_HAND" and len(asking) == 3
+    assert {i.incident for i in asking if i is not primary} == {primary.id}
+    board = Board(engine, at=2.0)
+    assert board.tablet.needing["t1"] == {primary.id}
+    assert board.late_tablet().needing["t1"] == {primary.id}
+    # the arbiter resolves the incident from the tablet (its buttons address the primary)
+    board.feed(Resolve(at=30.0, irregularity_id=primary.id, ruling="+2 min to Black"))
+    assert engine.state.open_irregularities == ()
+    assert all(i.status is Status.RESOLVED for i in engine.irregularities if i.severity is not Severity.INFO)
+    related = [i for i in engine.irregularities if i.incident == primary.id and i.severity is not Severity.INFO]
+    assert all(i.ruling == f"resolved with {primary.id}: +2 min to Black" for i in related)
+    assert board.tablet.needing["t1"] == set() and board.tablet.cards == {("t1", primary.id): 1}
+    late = board.late_tablet()
+    assert late.needing["t1"] == set() and not late.cards and not late.banners
 
 
 def test_an_acknowledgement_of_an_open_finding_still_acknowledges_it() -> None:

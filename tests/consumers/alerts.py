@@ -30,12 +30,14 @@ class Tablet:
 
     seen: set[str] = field(default_factory=set)                  # arbiter.js seenFlags
     needing: dict[str, set[str]] = field(default_factory=dict)   # board -> incidents drawn as cards now
-    cards: Counter[tuple[str, str]] = field(default_factory=Counter)    # (board, incident) -> appearances
-    banners: Counter[tuple[str, str]] = field(default_factory=Counter)  # (board, incident) -> banners
+    #: (board, game, incident) -> appearances as a card / banners rung (ids are unique within a game only)
+    cards: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    banners: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     hall_alerts: Counter[str] = field(default_factory=Counter)          # board -> times its tile turned red/amber
     ranked: dict[str, int] = field(default_factory=dict)
+    games: dict[str, str] = field(default_factory=dict)
     first_snapshot: bool = True
-    history: list[tuple[str, str, str]] = field(default_factory=list)   # (board, incident, what) for messages
+    history: list[tuple[str, str, str]] = field(default_factory=list)   # (board, incident, what), for messages
 
     def snapshot(self, views: Iterable[dict[str, Any]]) -> None:
         """A (re)connected socket's first message: every board's view."""
@@ -46,18 +48,22 @@ class Tablet:
     def view(self, view: dict[str, Any]) -> None:
         """A ``board`` message (or one board of a snapshot)."""
         board = str(view["board"])
-        # announce(): banner once per board/incident/severity, for an open illegal move
+        game = str(((view.get("state") or {}).get("game") or {}).get("id"))
+        # announce(): banner once per board/game/incident/severity, for an open illegal move
         for incident in view.get("incidents", []):
-            key = f"{board}/{incident['id']}/{incident['severity']}"
+            key = f"{board}/{game}/{incident['id']}/{incident['severity']}"
             if key in self.seen:
                 continue
             self.seen.add(key)
             if not self.first_snapshot and incident["severity"] == "illegal-move" and incident["status"] == "open":
-                self.banners[(board, incident["id"])] += 1
+                self.banners[(board, game, incident["id"])] += 1
                 self.history.append((board, incident["id"], "banner"))
         now = {str(i["id"]) for i in view.get("incidents", []) if i["needs_arbiter"]}
+        if self.games.get(board, game) != game:
+            self.needing[board] = set()  # a new game: the hub starts the board afresh
+        self.games[board] = game
         for ident in now - self.needing.get(board, set()):
-            self.cards[(board, ident)] += 1
+            self.cards[(board, game, ident)] += 1
             self.history.append((board, ident, "card"))
         for ident in self.needing.get(board, set()) - now:
             self.history.append((board, ident, "gone"))

@@ -172,11 +172,17 @@ class Engine:
     # ------------------------------------------------------------------ setup
 
     def _reset(self, game: GameInfo, at: float | None, carried: Game | None) -> None:
-        """A new game: fresh state, fresh rooms (the finding counter and the board's kind are kept)."""
+        """A new game: fresh state, fresh rooms (the board's kind is kept).
+
+        The finding counter starts again with every game: ids are stable within the game (the contract),
+        and the daemon, started again, rebuilds the current game from its ``NewGame`` in a fresh engine.
+        A counter carried over from the games before gave the rebuilt game other ids than those published
+        (a tablet showed its open findings again as new incidents; commands for the old ids were refused).
+        """
         if carried is None:
             self.g = Game(self.rules, game, at)
         else:
-            self.g = Game(self.rules, game, at, irr_counter=carried.irr_counter, field_updates=carried.field_updates)
+            self.g = Game(self.rules, game, at, field_updates=carried.field_updates)
         self.findings = Findings(self)
         self.board_input = BoardInput(self)
         self.orientation = Orientation(self)

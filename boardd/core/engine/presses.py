@@ -161,7 +161,8 @@ class Presses:
             own_ply = self.g.uncompleted.get(side)
             if own_ply is not None:
                 ply = own_ply
-                if self.e.whose_change.own_changed(side):
+                if self.e.whose_change.own_changed(side) and self.g.board.move_stack:
+                    # (a record going on from a gap or an adopted position has no move to undo: not "changed")
                     base = self.e.recognition.base_index()
                     bdiff = base.classify(self.g.phys)
                     if bdiff.kind is not DiffClass.LEGAL and bdiff.kind is not DiffClass.NONE:

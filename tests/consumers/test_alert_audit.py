@@ -145,6 +145,7 @@ class Hall:
     late_mismatches: list[tuple[float, list[str], list[str]]] = field(default_factory=list)
     web_restarts: int = 0
     journal: list[Event] = field(default_factory=list)  # every event fed (the daemon's journal)
+    wire: random.Random | None = None  # the page's service gets the messages reordered and redelivered
 
     def __post_init__(self) -> None:
         self.replay = Replay(self.sim.header, ReplayOptions(board=BOARD, prefix=PREFIX))
@@ -152,12 +153,21 @@ class Hall:
         self.web = Watch(PREFIX, [self.page])
 
     def publish(self, publications: Sequence[Publication]) -> None:
-        for p in publications:
+        wire: list[tuple[float, int, str, bytes]] = []
+        last: dict[str, float] = {}
+        for n, p in enumerate(publications):
             payload = p.payload_bytes()
             self.reference.take(p.topic, payload)
-            self.web.take(p.topic, payload)
             if p.retain:
                 self.retained[p.topic] = payload
+            # the page's service: topics overtake each other (each topic keeps its order), QoS 1 redeliveries
+            slot = n + (self.wire.uniform(0.5, 3.5) if self.wire is not None and self.wire.random() < 0.3 else 0.0)
+            slot = last[p.topic] = max(slot, last.get(p.topic, -1.0))
+            wire.append((slot, n, p.topic, payload))
+            if self.wire is not None and p.qos == 1 and self.wire.random() < 0.1:
+                wire.append((slot + self.wire.uniform(0.1, 4.0), n, p.topic, payload))
+        for _, _, topic, payload in sorted(wire):
+            self.web.take(topic, payload)
 
     def feed(self, event: Event) -> None:
         self.journal.append(event)
@@ -201,13 +211,13 @@ class Hall:
 
 
 def play(sim: SimulatedGame, *, seed: int, arbiter: bool = True, web_restarts: int = 3,
-         trouble: Callable[[Hall, list[Event], int], int] | None = None) -> Hall:
+         trouble: Callable[[Hall, list[Event], int], int] | None = None, wire: bool = False) -> Hall:
     """Play ``sim`` into a hall; the arbiter acknowledges and resolves what the tablet shows him.
 
     ``trouble(hall, events, n)`` may act before event ``n`` and return the index of the next event to feed.
     """
     rng = random.Random(seed)
-    hall = Hall(sim)
+    hall = Hall(sim, wire=random.Random(seed + 1) if wire else None)
     events = list(sim.events)
     restarts = set(rng.sample(range(1, len(events)), min(web_restarts, len(events) - 1)))
     commands: list[tuple[float, int, Event]] = []
@@ -276,6 +286,19 @@ def test_one_alert_per_incident_of_every_kind(kind: InjectionKind | CorrectionKi
         # the arbiter resolved everything: nothing left on the tablet, nothing open in the retained state
         assert hall.live.needing[BOARD] == set() and hall.page.needing[BOARD] == set()
         assert hall.replay.engine.state.open_irregularities == ()
+
+
+@pytest.mark.parametrize("kind", [InjectionKind.PRESS_PIECE_IN_HAND, InjectionKind.TWO_HANDS_CASTLING,
+                                  InjectionKind.LATE_PRESS, CorrectionKind.ILLEGAL_CAPTURE,
+                                  CorrectionKind.PAWN_NOT_REPLACED], ids=str)
+def test_messages_reordered_and_redelivered_raise_nothing_again(kind: InjectionKind | CorrectionKind) -> None:
+    """The page's web service gets each publication batch with the topics overtaking each other (each topic in
+    order, as MQTT keeps it) and QoS 1 redeliveries: the same cards and banners as the page that got them in
+    order."""
+    for sim in games(kind):
+        hall = play(sim, seed=sim.seed, wire=True)
+        alerts_per_incident(hall, hall.replay.engine.irregularities)
+        assert hall.page.needing[BOARD] == set()
 
 
 @pytest.mark.parametrize("seed", range(6))

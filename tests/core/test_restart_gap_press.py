@@ -1,10 +1,11 @@
-"""A daemon restart whose downtime the recovery cannot explain leaves a marked gap (docs/downtime.md); the
-record then goes on from the board's position, with no move to undo. A press judged after that (a timer of
-the engine) took the side's gap entry for a made move "changed into something not legal" and popped a move
-the board does not have: IndexError out of ``Engine.advance``, which the daemon's timer loop does not catch.
+"""Daemon restarts (docs/downtime.md), found by the alert audit (tests/consumers/test_alert_audit.py).
 
-Found by the alert audit (tests/consumers/test_alert_audit.py): a simulated game (seed 4, a press with the
-piece in hand at ply 42), the daemon down for 7.5 s while moves were played, the board's dump at the restart.
+* A restart whose downtime the recovery cannot explain leaves a marked gap; the record then goes on from the
+  board's position, with no move to undo. A press judged after that (a timer of the engine) took the side's
+  gap entry for a made move "changed into something not legal" and popped a move the board does not have:
+  IndexError out of ``Engine.advance``, which the daemon's timer loop does not catch.
+* A restart that missed nothing: the first dump was held for a quiet second and a move begun within it was
+  "recovered" at its first square (a false RELEASED_MOVE_CHANGED).
 """
 
 from __future__ import annotations
@@ -43,3 +44,34 @@ def test_a_press_after_a_restart_gap_is_judged_without_crashing() -> None:
     assert any(m.uci == "0000" for m in engine.state.moves)  # the marked gap
     codes = [i.code for i in engine.irregularities if i.severity is not Severity.INFO]
     assert codes == ["POSITION_MISMATCH_AT_PRESS"]  # the board at the press, for the arbiter to inspect
+
+
+def test_a_move_begun_just_after_a_restart_that_missed_nothing_is_no_changed_move() -> None:
+    """The daemon back before anything was played (its dump shows the official position, the clock not read
+    yet): the first dump was held for a quiet second, and a move begun within it was "recovered" at its first
+    square; the queen slid on d3-e3-f3-g3 then made a changed move of it (RELEASED_MOVE_CHANGED, a warning:
+    a false alert on the tablet). Found by the alert audit (simulated game seed 0, casual handling)."""
+    sim = simulate_game(random_game(0, max_plies=60), seed=0, profile="casual")
+    events = sim.events
+    n = next(i for i, e in enumerate(events) if e.at >= 234.76)  # a clock reading, 0.4 s before the queen's slide
+    assert isinstance(events[n], ClockReading) and isinstance(events[n + 1], SquareChanged)
+    engine = Engine(sim.header.rules, sim.header.game)
+    for event in events[:n]:
+        engine.advance(event.at)
+        engine.feed(event)
+    at = events[n].at  # the daemon is back: this reading was not seen
+    for link in (Link.CLOCK, Link.BOARD):
+        engine.feed(LinkChanged(at=at, link=link, up=False, detail=RESTART_DETAIL))
+    squares: list[Content] = [None] * 64
+    for event in events[:n]:
+        if isinstance(event, BoardSnapshot):
+            squares = list(event.squares)
+        elif isinstance(event, SquareChanged):
+            squares[event.square] = event.content
+    engine.feed(LinkChanged(at=at, link=Link.BOARD, up=True, detail="usb"))
+    engine.feed(BoardSnapshot(at=at, squares=tuple(squares)))
+    for event in events[n + 1:]:
+        engine.advance(event.at)
+        engine.feed(event)
+    assert [i.code for i in engine.irregularities if i.severity is not Severity.INFO] == []
+    assert [m.uci for m in engine.state.moves] == sim.moves

@@ -115,6 +115,14 @@ class Downtime:
         if self.held_since is None:
             self.held_since = at
         self.quiet_since = at
+        mapped = self._mapped_held()
+        if not self.log and self.g.playing and not self.g.setting_up \
+                and mapped == [self.g.board.piece_at(sq) for sq in chess.SQUARES]:
+            # Nothing was played meanwhile: reconciled at once (as after the quiet second), and what comes next
+            # is play. Held, a move begun within that second was "recovered" at its first square, so a piece
+            # slid on to its square made a changed move of it (RELEASED_MOVE_CHANGED, a false alert).
+            self._finish(outs, recover(self.g.board, mapped, node_budget=NODE_BUDGET, max_plies=0), mapped, at)
+            return True
         self._try_log(outs, at)
         return True
 

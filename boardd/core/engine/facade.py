@@ -172,11 +172,17 @@ class Engine:
     # ------------------------------------------------------------------ setup
 
     def _reset(self, game: GameInfo, at: float | None, carried: Game | None) -> None:
-        """A new game: fresh state, fresh rooms (the finding counter and the board's kind are kept)."""
+        """A new game: fresh state, fresh rooms (the board's kind is kept).
+
+        The finding counter starts again with every game: ids are stable within the game (the contract),
+        and the daemon, started again, rebuilds the current game from its ``NewGame`` in a fresh engine.
+        A counter carried over from the games before gave the rebuilt game other ids than those published
+        (a tablet showed its open findings again as new incidents; commands for the old ids were refused).
+        """
         if carried is None:
             self.g = Game(self.rules, game, at)
         else:
-            self.g = Game(self.rules, game, at, irr_counter=carried.irr_counter, field_updates=carried.field_updates)
+            self.g = Game(self.rules, game, at, field_updates=carried.field_updates)
         self.findings = Findings(self)
         self.board_input = BoardInput(self)
         self.orientation = Orientation(self)
@@ -207,7 +213,7 @@ class Engine:
             self.downtime.tick(outs, at)  # after a restart: the held board, once quiet, is recovered first
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None):
+                and g.restore_check is None and g.oot_recheck is None):
             # fast path of the most frequent event: no timer can be due
             self._last_t = at
             try:
@@ -231,7 +237,8 @@ class Engine:
                 _LOGGER.debug("event time went backwards (%d so far)", self._backwards)
             at = self._last_t
         if (self.g.press is not None or self.g.cand is not None or self.g.model_started
-                or self.g.impossible_since is not None or self.g.restore_check is not None):
+                or self.g.impossible_since is not None or self.g.restore_check is not None
+                or self.g.oot_recheck is not None):
             self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
         try:
@@ -267,6 +274,7 @@ class Engine:
                            if self.g.press else None, self.clock_readings.model_flag_due(),
                            self.board_input.impossible_due(),
                            self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
+                           self.g.oot_recheck,
                            self.clock_readings.held_due(), self.downtime.due())
                if d is not None]
         return min(due) if due else None
@@ -338,7 +346,7 @@ class Engine:
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         if (self.g.press is None and self.g.cand is None and not self.g.model_started
                 and self.g.impossible_since is None
-                and self.g.restore_check is None and self.g.held_reading is None):
+                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None):
             return
         t = self.rules.timing
         for _ in range(10000):
@@ -358,12 +366,16 @@ class Engine:
             held_due = self.clock_readings.held_due()
             if held_due is not None:
                 options.append((held_due, 5))
+            if self.g.oot_recheck is not None:
+                options.append((self.g.oot_recheck, 6))
             if not options:
                 return
             due, kind = min(options)
             if due > now or (due == now and not inclusive):
                 return
-            if kind == 5:
+            if kind == 6:
+                self.whose_change.recheck_out_of_turn(outs, due)
+            elif kind == 5:
                 self.clock_readings.confirm_held(outs)
             elif kind == 0:
                 self.presses.judge_press(outs, due)

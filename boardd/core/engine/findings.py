@@ -110,13 +110,36 @@ class Findings:
         return primary
 
     def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
+        before = self.g.irr.get(irr.id)
         self.g.irr[irr.id] = irr
         outs.append(IrregularityUpdated(irregularity=irr))
+        if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
+                and before.status is not Status.RESOLVED:
+            self._resolve_related(outs, irr)
+
+    def _resolve_related(self, outs: list[Output], primary: Irregularity) -> None:
+        """One incident, one status: the findings that joined ``primary`` and still ask for action close with it.
+
+        Consumers fold them under their primary (its status is the incident's), but only the primary has
+        the tablet's actions: left open they would stay in the state's ``open_irregularities`` for good, and
+        a late joiner (a restarted web service, a new tablet) would show a resolved incident as open. Those
+        joining it later (explicitly) are raised after this and keep their own status.
+        """
+        ruling = f"resolved with {primary.id}" + (f": {primary.ruling}" if primary.ruling else "")
+        for other in list(self.g.irr.values()):
+            if other.incident == primary.id and other.status in (Status.OPEN, Status.ACKNOWLEDGED):
+                self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
+                outs.append(IrregularityUpdated(irregularity=resolved))
 
     def set_status(self, outs: list[Output], irr_id: str, status: Status, ruling: str | None) -> None:
         irr = self.g.irr.get(irr_id)
         if irr is None:
             _LOGGER.warning("arbiter command for unknown irregularity %s", irr_id)
+            return
+        if status is Status.ACKNOWLEDGED and irr.status is Status.RESOLVED:
+            # Acknowledged on the tablet while the board resolved it (the pieces put back): it stays
+            # resolved; as "acknowledged" it would need the arbiter again, a second alert for one incident.
+            _LOGGER.info("acknowledgement of %s, already resolved: it stays resolved", irr_id)
             return
         self.update_finding(outs, dataclasses.replace(irr, status=status, ruling=ruling if ruling else irr.ruling))
 

@@ -161,13 +161,12 @@ class Presses:
             own_ply = self.g.uncompleted.get(side)
             if own_ply is not None:
                 ply = own_ply
-                if self.e.whose_change.own_changed(side):
+                if self.e.whose_change.own_changed(side) and self.g.board.move_stack:
+                    # (a record going on from a gap or an adopted position has no move to undo: not "changed")
                     base = self.e.recognition.base_index()
                     bdiff = base.classify(self.g.phys)
-                    if bdiff.kind is not DiffClass.LEGAL and bdiff.kind is not DiffClass.NONE \
-                            and self.g.board.move_stack:
-                        # the made move was changed into something that is not a legal move (a record going on
-                        # from an adopted position or a downtime gap has no move to undo: base_index)
+                    if bdiff.kind is not DiffClass.LEGAL and bdiff.kind is not DiffClass.NONE:
+                        # the made move was changed into something that is not a legal move
                         last = self.g.records[-1]
                         self.g.board.pop()
                         self.g.records.pop()

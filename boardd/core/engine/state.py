@@ -167,6 +167,9 @@ class Game:
         self.uncompleted: dict[chess.Color, int] = {}
         self.opp_started = False
         self.oot_raised = False  # an out-of-turn finding was raised in this segment (raised once)
+        #: a piece of the side without the move appeared on an empty square (no lift): judged once it stayed
+        #: T_flicker (a sensor glitch reverts sooner: SENSOR_FLICKER), at this time
+        self.oot_recheck: float | None = None
         self.opp_early_raised = False  # OPPONENT_STARTED_BEFORE_MOVE_MADE was raised in this segment
         self.pressed_no_move: chess.Color | None = None
         self.promo_seen = False

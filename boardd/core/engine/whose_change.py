@@ -112,6 +112,21 @@ class WhoseChange:
                     and irr.status is not Status.RESOLVED and irr.ply >= len(self.g.records) - 1:
                 self.e.findings.update_finding(outs, dataclasses.replace(irr, claim_deadline=at))
 
+    def _appeared(self, placed: list[int], actor: chess.Color) -> bool:
+        """Only pieces of ``actor`` on squares empty in the official position, and none of his missing."""
+        if any(self.g.index.piece_at(sq) is not None for sq in placed):
+            return False
+        if not any(sq == p for _, p, _ in self.g.seg_places for sq in placed):
+            return False
+        ci = 0 if actor == chess.WHITE else 1
+        return not (self.g.index.key[ci] & ~self.g.phys.key()[ci])
+
+    def recheck_out_of_turn(self, outs: list[Output], at: float) -> None:
+        """T_flicker after a piece appeared: still there (a change out of turn), or gone (a glitch, ignored)."""
+        self.g.oot_recheck = None
+        if self.g.mask and self.g.playing:
+            self.e.recognition.evaluate(outs, at, snapshot=False, batch=[])
+
     def check_out_of_turn_move(self, outs: list[Output], side: chess.Color, at: float) -> None:
         if self.g.pressed_no_move == side and not self.g.oot_raised and self.g.seg_places:
             last = self.g.seg_places[-1]
@@ -159,6 +174,12 @@ class WhoseChange:
             return  # only lifts so far (wait for where the piece goes), or the board being put right
         if all(self.g.index.piece_at(sq) is not None for sq in placed) and len(placed) == len(self.g.mask):
             return  # a piece read as another one on the same square: wait (sensor or flicker)
+        if not self.g.oot_raised and self._appeared(placed, actor):
+            since = max(t for t, sq, _ in self.g.seg_places if sq in placed)
+            if at < since + self.rules.timing.t_flicker:
+                # a piece out of nowhere (none of the actor's lifted) may be a sensor glitch: judged if it stays
+                self.g.oot_recheck = since + self.rules.timing.t_flicker
+                return
         if not self.g.oot_raised:
             self.g.oot_raised = True
             self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],

@@ -12,7 +12,7 @@ const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const RANK = {"illegal-move": 3, "warning": 2, "info": 1};
 const boards = new Map();      // board -> {view, receivedAt}
 const shown = boardFilter();   // ?round=&boards= : an arbiter's section
-const seenFlags = new Set();   // "board/incident/severity" already announced
+const seenFlags = new Set();   // "board/game/incident/severity" already announced
 const pending = new Map();     // command id -> {board, flag, name}
 const results = new Map();     // "board/flag" -> last command outcome text
 const early = new Map();       // command id -> cmd-result that arrived before the POST returned
@@ -564,12 +564,14 @@ function renderAll() {
 }
 
 // The banner and the sound: once per incident, when it is an open illegal move (a related finding
-// folded under an incident already announced does not ring again).
+// folded under an incident already announced does not ring again). Ids are unique within a game only:
+// the key names the game, or the next game's illegal move with an id seen before would not ring.
 function announce(view) {
   if (!shown(view)) return;
   const byId = new Map((view.flags || []).map((f) => [f.id, f]));
+  const game = view.state && view.state.game ? view.state.game.id : null;
   for (const incident of incidentsOf(view)) {
-    const key = view.board + "/" + incident.id + "/" + incident.severity;  // a primary may raise the severity
+    const key = [view.board, game, incident.id, incident.severity].join("/");  // a primary may raise the severity
     if (seenFlags.has(key)) continue;
     seenFlags.add(key);
     if (!firstSnapshot && incident.severity === "illegal-move" && incident.status === "open") {

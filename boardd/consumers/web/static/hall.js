@@ -50,7 +50,8 @@ function renderTile(entry) {
   node.className = `tile sev-${rank} link-${v.link || "unknown"}` + (v.result && v.result !== "*" ? " done" : "");
   node.dataset.rank = String(rank);
   node.dataset.link = v.link || "unknown";
-  const open = (v.flags || []).filter((f) => f.status !== "resolved").length;
+  // incidents that need the arbiter (notes and the related findings folded under an incident are no incident)
+  const open = (v.incidents || []).filter((i) => i.needs_arbiter).length;
   node.title = `Board ${v.board_no ?? v.board} (${v.board}): ${v.white} – ${v.black}; ` +
     `link ${v.link}${(v.link_why || []).length ? " (" + v.link_why.join("; ") + ")" : ""}; ` +
     `${open} open incident(s)`;

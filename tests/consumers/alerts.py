@@ -1,0 +1,103 @@
+"""The arbiter tablet's alerts, as the page computes them, over the hub's views (pure, no broker, no browser).
+
+What the tablet calls for the arbiter's attention (boardd/consumers/web/static/arbiter.js):
+
+* a **card**: every incident of a board's view with ``needs_arbiter`` (open or acknowledged) is drawn as one
+  card in the boards-that-need-you section; it leaves when the incident no longer needs the arbiter;
+* the **banner** (and the beep): ``announce()`` rings once per ``board/incident/severity`` key, for an
+  incident that is ``illegal-move`` and ``open``, never for what the page's first snapshot brings.
+
+:class:`Tablet` replays that logic over the hub's views (the same dicts the page receives) and counts, per
+incident, how many times it *appeared* as a card (absent -> present) and how many banners it rang. One
+incident is one alert: a card appears once, stays while it needs the arbiter, leaves once; the banner rings
+at most once. The hall page's tiles are coloured by ``rank`` (open incidents only): also counted per board.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from boardd.consumers.web.hub import Hub
+
+
+@dataclass
+class Tablet:
+    """One tablet page (arbiter.js) over one or several hubs in turn (a web service restart keeps the page)."""
+
+    seen: set[str] = field(default_factory=set)                  # arbiter.js seenFlags
+    needing: dict[str, set[str]] = field(default_factory=dict)   # board -> incidents drawn as cards now
+    #: (board, game, incident) -> appearances as a card / banners rung (ids are unique within a game only)
+    cards: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    banners: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    hall_alerts: Counter[str] = field(default_factory=Counter)          # board -> times its tile turned red/amber
+    ranked: dict[str, int] = field(default_factory=dict)
+    games: dict[str, str] = field(default_factory=dict)
+    first_snapshot: bool = True
+    history: list[tuple[str, str, str]] = field(default_factory=list)   # (board, incident, what), for messages
+
+    def snapshot(self, views: Iterable[dict[str, Any]]) -> None:
+        """A (re)connected socket's first message: every board's view."""
+        for view in views:
+            self.view(view)
+        self.first_snapshot = False
+
+    def view(self, view: dict[str, Any]) -> None:
+        """A ``board`` message (or one board of a snapshot)."""
+        board = str(view["board"])
+        game = str(((view.get("state") or {}).get("game") or {}).get("id"))
+        # announce(): banner once per board/game/incident/severity, for an open illegal move
+        for incident in view.get("incidents", []):
+            key = f"{board}/{game}/{incident['id']}/{incident['severity']}"
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            if not self.first_snapshot and incident["severity"] == "illegal-move" and incident["status"] == "open":
+                self.banners[(board, game, incident["id"])] += 1
+                self.history.append((board, incident["id"], "banner"))
+        now = {str(i["id"]) for i in view.get("incidents", []) if i["needs_arbiter"]}
+        if self.games.get(board, game) != game:
+            self.needing[board] = set()  # a new game: the hub starts the board afresh
+        self.games[board] = game
+        for ident in now - self.needing.get(board, set()):
+            self.cards[(board, game, ident)] += 1
+            self.history.append((board, ident, "card"))
+        for ident in self.needing.get(board, set()) - now:
+            self.history.append((board, ident, "gone"))
+        self.needing[board] = now
+        rank = int(view.get("rank") or 0)
+        if rank >= 2 and self.ranked.get(board, 0) < 2:
+            self.hall_alerts[board] += 1
+        self.ranked[board] = rank
+
+
+class Watch:
+    """A hub and the tablet pages that watch it: every message the hub sends to the arbiter reaches the pages."""
+
+    def __init__(self, prefix: str, tablets: Iterable[Tablet] = ()) -> None:
+        self.hub = Hub(prefix=prefix)
+        self.tablets = list(tablets)
+        self.now = 0.0
+        for tablet in self.tablets:
+            tablet.snapshot([])
+
+    def take(self, topic: str, payload: bytes) -> None:
+        self.now += 0.001
+        for message in self.hub.take(topic, payload, self.now):
+            if message.audience != "arbiter":
+                continue
+            body = json.loads(message.text)
+            if body.get("t") == "board":
+                for tablet in self.tablets:
+                    tablet.view(body["view"])
+
+    def views(self) -> list[dict[str, Any]]:
+        return [v for b in sorted(self.hub.hall.boards) if (v := self.hub.arbiter_view(b, self.now)) is not None]
+
+    def attach(self, tablet: Tablet) -> None:
+        """A page (re)connects its socket: the snapshot, then live messages."""
+        tablet.snapshot(self.views())
+        self.tablets.append(tablet)

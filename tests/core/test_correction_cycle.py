@@ -316,6 +316,7 @@ def test_the_forms_cover_every_variation() -> None:
 def test_an_illegal_move_noticed_after_the_reply_takes_both_back_without_a_takeback_finding() -> None:
     """7.5.1: found after Black replied, the position before the illegal move is reinstated (the reply with it);
     the reply taken back first is a step of the reinstatement, not a takeback by the players."""
+    from tests.core.test_correction_fixes import assert_reinstated
     from tests.core.test_scenarios import Scn, check, run
 
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 5000 PAUSE · "
@@ -324,6 +325,4 @@ def test_an_illegal_move_noticed_after_the_reply_takes_both_back_without_a_takeb
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
     check(scn, r)
-    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
-    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
-    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
+    assert_reinstated(r)

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from boardd.core.outputs import Status
-from tests.core.test_scenarios import Scn, check, run
+from tests.core.test_scenarios import Run, Scn, check, run
 
 _BACK_D = "2000 PAUSE · 2200 LEVER W · 2500 L c1 · 2600 L d1 · 2900 P e1 wK · 3100 P a1 wR · 3500 RESUME"
+
+
+def assert_reinstated(result: Run, *, ply: int = 4, seen: str = "+2:00") -> None:
+    """The illegal move's finding resolved by the reinstatement at *ply*, with the penalty time *seen* on the
+    clock in its ruling."""
+    illegal = next(i for i in result.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+    assert illegal.ruling.startswith(f"position reinstated at ply {ply}")
+    assert f"{seen} seen on the clock" in illegal.ruling
 
 
 def test_illegal_long_castling_begun_with_the_king_binds_the_king() -> None:
@@ -87,9 +96,7 @@ def test_an_illegal_move_found_two_moves_later_and_reinstated_from_the_tablet() 
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
     check(scn, r)
-    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
-    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
-    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
+    assert_reinstated(r)
     assert r.engine.state.illegal_moves_black == 0
 
 
@@ -104,9 +111,7 @@ def test_an_illegal_move_found_two_moves_later_and_put_back_on_the_board_move_by
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
     check(scn, r)
-    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
-    assert illegal.status is Status.RESOLVED and illegal.ruling is not None
-    assert illegal.ruling.startswith("position reinstated at ply 4") and "+2:00 seen on the clock" in illegal.ruling
+    assert_reinstated(r)
 
 
 def test_the_arbiters_two_hands_while_putting_the_position_back_are_no_players_two_handed_move() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
@@ -191,6 +192,26 @@ def _cases(n: int) -> list[Case]:
     return [Case(seed, *rng.choice(keys)) for seed in range(n)]
 
 
+def _judged_at_press(rig: Rig, rng: random.Random, offender: chess.Color, case: Case,
+                     fits: Callable[[list[Irregularity]], bool]) -> tuple[Irregularity | None, list[str]]:
+    """The offender presses: the finding that asks for the arbiter, when the findings then *fit*, with what is
+    wrong with its penalty time and articles for the case's edition; else None and what was raised."""
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    if not fits(first):
+        return None, [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    problems = []
+    penalty = PENALTY[(case.edition, case.tc)]
+    if finding.suggestion.add_to_opponent_s != penalty:
+        problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
+    if finding.articles != code_info(finding.code, case.edition).articles:
+        problems.append(f"articles {finding.articles}")
+    return finding, problems
+
+
 def illegal_then_press(case: Case) -> list[str]:
     rng = random.Random(case.seed)
     start = _random_game(rng, rng.randrange(6, 30))
@@ -219,19 +240,11 @@ def illegal_then_press(case: Case) -> list[str]:
         rig.t += rng.uniform(0.05, 0.3)
     rig.place(ill.to_square, piece)
     rig.t += rng.uniform(0.3, 1.5)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
-    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
-        return [f"at the press: {[(i.code, i.subtype) for i in first]}"]
-    finding = first[0]
-    problems = []
+    finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: len(first) == 1
+                                         and is_illegal_move_class(first[0].code, case.edition))
+    if finding is None:
+        return problems
     penalty = PENALTY[(case.edition, case.tc)]
-    if finding.suggestion.add_to_opponent_s != penalty:
-        problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
-    if finding.articles != code_info(finding.code, case.edition).articles:
-        problems.append(f"articles {finding.articles}")
     if finding.suggestion.reinstate_ply != ply:
         problems.append(f"reinstate_ply {finding.suggestion.reinstate_ply} != {ply}")
     _correct(rig, rng, before, offender, reinstate_ply=ply, hands=hands, clocking=clocking, penalty=penalty)
@@ -289,19 +302,11 @@ def pawn_not_replaced(case: Case) -> list[str]:
         rig.t += rng.uniform(0.05, 0.3)
     rig.place(b, pawn)
     rig.t += rng.uniform(0.3, 1.5)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
-    if [(i.code, i.subtype) for i in first] != [("PAWN_NOT_REPLACED", None)]:
-        return [f"at the press: {[(i.code, i.subtype) for i in first]}"]
-    finding = first[0]
-    problems = []
+    finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [(i.code, i.subtype) for i in first]
+                                         == [("PAWN_NOT_REPLACED", None)])
+    if finding is None:
+        return problems
     penalty = PENALTY[(case.edition, case.tc)]
-    if finding.suggestion.add_to_opponent_s != penalty:
-        problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
-    if finding.articles != code_info(finding.code, case.edition).articles:
-        problems.append(f"articles {finding.articles}")
     if case.edition >= 2014:
         queen = chess.Move(a, b, promotion=chess.QUEEN)
         if finding.suggestion.move != before.san(queen):
@@ -395,19 +400,10 @@ def illegal_castling(case: Case) -> list[str]:
         rig.t += rng.uniform(0.3, 0.6)
         rig.place(chess.parse_square(rt), rook)
         rig.t += rng.uniform(0.3, 0.8)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
-    if [i.code for i in first] != [code]:
-        return [f"at the press: {[(i.code, i.subtype) for i in first]}"]
-    finding = first[0]
-    problems = []
+    finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [i.code for i in first] == [code])
+    if finding is None:
+        return problems
     penalty = PENALTY[(case.edition, case.tc)]
-    if finding.suggestion.add_to_opponent_s != penalty:
-        problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
-    if finding.articles != code_info(finding.code, case.edition).articles:
-        problems.append(f"articles {finding.articles}")
     _correct(rig, rng, before, offender, reinstate_ply=0, hands=hands, clocking=clocking, penalty=penalty)
     if code == "CASTLING_INCOMPLETE_AT_PRESS":
         # 4.7.2 (4.6 b in 2009): the king was released on the castling square: castle on that side if legal

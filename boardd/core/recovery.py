@@ -76,8 +76,9 @@ class Recovery:
     Attributes:
         kind: see :class:`RecoveryKind`.
         moves: the sequence (``unique``).
-        candidates: the sequences that fit (``ambiguous``), each as long as the others (the engine adds those
-            one ply longer that leave the side whose clock runs to move: ``Downtime._recover``).
+        candidates: the sequences that fit (``ambiguous``). :func:`recover` gives them all of one length; the
+            engine may add those one ply longer that leave the side whose clock runs to move
+            (``Downtime._recover``).
         method: ``"eeprom"`` (the board's log; ``"changes"`` when the only log was the changes seen after
             the restart) or ``"search"``.
         changes_used: for ``eeprom``: the index of the log entry that completed each move.
@@ -92,6 +93,12 @@ class Recovery:
     nodes: int = 0
     detail: str = ""
     sans: tuple[str, ...] = field(default=())
+
+    def sequences(self) -> tuple[tuple[chess.Move, ...], ...]:
+        """The sequences found: the one (``unique``) or the candidates (``ambiguous``); none otherwise."""
+        if self.kind is RecoveryKind.UNIQUE:
+            return (self.moves,)
+        return self.candidates if self.kind is RecoveryKind.AMBIGUOUS else ()
 
     def describe(self) -> str:
         """One line for the finding and the event."""

@@ -59,6 +59,13 @@ class _Cycle:
     fixed: str | None = None  # the law-based move the board was put right to (7.5.2 queen, a finished move)
 
 
+def _reinstatable(irr: Irregularity) -> bool:
+    """An illegal move still unresolved whose position before it is to be reinstated (7.5.1): its correction
+    cycle can be (re)opened when the arbiter puts that position back."""
+    return irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
+        and irr.suggestion.reinstate_ply == irr.ply
+
+
 class Correction:
     """The arbiter's correction cycle (articles 7.5.1, 7.5.2, 7.5.5): reinstatement, restart, penalty time."""
 
@@ -82,8 +89,8 @@ class Correction:
         if self.cycle is not None and self.cycle.ply == ply:
             return True
         for irr in reversed(list(self.g.irr.values())):
-            if irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
-                    and irr.ply == ply and irr.suggestion.reinstate_ply == ply:
+            if irr.ply == ply and _reinstatable(irr):
+                assert irr.side is not None
                 self.open(irr, irr.side, ply)
                 if self.g.paused:  # paused before: the times now are what the arbiter's correction changes
                     self.on_pause(self.g.clock.white, self.g.clock.black)
@@ -101,13 +108,13 @@ class Correction:
             return
         key = g.phys.key()
         n = len(g.records)
-        for ply in range(n - 1, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
+        oldest = max(-1, n - 1 - _TAKEBACK_DEPTH)
+        for ply in range(n - 1, oldest, -1):
             if g.keys[ply] == key:
-                if g.paused:
-                    for back in range(ply, max(-1, n - 1 - _TAKEBACK_DEPTH), -1):
-                        if self.reopen(back):
-                            return
-                self.reopen(ply)
+                # paused: this ply or an earlier one (the moves taken back one by one); else this ply only
+                for back in range(ply, oldest if g.paused else ply - 1, -1):
+                    if self.reopen(back):
+                        return
                 return
 
     def arbiter_hands(self) -> bool:
@@ -138,9 +145,7 @@ class Correction:
         if g.regime == Regime.OTHERWISE.value:
             return False
         n = len(g.records)
-        return any(irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED
-                   and irr.side is not None and irr.suggestion.reinstate_ply == irr.ply
-                   and n - _TAKEBACK_DEPTH <= irr.ply < n for irr in g.irr.values())
+        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr) for irr in g.irr.values())
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next

@@ -212,19 +212,15 @@ class Downtime:
         """
         result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
         turn = self._clock_turn()
-        if turn is None or result.method != "search" or result.kind not in (RecoveryKind.UNIQUE,
-                                                                            RecoveryKind.AMBIGUOUS):
+        lines = result.sequences()
+        if turn is None or result.method != "search" or not lines:
             return result
-        lines = [result.moves] if result.kind is RecoveryKind.UNIQUE else list(result.candidates)
         plies = len(lines[0])
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
         longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET)
-        if longer.kind is RecoveryKind.UNIQUE:
-            other = [longer.moves]
-        elif longer.kind is RecoveryKind.AMBIGUOUS:
-            other = list(longer.candidates)
-        else:
+        other = longer.sequences()
+        if not other:
             return result  # the last mover has not pressed yet: the only way
         # both kinds listed (at most 9, as the event carries): those the clock fits first
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",

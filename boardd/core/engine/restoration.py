@@ -333,8 +333,8 @@ class Restoration:
         text = ("the board does not show the reinstated position: "
                 f"{describe_change(self.g.board, self.g.phys.squares)} (from the reinstated "
                 "position); recognition resumes when it does")
-        irr = self.g.irr.get(self.restore_irr) if self.restore_irr is not None else None
-        if irr is not None and irr.status is not Status.RESOLVED:
+        irr = self._open_restore_finding()
+        if irr is not None:
             self.e.findings.update_finding(outs, dataclasses.replace(
                 irr, suggestion=dataclasses.replace(irr.suggestion, text=text)))
             outs.append(StateChanged(at=due))
@@ -345,12 +345,17 @@ class Restoration:
             outs, "POSITION_DIVERGENCE", None, due, [Evidence(at=due, event="board")], text=text,
             reinstate_ply=len(self.g.records), incident=incident).id
 
+    def _open_restore_finding(self) -> Irregularity | None:
+        """The POSITION_DIVERGENCE of the reinstatement under way, while it is not resolved."""
+        irr = self.g.irr.get(self.restore_irr) if self.restore_irr is not None else None
+        return irr if irr is not None and irr.status is not Status.RESOLVED else None
+
     def restored(self, outs: list[Output], at: float) -> None:
         """The board shows the reinstated position: the finding of the wait (if any) resolves itself."""
-        irr = self.g.irr.get(self.restore_irr) if self.restore_irr is not None else None
+        irr = self._open_restore_finding()
         self.restore_irr = None
         self.divergence_key = None
-        if irr is not None and irr.status is not Status.RESOLVED:
+        if irr is not None:
             self.e.findings.update_finding(outs, dataclasses.replace(
                 irr, status=Status.RESOLVED, ruling="the board shows the reinstated position"))
             outs.append(StateChanged(at=at))

@@ -101,7 +101,8 @@ async def test_two_hands_incident_is_confirmed_or_dismissed_as_one(mosquitto: Br
     replay, last_at, publications, primary, at_press = two_hands_board()
     await publish(mosquitto, publications)
     received: list[tuple[str, dict[str, Any]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, daemon_side(mosquitto, replay, last_at, received):
+    async with running_web(mosquitto) as service, browser() as chromium, \
+            daemon_side(mosquitto, replay, last_at, received):
         await wait_until(lambda: BOARD in service.hub.hall.boards and len(service.hub.extra[BOARD].irregularities) > 1)
         errors: list[str] = []
         dialogs: list[str] = []
@@ -128,8 +129,8 @@ async def test_two_hands_incident_is_confirmed_or_dismissed_as_one(mosquitto: Br
         assert found[primary].ruling is not None and found[primary].ruling.startswith(f"resolved with {at_press}")
         assert primary not in replay.engine.state.open_irregularities
         assert at_press not in replay.engine.state.open_irregularities
-        side = "white" if found[at_press].side else "black"
-        illegal = replay.engine.state.illegal_moves_white if side == "white" else replay.engine.state.illegal_moves_black
+        state = replay.engine.state
+        illegal = state.illegal_moves_white if found[at_press].side else state.illegal_moves_black
         if button == "confirm":  # 2023, blitz 3+2: an illegal move (7.5.4); 7.5.5 with A.3: one minute, not two
             assert found[at_press].severity is Severity.ILLEGAL_MOVE and illegal == 1
             assert found[at_press].suggestion.add_to_opponent_s == 60

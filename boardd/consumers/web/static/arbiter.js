@@ -422,7 +422,15 @@ function linkState(v) {
   return v.online === false ? "offline" : v.online === true ? "online" : "unknown";
 }
 
-function trouble(v) { const l = linkState(v); return l === "offline" || l === "degraded" ? 1 : 0; }
+// The board's link incident: debounced by the service (link_alert: down a few seconds, or unstable — one
+// incident for a flapping link, not one per drop); an older service sends none: the link state as it comes.
+function linkAlert(v) {
+  if ("link_alert" in v) return v.link_alert;
+  const l = linkState(v);
+  return l === "offline" || l === "degraded" ? {kind: "down", down: true, drops: 0, text: ""} : null;
+}
+
+function trouble(v) { return linkAlert(v) ? 1 : 0; }
 
 // Incidents of a view; a service without incidents (older) gives one per flag, info ones as a log.
 function incidentsOf(v) {
@@ -450,14 +458,20 @@ function boardHead(v, entry) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
   const link = linkState(v);
-  if (link === "offline") head.append(el("span", "link-state offline", "OFFLINE"));
-  if (link === "degraded") head.append(el("span", "link-state degraded", "DEGRADED"));
+  const alert = linkAlert(v);
+  if (alert) {
+    const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
+      link === "degraded" ? "DEGRADED" : "LINK BACK";
+    head.append(el("span", "link-state " + (link === "offline" ? "offline" : "degraded"), word));
+  }
   return head;
 }
 
 function boardBody(v, card) {
   const link = linkState(v);
-  if ((link === "offline" || link === "degraded") && (v.link_why || []).length) {
+  const alert = linkAlert(v);
+  if (alert && alert.text) card.append(el("p", "link-alert", "Link: " + alert.text));
+  if (alert && (link === "offline" || link === "degraded") && (v.link_why || []).length) {
     const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
     card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
       (lost ? " — moves on this board are not being recorded." : "")));

@@ -5,7 +5,10 @@ What the tablet calls for the arbiter's attention (boardd/consumers/web/static/a
 * a **card**: every incident of a board's view with ``needs_arbiter`` (open or acknowledged) is drawn as one
   card in the boards-that-need-you section; it leaves when the incident no longer needs the arbiter;
 * the **banner** (and the beep): ``announce()`` rings once per ``board/incident/severity`` key, for an
-  incident that is ``illegal-move`` and ``open``, never for what the page's first snapshot brings.
+  incident that is ``illegal-move`` and ``open``, never for what the page's first snapshot brings;
+* **link trouble**: a board with a link incident (``link_alert``, debounced by the hub; from an older service
+  without it, the link state as it comes: offline or degraded) enters the needs-you list; counted per board
+  each time it enters (``link_alerts``).
 
 :class:`Tablet` replays that logic over the hub's views (the same dicts the page receives) and counts, per
 incident, how many times it *appeared* as a card (absent -> present) and how many banners it rang. One
@@ -35,6 +38,8 @@ class Tablet:
     banners: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     hall_alerts: Counter[str] = field(default_factory=Counter)          # board -> times its tile turned red/amber
     ranked: dict[str, int] = field(default_factory=dict)
+    link_alerts: Counter[str] = field(default_factory=Counter)          # board -> times it entered for its link
+    linked: dict[str, bool] = field(default_factory=dict)               # board -> in needs-you for its link now
     games: dict[str, str] = field(default_factory=dict)
     first_snapshot: bool = True
     history: list[tuple[str, str, str]] = field(default_factory=list)   # (board, incident, what), for messages
@@ -68,6 +73,13 @@ class Tablet:
         for ident in self.needing.get(board, set()) - now:
             self.history.append((board, ident, "gone"))
         self.needing[board] = now
+        # arbiter.js linkAlert(): the hub's debounced incident, else (an older service) the raw link state
+        trouble = view["link_alert"] is not None if "link_alert" in view else view.get("link") in ("offline",
+                                                                                                   "degraded")
+        if trouble and not self.linked.get(board):
+            self.link_alerts[board] += 1
+            self.history.append((board, "link", "card"))
+        self.linked[board] = trouble
         rank = int(view.get("rank") or 0)
         if rank >= 2 and self.ranked.get(board, 0) < 2:
             self.hall_alerts[board] += 1

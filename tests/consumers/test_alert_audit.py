@@ -247,8 +247,11 @@ def play(sim: SimulatedGame, *, seed: int, arbiter: bool = True, web_restarts: i
                 ack = event.at + rng.uniform(1.0, 20.0)
                 resolve = ack + rng.uniform(5.0, 90.0)
                 heapq.heappush(commands, (ack, len(commands) * 2, Acknowledge(at=ack, irregularity_id=key[1])))
-                heapq.heappush(commands, (resolve, len(commands) * 2 + 1,
-                                          Resolve(at=resolve, irregularity_id=key[1], ruling="warning given")))
+                # a suspected two-handed move: the tablet's Confirm two hands / Dismiss rule on its press finding
+                two_hands = incident.get("two_hands")
+                ruling = Resolve(at=resolve, irregularity_id=key[1], ruling="warning given") if two_hands is None \
+                    else Resolve(at=resolve, irregularity_id=two_hands, ruling="two hands", accept=rng.random() < 0.5)
+                heapq.heappush(commands, (resolve, len(commands) * 2 + 1, ruling))
     hall.publish(hall.replay.finish())
     while commands:
         hall.feed(heapq.heappop(commands)[2])

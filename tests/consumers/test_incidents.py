@@ -45,7 +45,7 @@ def test_a_related_finding_before_its_primary_makes_a_card_until_the_primary_arr
     related = flag("20-2", "warning", ply=20, incident="20-1")
     incidents, log = fold([related])
     assert incidents == [{"id": "20-1", "primary": None, "related": ["20-2"], "target": "20-2", "status": "open",
-                          "severity": "warning", "needs_arbiter": True, "ply": 20}]
+                          "severity": "warning", "needs_arbiter": True, "two_hands": None, "ply": 20}]
     assert log == []
     incidents, _ = fold([related, flag("20-1", "illegal-move", ply=20)])
     assert [(i["primary"], i["related"], i["target"], i["severity"]) for i in incidents] == [
@@ -204,3 +204,24 @@ def test_the_real_engines_touch_move_breach_after_a_self_resolved_illegal_move_s
     assert flags[by_code["ILLEGAL_MOVE"]["id"]]["status"] == "resolved" and not by_code["ILLEGAL_MOVE"]["needs_arbiter"]
     assert by_code["TOUCH_MOVE_VIOLATION"]["needs_arbiter"] and by_code["TOUCH_MOVE_VIOLATION"]["status"] == "open"
     assert view["rank"] == 2
+
+
+def test_a_two_hands_incident_names_the_press_finding_the_arbiter_rules_on() -> None:
+    """R19: the card of a suspected two-handed move leads with the suspicion; its Confirm two hands / Dismiss
+    address the TWO_HANDS_AT_PRESS folded under it (``two_hands``), for the whole incident."""
+    suspected = flag("30-1", ply=30, code="TWO_HANDS_SUSPECTED", incident=None)
+    at_press = flag("31-2", ply=31, code="TWO_HANDS_AT_PRESS", incident="30-1")
+    (incident,), _ = fold([suspected, at_press])
+    assert (incident["target"], incident["related"], incident["two_hands"]) == ("30-1", ["31-2"], "31-2")
+    (incident,), _ = fold([suspected])  # not pressed yet: nothing to confirm
+    assert incident["two_hands"] is None
+    (incident,), _ = fold([at_press])  # its primary not received yet: it leads, and is the one ruled on
+    assert (incident["target"], incident["two_hands"]) == ("31-2", "31-2")
+    # Confirmed: both resolved (the daemon closes the incident as one), nothing left to rule on.
+    (incident,), _ = fold([{**suspected, "status": "resolved"},
+                           {**at_press, "status": "resolved", "severity": "illegal-move"}])
+    assert (incident["status"], incident["needs_arbiter"], incident["two_hands"]) == ("resolved", False, None)
+    # A two-handed press that was an illegal move too (counted once): the arbiter rules on the illegal move.
+    illegal = flag("31-1", "illegal-move", ply=31, code="ILLEGAL_MOVE", incident=None)
+    (incident,), _ = fold([illegal, {**at_press, "incident": "31-1"}])
+    assert (incident["target"], incident["two_hands"]) == ("31-1", None)

@@ -521,7 +521,8 @@ async def test_tablet_board_trouble_events_and_board_commands(mosquitto: Broker,
                                gesture="kings on the centre squares", at=feeds[0].iso(feeds[0].now),
                                at_s=feeds[0].now)])
             t1, t2 = page.locator('.tboard[data-board="t1"]'), page.locator('.tboard[data-board="t2"]')
-            await page.wait_for_selector('.tboard[data-board="t2"][data-link="degraded"]', timeout=3000)
+            # t2 needs the arbiter once its link has been down for the grace period ([web] link_grace, 3 s)
+            await page.wait_for_selector('.tboard:not(.quiet)[data-board="t2"][data-link="degraded"]', timeout=6000)
             assert await t2.locator(".link-state").inner_text() == "DEGRADED"
             why = await t2.locator(".link-why").inner_text()
             assert "board disconnected (dgt /dev/ttyACM0)" in why and "USB read failed" in why

@@ -6,7 +6,7 @@ from __future__ import annotations
 import chess
 
 from boardd.core.events import Resolve
-from boardd.core.outputs import IrregularityRaised, Severity, Status
+from boardd.core.outputs import IrregularityRaised, IrregularityUpdated, Severity, Status
 from tests.core.test_scenarios import SCENARIOS, Scn, _code, run
 
 
@@ -78,3 +78,33 @@ def test_an_entry_that_is_no_legal_move_names_what_the_hand_did() -> None:
         assert (last.uci, last.legal) == (uci, False), name
     pawn = run(Scn("J", "0 L e7 · 300 P e8 wP · 1000 C W", ("!",), ("PAWN_NOT_REPLACED",)))
     assert [(m.uci, m.legal) for m in pawn.engine.state.moves] == [("e7e8", False)]
+
+
+def _two_hands_incident(scenario: str) -> tuple[object, str, str]:
+    r = run(SCENARIOS[scenario])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    primary = next(i for i in r.engine.irregularities if i.id == at_press.incident)
+    assert primary.code == "TWO_HANDS_SUSPECTED" and primary.status is Status.OPEN
+    return r, at_press.id, primary.id
+
+
+def test_confirming_two_hands_closes_the_incident_as_one() -> None:
+    """The ruling on TWO_HANDS_AT_PRESS closes its TWO_HANDS_SUSPECTED too (one incident, nothing left open);
+    the primary goes out first, so no consumer sees an open incident with an illegal-move finding in it."""
+    r, at_press, primary = _two_hands_incident("T08")
+    outs = r.engine.feed(Resolve(at=10.0, irregularity_id=at_press, ruling="confirmed", accept=True))
+    updated = [(o.irregularity.id, o.irregularity.status, o.irregularity.severity) for o in outs
+               if isinstance(o, IrregularityUpdated)]
+    assert updated == [(primary, Status.RESOLVED, Severity.WARNING), (at_press, Status.RESOLVED, Severity.ILLEGAL_MOVE)]
+    closed = next(i for i in r.engine.irregularities if i.id == primary)
+    assert closed.ruling == f"resolved with {at_press}: confirmed"
+    assert r.engine.state.open_irregularities == () and r.engine.state.illegal_moves_white == 1
+
+
+def test_dismissing_two_hands_closes_the_incident_without_a_penalty() -> None:
+    r, at_press, primary = _two_hands_incident("T08")
+    r.engine.feed(Resolve(at=10.0, irregularity_id=at_press, ruling="dismissed", accept=False))
+    found = {i.id: i for i in r.engine.irregularities}
+    assert found[primary].status is Status.RESOLVED and found[at_press].status is Status.RESOLVED
+    assert found[at_press].severity is Severity.WARNING and r.engine.state.illegal_moves_white == 0
+    assert r.engine.state.open_irregularities == ()

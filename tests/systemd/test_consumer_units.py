@@ -20,6 +20,7 @@ import pytest
 from boardd.consumers.relay import load_config, relay_config
 from boardd.consumers.web.app import web_config
 from boardd.consumers.web.auth import hash_password, verify_password
+from boardd.consumers.web.links import LinkPolicy
 from boardd.core.contract import Publisher
 from tests.mosquitto import Broker
 from tests.record.factories import make_state
@@ -87,6 +88,7 @@ def test_example_configs_load_through_the_services_loaders() -> None:
     assert (web.host, web.port, web.idle_timeout, web.cookie_secure, web.sound) == ("127.0.0.1", 8080, 14400.0,
                                                                                      False, True)
     assert web.users == {}  # no account ships with the example
+    assert web.links == LinkPolicy(grace=3.0, unstable=3, window=60.0, settle=10.0)  # the tablet's link debounce
 
 
 def uncomment(text: str) -> str:

@@ -45,6 +45,7 @@ from aiohttp import WSMsgType, web
 from boardd.consumers.relay import MqttSettings, consume_forever, load_config, run_service
 from boardd.consumers.web.auth import LoginThrottle, Session, SessionStore, hash_password, verify_password
 from boardd.consumers.web.hub import BRIDGE_TOPIC, WEB_KINDS, Audience, Hub
+from boardd.consumers.web.links import LinkPolicy
 from boardd.core.errors import ConfigError
 
 __all__ = ["WebConfig", "WebService", "configure_parser", "run", "web_config"]
@@ -95,6 +96,7 @@ class WebConfig:
     idle_timeout: float = 4 * 3600
     title: str = "boardd"
     sound: bool = True
+    links: LinkPolicy = field(default_factory=LinkPolicy)
 
 
 def web_config(doc: Mapping[str, Any], mqtt: MqttSettings, *, path: str = "") -> WebConfig:
@@ -124,7 +126,11 @@ def web_config(doc: Mapping[str, Any], mqtt: MqttSettings, *, path: str = "") ->
                          users={str(k): str(v) for k, v in users.items()}, command_token=token,
                          cookie_secure=bool(section.get("cookie_secure", False)),
                          idle_timeout=float(section.get("idle_timeout", 4 * 3600)),
-                         title=str(section.get("title", "boardd")), sound=bool(section.get("sound", True)))
+                         title=str(section.get("title", "boardd")), sound=bool(section.get("sound", True)),
+                         links=LinkPolicy(grace=float(section.get("link_grace", 3.0)),
+                                          unstable=int(section.get("link_unstable_drops", 3)),
+                                          window=float(section.get("link_window", 60.0)),
+                                          settle=float(section.get("link_settle", 10.0))))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc), path=path, key="web") from exc
 
@@ -149,7 +155,7 @@ class WebService:
     def __init__(self, config: WebConfig, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.clock = clock
-        self.hub = Hub(prefix=config.mqtt.prefix)
+        self.hub = Hub(prefix=config.mqtt.prefix, links=config.links)
         self.sessions = SessionStore(idle_timeout=config.idle_timeout)
         self.throttle = LoginThrottle()
         self.clients: set[_Client] = set()
@@ -412,7 +418,8 @@ class WebService:
     async def _clock_loop(self) -> None:
         while True:
             await asyncio.sleep(CLOCK_FLUSH)
-            for message in self.hub.flush_clocks(self.clock()):
+            now = self.clock()
+            for message in [*self.hub.flush_clocks(now), *self.hub.links_due(now)]:
                 self.publish_to_clients(message.audience, message.text)
 
     async def serve(self, *, ready: Callable[[WebService], Awaitable[None] | None] | None = None) -> None:

@@ -21,12 +21,20 @@ longer lists as open was resolved while this service was away).
 
 Times: the caller passes a monotonic ``now`` so that clock readings carry their age; the
 browser counts the running side down from there.
+
+Link trouble: ``link`` (both audiences) is the board's link as last reported; the tablet's
+``link_alert`` is debounced (:mod:`boardd.consumers.web.links`): a board needs the arbiter for its
+link only after it has been down for a few seconds, and a flapping link is one incident ("link
+unstable: N drops in the last minute"). The caller calls :meth:`Hub.links_due` a few times a second:
+an incident starts or ends with time, not only with messages.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
+import math
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +42,7 @@ from typing import Any, Literal
 
 from boardd.consumers.relay import Hall
 from boardd.consumers.web.incidents import SEVERITY_RANK, finding_status, fold, incident_of
+from boardd.consumers.web.links import LinkPolicy, LinkWatch
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -88,9 +97,11 @@ class Hub:
     Args:
         prefix: MQTT topic prefix.
         title: code -> plain words (default: :func:`code_title`).
+        links: the link debounce (``[web] link_*``).
     """
 
-    def __init__(self, *, prefix: str = "boardd", title: Callable[[str, int | None], str] = code_title) -> None:
+    def __init__(self, *, prefix: str = "boardd", title: Callable[[str, int | None], str] = code_title,
+                 links: LinkPolicy | None = None) -> None:
         self.hall = Hall(prefix=prefix)
         self.title = title
         self.extra: dict[str, BoardExtra] = {}
@@ -99,6 +110,10 @@ class Hub:
         self._dirty_clocks: set[str] = set()
         #: board -> is its Pi bridge connected (absent: no bridge seen, e.g. a direct connection)
         self.bridges: dict[str, bool] = {}
+        self.links = links if links is not None else LinkPolicy()
+        #: board -> its link through time (debounced link trouble), and what the tablet was last sent of it
+        self.watches: dict[str, LinkWatch] = {}
+        self._link_keys: dict[str, tuple[object, ...] | None] = {}
 
     # Input.
 
@@ -111,6 +126,7 @@ class Hub:
             if self.bridges.get(board) == connected:
                 return []
             self.bridges[board] = connected
+            self._observe_link(board, now, None)  # the bridge notification carries no time: it is now
             return self._board_messages(board, now)
         parsed = self.hall.parse_topic(topic)
         if parsed is None:
@@ -148,6 +164,7 @@ class Hub:
                 extra.clock, extra.clock_key, extra.clock_received = clock, key, now
             return self._board_messages(board, now)
         if kind == "status":
+            self._observe_link(board, now, _status_time(body))
             return self._board_messages(board, now)
         if kind == "move":
             extra.last_move = body
@@ -165,6 +182,32 @@ class Hub:
             extra.events.append(body)
             return self._board_messages(board, now, public=False)
         return []
+
+    def _observe_link(self, board: str, now: float, at: float | None) -> None:
+        watch = self.watches.get(board)
+        if watch is None:
+            watch = self.watches[board] = LinkWatch(self.links)
+        watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at)
+        self._link_keys[board] = watch.key(now)
+
+    def links_due(self, now: float) -> list[Message]:
+        """The tablet views of the boards whose link incident started, changed or ended with time alone."""
+        out: list[Message] = []
+        for board, watch in self.watches.items():
+            watch.update(now)
+            key = watch.key(now)
+            if key != self._link_keys.get(board):
+                self._link_keys[board] = key
+                out += self._board_messages(board, now, public=False)
+        return out
+
+    def link_alert(self, board: str, now: float) -> dict[str, Any] | None:
+        """The board's link incident for the tablet (debounced), or None."""
+        watch = self.watches.get(board)
+        if watch is None:
+            return None
+        watch.update(now)
+        return watch.alert(now)
 
     def _cmd_result(self, board: str, payload: bytes) -> list[Message]:
         # Answers are matched on the command id, not deduped on seq: the envelope is optional here.
@@ -292,6 +335,7 @@ class Hub:
             "state": {k: v for k, v in state.items() if k != "irregularities"},
             "status": record.status,
             "link_why": self.link(board)[1],
+            "link_alert": self.link_alert(board, now),
             "flags": flags,
             "open_ids": open_ids,
             "incidents": incidents,
@@ -370,6 +414,21 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
         if _key(extra.irregularities.get(ident)) >= key:
             continue
         extra.irregularities[ident] = {**item, "session": key[0], "seq": key[1]}
+
+
+def _status_time(body: dict[str, Any]) -> float | None:
+    """When the status's link change happened (``link_change.at_s``), else when it was published (``ts``)."""
+    change = body.get("link_change")
+    at = change.get("at_s") if isinstance(change, dict) else None
+    if isinstance(at, int | float) and not isinstance(at, bool) and math.isfinite(at):
+        return float(at)
+    ts = body.get("ts")
+    if isinstance(ts, str):
+        try:
+            return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 def _game_id(state: object) -> object:

@@ -131,6 +131,23 @@ class Findings:
                 self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
                 outs.append(IrregularityUpdated(irregularity=resolved))
 
+    def close_two_hands(self, outs: list[Output], resolved: Irregularity) -> None:
+        """A TWO_HANDS_AT_PRESS confirmed or dismissed closes its incident, a TWO_HANDS_SUSPECTED, as one.
+
+        The press finding is the one the arbiter rules on (R19), but the incident's primary is the suspicion
+        raised when the hands were seen: left open, the tablet would keep a card for an incident already
+        ruled on. The primary goes out first (``resolved with <id>: <ruling>``), then the ruled finding: a
+        confirmed one is of severity illegal-move, and shown while its primary was still open it would read
+        as a new open illegal move. An incident led by another primary (an illegal move the two-handed
+        press also was, counted once) is not closed by it: the arbiter rules on that primary.
+        """
+        self.g.irr[resolved.id] = resolved  # not closed again below as a related finding of its primary
+        primary = self.g.irr.get(resolved.incident) if resolved.incident else None
+        if primary is not None and primary.code == "TWO_HANDS_SUSPECTED" and primary.status is not Status.RESOLVED:
+            ruling = f"resolved with {resolved.id}" + (f": {resolved.ruling}" if resolved.ruling else "")
+            self.update_finding(outs, dataclasses.replace(primary, status=Status.RESOLVED, ruling=ruling))
+        self.update_finding(outs, resolved)
+
     def set_status(self, outs: list[Output], irr_id: str, status: Status, ruling: str | None) -> None:
         irr = self.g.irr.get(irr_id)
         if irr is None:

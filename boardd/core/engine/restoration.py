@@ -226,8 +226,13 @@ class Restoration:
             self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,
                                                                      ruling=ruling))
             return
-        if irr.code == "TWO_HANDS_AT_PRESS" and event.accept and irr.side is not None:
-            self.confirm_two_hands(outs, irr, ruling, at)
+        if irr.code == "TWO_HANDS_AT_PRESS":
+            # Confirmed (7.5.4) or dismissed: the suspected two-handed move it completed closes with it.
+            ruled = (self.confirm_two_hands(irr, ruling) if event.accept and irr.side is not None else
+                     dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+            self.e.findings.close_two_hands(outs, ruled)
+            if ruled.severity is not irr.severity:  # an illegal move now: the state's count changed
+                outs.append(StateChanged(at=at))
             return
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
@@ -238,26 +243,25 @@ class Restoration:
             else:
                 self.adopt_divergence(outs, irr, at)
 
-    def confirm_two_hands(self, outs: list[Output], irr: Irregularity, ruling: str, at: float) -> None:
+    def confirm_two_hands(self, irr: Irregularity, ruling: str) -> Irregularity:
         """R19: the arbiter confirms a two-handed move; from 2018 it is then an illegal move (7.5.4, 7.5.5).
 
         It counts once: not when the same move was already an illegal move of its own (its incident's primary).
+        Returns the finding resolved (the caller publishes it).
         """
         assert irr.side is not None
         primary = self.g.irr.get(irr.incident) if irr.incident else None
         counted = primary is not None and is_illegal_move_class(primary.code, self.g.edition)
         if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
-            self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
-            return
+            return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
         pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")
         assert pen is not None
         sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                   remove_from_offender_s=pen.remove_from_offender_s,
                                   reinstate_ply=irr.suggestion.reinstate_ply or irr.ply,
                                   text=f"confirmed two-handed move (7.5.4): {pen.text}")
-        self.e.findings.update_finding(outs, dataclasses.replace(
-            irr, severity=Severity.ILLEGAL_MOVE, suggestion=sug, status=Status.RESOLVED, ruling=ruling))
-        outs.append(StateChanged(at=at))
+        return dataclasses.replace(irr, severity=Severity.ILLEGAL_MOVE, suggestion=sug, status=Status.RESOLVED,
+                                   ruling=ruling)
 
     def adopt_divergence(self, outs: list[Output], irr: Irregularity, at: float) -> None:
         """A POSITION_DIVERGENCE dismissed (no reinstatement): the game goes on from the board.

@@ -316,17 +316,20 @@ function relatedItem(flag, view) {
   return item;
 }
 
-function actions(boardId, flag) {
+function actions(boardId, flag, incident) {
   const row = el("div", "actions");
   const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
   ack.disabled = flag.status !== "open";
   const ruling = draftInput(boardId, flag.id + "/ruling", "ruling-text", "ruling (e.g. +2 min to Black)");
-  // A suspected two-handed move is a warning until the arbiter confirms it (rules-spec R19): "Resolve" dismisses
-  // it; only "Confirm" makes it an illegal move (7.5.4, penalty and count from 2018).
-  const twoHands = flag.code === "TWO_HANDS_AT_PRESS";
+  // A suspected two-handed move is a warning until the arbiter confirms it (rules-spec R19): "Dismiss" rules it
+  // out; only "Confirm two hands" makes it an illegal move (7.5.4, penalty and count from 2018). Both rule on the
+  // incident's TWO_HANDS_AT_PRESS (the hub's incident.two_hands; the card may lead with its TWO_HANDS_SUSPECTED),
+  // and the daemon closes the whole incident with that ruling. The outcome shows on the card (flag.id).
+  const twoHandsId = (incident && incident.two_hands) || (flag.code === "TWO_HANDS_AT_PRESS" ? flag.id : null);
+  const twoHands = twoHandsId !== null;
   const resolve = button("resolve", twoHands ? "Dismiss" : "Resolve", () =>
     sendCommand(boardId, flag.id, "resolve", twoHands
-      ? {irregularity: flag.id, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
+      ? {irregularity: twoHandsId, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
       : {irregularity: flag.id, ruling: ruling.value || null}));
   const plyInput = el("input", "ply");
   plyInput.dataset.key = flag.id + "/ply";
@@ -350,7 +353,7 @@ function actions(boardId, flag) {
     row.append(button("confirm", "Confirm two hands", () => {
       if (confirm(`Confirm the two-handed move on board ${boardId}? From 2018 it is then an illegal move (7.5.4).`)) {
         sendCommand(boardId, flag.id, "resolve",
-                    {irregularity: flag.id, ruling: ruling.value || "confirmed: two hands (7.5.4)", accept: true});
+                    {irregularity: twoHandsId, ruling: ruling.value || "confirmed: two hands (7.5.4)", accept: true});
       }
     }));
   }
@@ -397,7 +400,7 @@ function incidentCard(boardId, view, incident, byId) {
   }
   const outcome = outcomeLine(boardId + "/" + lead.id);
   if (outcome) card.append(outcome);
-  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead));
+  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead, incident));
   if (related.length) {
     const fold = el("details", "related");
     const key = boardId + "/" + incident.id;
@@ -419,7 +422,15 @@ function linkState(v) {
   return v.online === false ? "offline" : v.online === true ? "online" : "unknown";
 }
 
-function trouble(v) { const l = linkState(v); return l === "offline" || l === "degraded" ? 1 : 0; }
+// The board's link incident: debounced by the service (link_alert: down a few seconds, or unstable — one
+// incident for a flapping link, not one per drop); an older service sends none: the link state as it comes.
+function linkAlert(v) {
+  if ("link_alert" in v) return v.link_alert;
+  const l = linkState(v);
+  return l === "offline" || l === "degraded" ? {kind: "down", down: true, drops: 0, text: ""} : null;
+}
+
+function trouble(v) { return linkAlert(v) ? 1 : 0; }
 
 // Incidents of a view; a service without incidents (older) gives one per flag, info ones as a log.
 function incidentsOf(v) {
@@ -447,14 +458,20 @@ function boardHead(v, entry) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
   const link = linkState(v);
-  if (link === "offline") head.append(el("span", "link-state offline", "OFFLINE"));
-  if (link === "degraded") head.append(el("span", "link-state degraded", "DEGRADED"));
+  const alert = linkAlert(v);
+  if (alert) {
+    const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
+      link === "degraded" ? "DEGRADED" : "LINK BACK";
+    head.append(el("span", "link-state " + (link === "offline" ? "offline" : "degraded"), word));
+  }
   return head;
 }
 
 function boardBody(v, card) {
   const link = linkState(v);
-  if ((link === "offline" || link === "degraded") && (v.link_why || []).length) {
+  const alert = linkAlert(v);
+  if (alert && alert.text) card.append(el("p", "link-alert", "Link: " + alert.text));
+  if (alert && (link === "offline" || link === "degraded") && (v.link_why || []).length) {
     const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
     card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
       (lost ? " — moves on this board are not being recorded." : "")));

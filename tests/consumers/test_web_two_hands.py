@@ -1,0 +1,151 @@
+"""A suspected two-handed move, end to end: engine → contract → Mosquitto → ``boardd web`` → headless Chromium → back.
+
+The simulator plays a game with a castling made with two hands (rules-spec R19): the engine raises
+``TWO_HANDS_SUSPECTED`` and, at the press, ``TWO_HANDS_AT_PRESS`` in the same incident. The tablet shows one
+card, led by the suspicion, with **Confirm two hands** and **Dismiss**; the click goes through the web
+service to ``{prefix}/{board}/cmd/resolve``, where a stand-in for the daemon's command handler
+(``boardd.daemon.commands.parse_command``, then the same engine through ``boardd.daemon.replay.Replay``)
+applies it and publishes what the daemon would. The incident must then close as one: no card left for it,
+no related card, the engine's findings all resolved, and a confirmation counted as an illegal move with the
+edition's penalty (2023, blitz: 7.5.4, 7.5.5 and A.3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from boardd.core.outputs import Severity, Status
+from boardd.daemon.commands import parse_command
+from boardd.daemon.replay import Replay, ReplayOptions
+from drivers.sim import InjectionKind
+from tests.consumers.test_alert_audit import games
+from tests.consumers.test_web import PASSWORD, PREFIX, USER, browser, publish, running_web, wait_until
+from tests.mosquitto import Broker
+
+pytestmark = [pytest.mark.browser, pytest.mark.broker]
+
+BOARD = "t1"
+
+
+def two_hands_board() -> tuple[Replay, float, list[tuple[str, bytes, bool, int]], str, str]:
+    """The simulated board up to the end of its game (not finished): replay, publications, the two findings."""
+    sim = games(InjectionKind.TWO_HANDS_CASTLING)[0]
+    replay = Replay(sim.header, ReplayOptions(board=BOARD, prefix=PREFIX))
+    publications = [(p.topic, p.payload_bytes(), p.retain, p.qos) for event in sim.events for p in replay.feed(event)]
+    at_press = next(i for i in replay.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    assert at_press.incident is not None and at_press.status is Status.OPEN
+    primary = next(i for i in replay.engine.irregularities if i.id == at_press.incident)
+    assert primary.code == "TWO_HANDS_SUSPECTED" and primary.status is Status.OPEN
+    assert replay.engine.state.result == "*"
+    return replay, sim.events[-1].at, publications, primary.id, at_press.id
+
+
+@contextlib.asynccontextmanager
+async def daemon_side(broker: Broker, replay: Replay, last_at: float,
+                      received: list[tuple[str, dict[str, Any]]]) -> Any:
+    """The daemon's command handler for the board: parse, feed the engine, publish its outputs and the answer."""
+    ready = asyncio.Event()
+    times = [last_at]
+
+    async def serve() -> None:
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            await client.subscribe(f"{PREFIX}/{BOARD}/cmd/#", qos=1)
+            ready.set()
+            async for message in client.messages:
+                raw = message.payload if isinstance(message.payload, bytes) else b""
+                name = str(message.topic).rsplit("/", 1)[-1]
+                received.append((name, json.loads(raw)))
+                at = times[-1] + 1.0  # the daemon's timeline: after the board's last event
+                times.append(at)
+                parsed = parse_command(name, raw, at=at)
+                out = [*replay.feed(parsed.event),
+                       replay.publisher.command_result(command_id=parsed.id, ok=True, at=at, command=name)]
+                for p in out:
+                    await client.publish(p.topic, p.payload_bytes(), qos=p.qos, retain=p.retain)
+
+    task = asyncio.create_task(serve())
+    try:
+        await asyncio.wait_for(ready.wait(), 10)
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def log_in(chromium: Any, port: int, errors: list[str], dialogs: list[str]) -> Any:
+    page = await chromium.new_page(viewport={"width": 1024, "height": 768})
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    async def accept(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        await dialog.accept()
+
+    page.on("dialog", lambda dialog: asyncio.ensure_future(accept(dialog)))
+    await page.goto(f"http://127.0.0.1:{port}/arbiter/login")
+    await page.fill('input[name="username"]', USER)
+    await page.fill('input[name="password"]', PASSWORD)
+    await page.click('button[type="submit"]')
+    await page.wait_for_selector("#summary:not(:empty)", timeout=5000)
+    return page
+
+
+@pytest.mark.parametrize("button", ["confirm", "resolve"])
+async def test_two_hands_incident_is_confirmed_or_dismissed_as_one(mosquitto: Broker, button: str) -> None:
+    replay, last_at, publications, primary, at_press = two_hands_board()
+    await publish(mosquitto, publications)
+    received: list[tuple[str, dict[str, Any]]] = []
+    async with running_web(mosquitto) as service, browser() as chromium, \
+            daemon_side(mosquitto, replay, last_at, received):
+        await wait_until(lambda: BOARD in service.hub.hall.boards and len(service.hub.extra[BOARD].irregularities) > 1)
+        errors: list[str] = []
+        dialogs: list[str] = []
+        page = await log_in(chromium, service.http_port, errors, dialogs)
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        card = board.locator(f'.open-incidents .flag[data-incident="{primary}"]')
+        await card.wait_for(timeout=5000)
+        # One card for the incident, led by the suspicion, the press finding folded inside; no card of its own.
+        assert await card.get_attribute("data-flag") == primary
+        assert await board.locator(f'.flag[data-flag="{at_press}"]').count() == 0
+        assert await card.locator(f'.related-finding[data-flag="{at_press}"]').count() == 1
+        assert await card.locator("button.confirm").inner_text() == "Confirm two hands"
+        assert await card.locator("button.resolve").inner_text() == "Dismiss"
+        await card.locator(f"button.{button}").click()
+        await wait_until(lambda: len(received) == 1, 5)
+        name, payload = received[0]
+        assert name == "resolve" and payload["irregularity"] == at_press
+        assert payload["accept"] is (button == "confirm")
+        if button == "confirm":
+            assert dialogs and "7.5.4" in dialogs[0]
+        # The engine applied it; the incident closed as one.
+        found = {i.id: i for i in replay.engine.irregularities}
+        assert found[primary].status is Status.RESOLVED and found[at_press].status is Status.RESOLVED
+        assert found[primary].ruling is not None and found[primary].ruling.startswith(f"resolved with {at_press}")
+        assert primary not in replay.engine.state.open_irregularities
+        assert at_press not in replay.engine.state.open_irregularities
+        state = replay.engine.state
+        illegal = state.illegal_moves_white if found[at_press].side else state.illegal_moves_black
+        if button == "confirm":  # 2023, blitz 3+2: an illegal move (7.5.4); 7.5.5 with A.3: one minute, not two
+            assert found[at_press].severity is Severity.ILLEGAL_MOVE and illegal == 1
+            assert found[at_press].suggestion.add_to_opponent_s == 60
+        else:
+            assert found[at_press].severity is Severity.WARNING and illegal == 0
+        # On the page: the card leaves the open incidents (into Resolved), nothing of it is left open.
+        await card.wait_for(state="detached", timeout=5000)
+        assert await board.locator(f'.open-incidents .flag[data-flag="{at_press}"]').count() == 0
+        assert await board.locator(f'.open-incidents [data-flag="{at_press}"]').count() == 0
+        await page.locator(f'.resolved-log .flag[data-incident="{primary}"]').wait_for(state="attached", timeout=5000)
+        assert await page.locator(f'.flag[data-incident="{at_press}"]').count() == 0
+        await page.locator(f'.flag[data-incident="{primary}"] .outcome.ok').wait_for(state="attached", timeout=5000)
+        assert await page.locator("#banner").is_hidden()  # a confirmation rings nothing: it is resolved already
+        view = service.hub.arbiter_view(BOARD, 0.0)
+        assert view is not None
+        (incident,) = [i for i in view["incidents"] if i["id"] == primary]
+        assert incident["status"] == "resolved" and not incident["needs_arbiter"] and incident["two_hands"] is None
+        assert errors == []

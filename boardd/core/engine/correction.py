@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 #: time differences under this are display rounding, not a correction (s)
 _TIME_TOLERANCE_S = 2.0
 
+#: a piece set down elsewhere than the position being reinstated, on a running clock, is judged once it stayed
+#: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
+#: restoration's, a piece left there is a change of its own
+_ON_THE_WAY_S = 6.0
+
 
 def _mmss(seconds: float) -> str:
     sign = "-" if seconds < 0 else "+"
@@ -73,12 +78,15 @@ class Correction:
         self.e = e
         self.g = e.g
         self.cycle: _Cycle | None = None
+        #: pieces put down off the position being reinstated on a running clock: square -> (since, piece)
+        self.held: dict[int, tuple[float, chess.Piece]] = {}
 
     # ------------------------------------------------------------------ opening and closing
 
     def open(self, irr: Irregularity, offender: chess.Color, ply: int) -> None:
         """An illegal-move-class completion (or a mismatch at a press) that the arbiter may correct."""
         fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
+        self.held.clear()
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
 
@@ -129,14 +137,59 @@ class Correction:
 
     def restoring(self, placed: list[int]) -> bool:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
-        correction's when each one is what that position has there (7.5.1), or whatever they are while the
-        clock stands paused (the arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
+        correction's when each one is what that position has there (7.5.1) or was put back where it stood (the
+        hands hesitating: lifted, put back, lifted again), or whatever they are while the clock stands paused (the
+        arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
         if cycle is None:
             return self.g.paused and self._putting_back_later()
         if cycle.reinstated_at is not None:
             return False
-        return self.g.paused or all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+        official = self.g.index
+        return self.g.paused or all(self.g.phys.squares[sq] in (cycle.before.piece_at(sq), official.piece_at(sq))
+                                    for sq in placed)
+
+    def on_the_way(self, placed: list[int], at: float) -> bool:
+        """While the position before the illegal move is being put back on a running clock (nobody paused it: the
+        players restore it themselves, or the arbiter without stopping the clock, 6.11.2 "may"), pieces put down
+        elsewhere than that position wait: moved on (a detour of the hands putting it back) they were the
+        restoration's, part of the illegal move's incident; left there for ``_ON_THE_WAY_S`` they are judged as a
+        change of their own (:meth:`judge_held`: what leads away from the reinstatement is still flagged)."""
+        if not self.awaiting_reinstatement():
+            return False
+        g = self.g
+        for sq in placed:
+            piece = g.phys.squares[sq]
+            since = max((t for t, s, _ in g.seg_places if s == sq), default=at)
+            if isinstance(piece, chess.Piece) and self.held.get(sq, (0.0, None))[1] != piece:
+                self.held[sq] = (since, piece)
+        due = min(since for since, _ in self.held.values()) + _ON_THE_WAY_S
+        if at >= due:
+            self.held.clear()
+            return False
+        g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+        return True
+
+    def judge_held(self, at: float) -> bool | None:
+        """The wait of :meth:`on_the_way` is over: True if a piece put down off the position being reinstated still
+        stands there (a change of its own), False if none does (they were the hands on their way), None if the
+        wait goes on (timer set again) or there is nothing to judge."""
+        if not self.held:
+            return None
+        g = self.g
+        if not self.awaiting_reinstatement():
+            self.held.clear()
+            return None
+        standing = {sq: (since, piece) for sq, (since, piece) in self.held.items() if g.phys.squares[sq] == piece}
+        self.held = standing
+        if not standing:
+            return False
+        due = min(since for since, _ in standing.values()) + _ON_THE_WAY_S
+        if at < due:
+            g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+            return None
+        self.held.clear()
+        return True
 
     def _putting_back_later(self) -> bool:
         """With the clock paused, an illegal move found later is being put back move by move (7.5.1): an

@@ -1,0 +1,234 @@
+"""Audit of the restoration after an illegal move on a RUNNING clock (7.5.1; rapid/blitz without the arbiter at the
+board: the players put the position back themselves; or the arbiter does it without pausing, 6.11.2 "may"), with the
+hands of :func:`tests.core.correction_audit_rig.restore_running`: any order and pace, two hands (both players at
+once), the wrong piece first, a piece set down on a wrong square on the way, and the clock pressed by the opponent
+(before, during or after), by the offender, or by nobody.
+
+One incident, one alert: the illegal-move finding, resolved by the reinstatement; the restoration's hand movements
+belong to it (info notes at most), never a warning of their own (OUT_OF_TURN_CHANGE, ADJUST_OUT_OF_TURN,
+TAKEBACK_DETECTED, TWO_HANDS_SUSPECTED...). The record ends right. And what leads AWAY from the position being
+reinstated is still flagged (:func:`test_away_from_the_reinstatement_is_still_flagged`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import chess
+import pytest
+
+from boardd.core.events import Reinstate
+from boardd.core.laws.codes import is_illegal_move_class
+from boardd.core.outputs import Irregularity, Status
+from tests.core.correction_audit_rig import Rig, random_running, restore_running, restore_steps, run_steps
+from tests.core.test_correction_audit import PENALTY, _check, _finish, _judged_at_press, _open, _random_game
+from tests.core.test_correction_cycle import _illegal_moves
+
+#: the editions and categories of the running-clock cases (competition regime: 7.5.5, A.3, B.2/B.3; §6.3)
+RUNNING_PENALTY = {**PENALTY, (2009, "900+10"): 120, (2009, "180+2"): 120, (2014, "900+10"): 120,
+                   (2018, "900+10"): 120}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    seed: int
+    edition: int
+    tc: str
+
+
+def _cases(n: int, salt: int) -> list[Case]:
+    rng = random.Random(salt)
+    keys = sorted(RUNNING_PENALTY)
+    return [Case(seed, *rng.choice(keys)) for seed in range(n)]
+
+
+def _illegal_move(rig: Rig, rng: random.Random, *, no_king: bool = False) -> tuple[chess.Move, chess.Piece]:
+    """The offender makes an illegal move (any kind the position has), one hand."""
+    candidates = _illegal_moves(rig.board)
+    if no_king:
+        candidates = [i for i in candidates if rig.board.piece_type_at(i.from_square) != chess.KING] or candidates
+    ill = rng.choice(candidates)
+    piece = rig.board.piece_at(ill.from_square)
+    assert piece is not None
+    if ill.to_square in rig.phys and rng.random() < 0.5:
+        rig.lift(ill.to_square)
+        rig.t += rng.uniform(0.1, 0.6)
+    rig.lift(ill.from_square)
+    rig.t += rng.uniform(0.2, 0.8)
+    if ill.to_square in rig.phys:
+        rig.lift(ill.to_square)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(ill.to_square, piece)
+    rig.t += rng.uniform(0.3, 1.5)
+    return chess.Move(ill.from_square, ill.to_square), piece
+
+
+def _setup(case: Case, rng: random.Random) -> tuple[Rig, chess.Color, int, chess.Board]:
+    start = _random_game(rng, rng.randrange(6, 30))
+    rig = Rig(None, edition=case.edition, tc=case.tc, seconds=float(case.tc.split("+")[0]))
+    _open(rig, start)
+    return rig, rig.board.turn, len(rig.board.move_stack), rig.board.copy()
+
+
+def _judged(rig: Rig, rng: random.Random, offender: chess.Color, case: Case) -> tuple[Irregularity | None, list[str]]:
+    return _judged_at_press(rig, rng, offender, case, lambda first: len(first) == 1  # type: ignore[arg-type]
+                            and is_illegal_move_class(first[0].code, case.edition), penalties=RUNNING_PENALTY)
+
+
+def running_restoration(case: Case) -> list[str]:
+    """An illegal move, the press; the position put back on the running clock; the replacement and play on."""
+    rng = random.Random(case.seed)
+    rig, offender, ply, before = _setup(case, rng)
+    move, _ = _illegal_move(rig, rng)
+    how = random_running(rng)
+    tablet = rng.choice(("none", "none", "before", "after"))
+    finding, problems = _judged(rig, rng, offender, case)
+    if finding is None:
+        return problems
+    if tablet == "before":
+        rig.feed(Reinstate(at=rig.t, ply=ply))
+        rig.t += rng.uniform(0.2, 1.0)
+    restore_running(rig, rng, before, offender, how)
+    if tablet == "after":
+        rig.feed(Reinstate(at=rig.t, ply=ply))
+        rig.t += rng.uniform(0.2, 1.0)
+    _finish(rig, rng, move.from_square)
+    problems += _one_alert(rig, finding)
+    return problems + ([f"{how} tablet {tablet}"] if problems else [])
+
+
+def _one_alert(rig: Rig, finding: Irregularity) -> list[str]:
+    """The audit's checks, stricter on the incident: a warning that joined the illegal move's incident (folded
+    under it, resolved with it) is still a warning the arbiter saw arrive. Only the wait for the position the
+    arbiter asked for on the tablet (POSITION_DIVERGENCE of the incident, §3.7 step 2) is part of the alert."""
+    problems = _check(rig, finding)
+    joined = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id and i.incident == finding.id
+              and i.code != "POSITION_DIVERGENCE"]
+    if joined:
+        problems.append(f"warnings joined to the incident: {joined}")
+    return problems
+
+
+RUNNING_CASES = _cases(160, 9301)
+
+
+@pytest.mark.parametrize("case", RUNNING_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in RUNNING_CASES])
+def test_restoration_on_a_running_clock_is_one_alert(case: Case) -> None:
+    assert running_restoration(case) == []
+
+
+# ---------------------------------------------------------------------------------------------- away from it
+
+
+def _capture_targets(rig: Rig) -> set[int]:
+    """Squares the side to move in the official position can capture on (a piece lifted there may be his)."""
+    board = chess.Board(rig.engine.state.fen)
+    return {m.to_square for m in board.legal_moves if board.is_capture(m)}
+
+
+def away(case: Case, kind: str) -> list[str]:
+    """What leads away from the position being reinstated is a change of its own, flagged as before.
+
+    ``other-piece``: in the middle of the restoration the offender moves another of his pieces (one the opponent
+    cannot capture: the lift is the offender's) to an empty square and leaves it there: a warning, or at least the
+    illegal move's alert stays open (the position before it never came back). ``left-wrong``: the last
+    piece of the restoration set down on a wrong square and left there. ``opponent-moves``: the position back,
+    the opponent moves one of his pieces (the offender has the move; one the offender cannot capture).
+    ``second-illegal``: the position back and the offender's clock running again, the replacement move is illegal
+    too and pressed.
+    """
+    rng = random.Random(case.seed)
+    rig, offender, _, before = _setup(case, rng)
+    _illegal_move(rig, rng)
+    finding, problems = _judged(rig, rng, offender, case)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+
+    def flagged(*, or_open: bool = False) -> list[str]:
+        """A warning of its own; or (*or_open*) the illegal move's alert still open: the board never showed the
+        position before it, so the arbiter is not told the incident is over."""
+        raised = [i.code for i in rig.strong() if i.id != finding.id]
+        final = next(i for i in rig.engine.irregularities if i.id == finding.id)
+        if raised or (or_open and final.status is not Status.RESOLVED):
+            return []
+        return [f"{kind} not flagged ({final.status}): {how}"]
+
+    if kind in ("other-piece", "left-wrong"):
+        steps = list(restore_steps(rng, rig.phys, before, how.hands))
+        rig.t += rng.uniform(0.3, 3.0)
+        if kind == "left-wrong":
+            last = max(i for i, (what, _, _) in enumerate(steps) if what == "place")
+            _, sq, piece = steps[last]
+            empties = [e for e in chess.SQUARES if e not in rig.phys and before.piece_at(e) is None
+                       and 1 <= chess.square_distance(e, sq) <= 2]
+            if not empties:
+                return []
+            steps[last] = ("place", rng.choice(empties), piece)
+            run_steps(rig, rng, iter(steps), how.hands)
+        else:
+            cut = rng.randrange(len(steps))  # while the position is not back yet
+            run_steps(rig, rng, iter(steps[:cut]), how.hands)
+            targets = _capture_targets(rig)
+            own = [sq for sq, p in rig.phys.items() if p.color == offender and before.piece_at(sq) == p
+                   and sq not in targets]
+            sq = rng.choice(own)
+            empties = [e for e in chess.SQUARES if e not in rig.phys and before.piece_at(e) is None
+                       and 1 <= chess.square_distance(e, sq) <= 3]
+            if not empties:
+                return []
+            piece = rig.phys[sq]
+            rig.lift(sq)
+            rig.t += rng.uniform(0.2, 0.8)
+            rig.place(rng.choice(empties), piece)
+            rig.t += rng.uniform(0.3, 1.5)
+            run_steps(rig, rng, iter(steps[cut:]), how.hands)
+        rig.settle(12.0)
+        return flagged(or_open=True)
+    restore_running(rig, rng, before, offender, how)
+    rig.settle(2.0)
+    if kind == "opponent-moves":
+        board = rig.board.copy()
+        board.turn = not offender
+        targets = _capture_targets(rig)  # (a piece the offender can capture, lifted, may be his capture)
+        moves = [m for m in board.legal_moves if not board.is_capture(m) and not board.is_castling(m)
+                 and not m.promotion and m.from_square not in targets]
+        if not moves:
+            return []
+        move = rng.choice(moves)
+        piece = rig.phys[move.from_square]
+        rig.lift(move.from_square)
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.place(move.to_square, piece)
+        rig.settle(3.0)
+        return flagged()
+    if rig.clock.running != offender:
+        rig.press(not offender)  # the offender's clock restarted (else his press would not move the lever)
+        rig.t += rng.uniform(0.5, 1.5)
+    candidates = _illegal_moves(rig.board)
+    if not candidates:
+        return []
+    ill = rng.choice(candidates)
+    piece = rig.phys[ill.from_square]
+    rig.lift(ill.from_square)
+    rig.t += rng.uniform(0.2, 0.8)
+    if ill.to_square in rig.phys:
+        rig.lift(ill.to_square)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(ill.to_square, piece)
+    rig.t += rng.uniform(0.5, 1.5)
+    rig.press(offender)
+    rig.settle(3.0)
+    second = [i for i in rig.strong() if i.id != finding.id and is_illegal_move_class(i.code, case.edition)]
+    return [] if second else [f"{kind} not flagged: {[i.code for i in rig.strong()]} {how}"]
+
+
+AWAY_KINDS = ("other-piece", "left-wrong", "opponent-moves", "second-illegal")
+AWAY_CASES = [(case, kind) for case in _cases(24, 9303) for kind in AWAY_KINDS]
+
+
+@pytest.mark.parametrize(("case", "kind"), AWAY_CASES,
+                         ids=[f"{kind}-seed{c.seed}-{c.edition}-{c.tc}" for c, kind in AWAY_CASES])
+def test_away_from_the_reinstatement_is_still_flagged(case: Case, kind: str) -> None:
+    assert away(case, kind) == []

@@ -155,7 +155,8 @@ class Correction:
         elsewhere than that position wait: moved on (a detour of the hands putting it back) they were the
         restoration's, part of the illegal move's incident; left there for ``_ON_THE_WAY_S`` they are judged as a
         change of their own (:meth:`judge_held`: what leads away from the reinstatement is still flagged)."""
-        if not self.awaiting_reinstatement():
+        cycle = self.cycle
+        if cycle is None or cycle.reinstated_at is not None or not self._room_for(cycle.before, placed):
             return False
         g = self.g
         for sq in placed:
@@ -189,6 +190,18 @@ class Correction:
             g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
             return None
         self.held.clear()
+        return True
+
+    def _room_for(self, target: chess.BaseBoard, placed: list[int]) -> bool:
+        """Has *target* room for the pieces put down on these squares (no more of each on the board than it has)?
+        A piece it has no room for comes from beside the board for something else (e.g. the queen of a promotion
+        finished on the opponent's time after an illegal press, rules-spec T28): not a piece on its way back."""
+        squares = self.g.phys.squares
+        for sq in placed:
+            piece = squares[sq]
+            if isinstance(piece, chess.Piece) and self.g.phys.count(piece) > \
+                    len(target.pieces(piece.piece_type, piece.color)):
+                return False
         return True
 
     def _putting_back_later(self) -> bool:

@@ -180,7 +180,7 @@ def run_steps(rig: Rig, rng: random.Random, steps: Iterator[tuple[str, int, ches
     """Feed the steps with the hands' timing (two hands: some consecutive steps inside one scan)."""
     for i, (what, sq, piece) in enumerate(steps):
         if what == "wait":  # the hand stops (a piece set down on a wrong square, seen, moved on)
-            rig.t += rng.uniform(0.3, 2.5)
+            rig.t += rng.uniform(0.3, 1.5)
             continue
         if what == "lift":
             rig.lift(sq)
@@ -255,7 +255,9 @@ def restore_running(rig: Rig, rng: random.Random, target: chess.BaseBoard, offen
     The opponent's press gives the offender his clock back (7.5.1 via 6.2: the offender replaces his move on his
     own time): before the pieces are touched, in the middle, or once they are back. The offender pressing after
     the restoration presses the side already down: the lever does not move. Nobody pressing: the offender makes
-    his replacement on the opponent's running clock and presses then.
+    his replacement on the opponent's running clock and presses then. When the offender's clock runs already
+    (the opponent replied and pressed before the illegal move was noticed) nobody presses: that is the clock of
+    the position being reinstated.
     """
     opponent = not offender
     steps = list(restore_steps(rng, rig.phys, target, how.hands))
@@ -274,6 +276,6 @@ def restore_running(rig: Rig, rng: random.Random, target: chess.BaseBoard, offen
     if how.press == "opponent-after" and rig.clock.running != offender:
         rig.press(opponent)
         rig.t += rng.uniform(0.3, 1.5)
-    elif how.press == "offender-after":
-        rig.press(offender)
+    elif how.press == "offender-after" and rig.clock.running != offender:
+        rig.press(offender)  # his side is down already: a press that moves nothing
         rig.t += rng.uniform(0.3, 1.5)

@@ -12,6 +12,7 @@ reinstated is still flagged (:func:`test_away_from_the_reinstatement_is_still_fl
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
@@ -110,12 +111,69 @@ def _one_alert(rig: Rig, finding: Irregularity) -> list[str]:
     return problems
 
 
+def _found_later_setup(case: Case, rng: random.Random, plies: tuple[int, ...] = (1, 2, 3)) -> tuple[
+        Rig, chess.Color, chess.Board, chess.Move, Irregularity | None, chess.Board, list[str]]:
+    """An illegal move and the press; the opponent replies, the offender maybe moves again (the illegal move not
+    noticed yet): the rig, the offender, the position before the illegal move, the illegal move, its finding, the
+    board of the moves after it, and what was wrong so far."""
+    rig, offender, _, before = _setup(case, rng)
+    move, _ = _illegal_move(rig, rng, no_king=True)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    later = chess.Board(None)
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return rig, offender, before, move, None, later, [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    later.set_board_fen(rig.engine.state.fen.split(" ")[0])
+    later.turn = not offender
+    later.castling_rights = chess.BB_EMPTY
+    for _ in range(rng.choice(plies)):
+        moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
+                 and not later.is_en_passant(m)]
+        if not moves or later.is_game_over():
+            break
+        saved, rig.board = rig.board, later
+        rig.t += rng.uniform(0.5, 2.0)
+        rig.play(rng.choice(moves))
+        rig.board = saved
+    rig.outs += rig.engine.advance(rig.t)
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    return rig, offender, before, move, finding, later, [f"before the correction: {mid}"] if mid else []
+
+
+def found_later_running(case: Case) -> list[str]:
+    """7.5.1 found later (the opponent replied, the offender maybe moved again): the players put the position
+    before the illegal move back in any order on the running clock (not move by move), no tablet."""
+    rng = random.Random(case.seed)
+    rig, offender, before, move, finding, later, problems = _found_later_setup(case, rng)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    if how.press in ("opponent-before", "opponent-during"):
+        # a press before the position is back, after moves that followed the illegal move, is a press like any
+        # other (the pieces have not said yet that the position is being put back)
+        how = dataclasses.replace(how, press="opponent-after")
+    restore_running(rig, rng, before, offender, how)
+    _finish(rig, rng, move.from_square)
+    problems += _one_alert(rig, finding)
+    return problems + ([f"later plies {len(later.move_stack)} {how}"] if problems else [])
+
+
 RUNNING_CASES = _cases(160, 9301)
+LATER_RUNNING_CASES = _cases(80, 9302)
 
 
 @pytest.mark.parametrize("case", RUNNING_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in RUNNING_CASES])
 def test_restoration_on_a_running_clock_is_one_alert(case: Case) -> None:
     assert running_restoration(case) == []
+
+
+@pytest.mark.parametrize("case", LATER_RUNNING_CASES,
+                         ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in LATER_RUNNING_CASES])
+def test_found_later_restored_on_a_running_clock_is_one_alert(case: Case) -> None:
+    assert found_later_running(case) == []
 
 
 # ---------------------------------------------------------------------------------------------- away from it
@@ -139,6 +197,8 @@ def away(case: Case, kind: str) -> list[str]:
     too and pressed.
     """
     rng = random.Random(case.seed)
+    if kind.startswith("later-"):
+        return _away_later(case, kind, rng)
     rig, offender, _, before = _setup(case, rng)
     _illegal_move(rig, rng)
     finding, problems = _judged(rig, rng, offender, case)
@@ -224,7 +284,50 @@ def away(case: Case, kind: str) -> list[str]:
     return [] if second else [f"{kind} not flagged: {[i.code for i in rig.strong()]} {how}"]
 
 
-AWAY_KINDS = ("other-piece", "left-wrong", "opponent-moves", "second-illegal")
+def _away_later(case: Case, kind: str, rng: random.Random) -> list[str]:
+    """After an illegal move not noticed, two moves later (its reinstatement possible, 7.5.1):
+
+    ``later-takeback``: the players take the last move back and leave it so (TAKEBACK_DETECTED);
+    ``later-out-of-turn``: the offender moves a piece on the opponent's time, a move of his were it his turn
+    (OUT_OF_TURN_CHANGE). Not the position before the illegal move: flagged (the findings of the hands wait while
+    the board may be on its way back; they come out once the hands stop).
+    """
+    rig, offender, _, _, finding, later, problems = _found_later_setup(case, rng, plies=(2,))
+    if finding is None or len(later.move_stack) != 2:
+        return problems
+    if kind == "later-takeback":
+        last = later.pop()
+        piece = rig.phys[last.to_square]
+        rig.t += rng.uniform(0.5, 2.0)
+        rig.lift(last.to_square)
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.place(last.from_square, piece)
+        captured = later.piece_at(last.to_square)
+        if captured is not None:
+            rig.t += rng.uniform(0.2, 0.8)
+            rig.place(last.to_square, captured)
+        code = "TAKEBACK_DETECTED"
+    else:
+        targets = _capture_targets(rig)
+        board = later.copy()
+        board.turn = offender
+        moves = [m for m in board.legal_moves if not board.is_capture(m) and not board.is_castling(m)
+                 and not m.promotion and m.from_square not in targets]
+        if not moves:
+            return problems
+        move = rng.choice(moves)
+        piece = rig.phys[move.from_square]
+        rig.t += rng.uniform(0.5, 2.0)
+        rig.lift(move.from_square)
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.place(move.to_square, piece)
+        code = "OUT_OF_TURN_CHANGE"
+    rig.settle(12.0)
+    raised = [i.code for i in rig.strong() if i.id != finding.id]
+    return problems + ([] if code in raised else [f"{kind} not flagged: {raised}"])
+
+
+AWAY_KINDS = ("other-piece", "left-wrong", "opponent-moves", "second-illegal", "later-takeback", "later-out-of-turn")
 AWAY_CASES = [(case, kind) for case in _cases(24, 9303) for kind in AWAY_KINDS]
 
 

@@ -13,6 +13,12 @@ then stood): the board showing the position before the illegal move reinstates i
 itself), the lever moved to the offender's side is the arbiter's restart (no press by the opponent), and the
 time added or taken away on the clock during the cycle is compared with the suggestion (a difference is an
 info note for the record).
+
+On a running clock (the players put the position back themselves, or the arbiter without pausing) the hands
+that bring the board back belong to the illegal move's incident, one incident, one alert: a piece set down off
+the position being reinstated waits until it stays (``on_the_way``); after an illegal move found later, the
+findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
+(published: ``withholds``). What leads away from the reinstatement is still flagged, only after the wait.
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ _TIME_TOLERANCE_S = 2.0
 #: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
 #: restoration's, a piece left there is a change of its own
 _ON_THE_WAY_S = 6.0
+
+#: findings of hands on the board that are withheld while an illegal move found later may be being reinstated
+#: (:meth:`Correction.withholds`); the touch findings of a state in between read as a move, too
+_HANDS_CODES = frozenset({"OUT_OF_TURN_CHANGE", "ADJUST_OUT_OF_TURN", "TAKEBACK_DETECTED", "TWO_HANDS_SUSPECTED",
+                          "OPPONENT_STARTED_BEFORE_MOVE_MADE", "TOUCH_MOVE_SUSPECTED", "TOUCH_CAPTURE_SUSPECTED",
+                          "RELEASED_MOVE_CHANGED"})
 
 
 def _mmss(seconds: float) -> str:
@@ -80,6 +92,8 @@ class Correction:
         self.cycle: _Cycle | None = None
         #: pieces put down off the position being reinstated on a running clock: square -> (since, piece)
         self.held: dict[int, tuple[float, chess.Piece]] = {}
+        #: findings of hands withheld while the position before an illegal move found later may be coming back
+        self.withheld: list[Irregularity] = []
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -142,7 +156,8 @@ class Correction:
         arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
         if cycle is None:
-            return self.g.paused and self._putting_back_later()
+            # paused: an illegal move found later is being put back move by move (7.5.1)
+            return self.g.paused and self._later_reinstatable()
         if cycle.reinstated_at is not None:
             return False
         official = self.g.index
@@ -192,6 +207,62 @@ class Correction:
         self.held.clear()
         return True
 
+    def withholds(self, code: str) -> bool:
+        """Is a finding of hands on the board (out of turn, a takeback, two hands, an early start) withheld?
+
+        While an illegal move of the last plies is unresolved and its cycle closed when play went on (found only
+        later, 7.5.1), the board may be on its way back to the position before it, in any order, on a running
+        clock: the states in between are not told from play. Such findings wait (:meth:`withhold`): the board
+        showing that position drops them (the hands that put it back belong to the illegal move's incident, one
+        incident, one alert); the hands still for ``_ON_THE_WAY_S`` elsewhere, or a press, publish them as they
+        were raised (what leads away from the reinstatement is still flagged, only later)."""
+        return code in _HANDS_CODES and self.cycle is None and self._later_reinstatable()
+
+    def withhold(self, irr: Irregularity) -> None:
+        self.withheld.append(irr)
+        due = self.g.last_board_t + _ON_THE_WAY_S
+        self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+
+    def update_withheld(self, irr: Irregularity) -> bool:
+        """A withheld finding updated (withdrawn, resolved) before it was published: True if it was one."""
+        for i, held in enumerate(self.withheld):
+            if held.id == irr.id:
+                if irr.status is Status.RESOLVED:
+                    del self.withheld[i]  # withdrawn before anyone saw it
+                else:
+                    self.withheld[i] = irr
+                return True
+        return False
+
+    def release_withheld(self, outs: list[Output], at: float) -> None:
+        """Publish the withheld findings (the board did not go back to the position before the illegal move)."""
+        withheld, self.withheld = self.withheld, []
+        for irr in withheld:
+            self.e.findings.publish(outs, irr)
+            if irr.incident is None and irr.severity is not Severity.INFO and self.e.findings.current_incident() \
+                    is None:
+                self.g.incident = (irr.id, irr.ply)
+        if withheld:
+            outs.append(StateChanged(at=at))
+
+    def withheld_due(self, outs: list[Output], at: float) -> None:
+        """The wait of :meth:`withhold`: the hands still that long and the position not back: published."""
+        if not self.withheld:
+            return
+        due = self.g.last_board_t + _ON_THE_WAY_S
+        if at < due:
+            self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+            return
+        self.release_withheld(outs, at)
+
+    def _later_reinstatable(self) -> bool:
+        """An unresolved illegal-move finding of the last plies, whose cycle closed when play went on (7.5.1)."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value:
+            return False
+        n = len(g.records)
+        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr) for irr in g.irr.values())
+
     def _room_for(self, target: chess.BaseBoard, placed: list[int]) -> bool:
         """Has *target* room for the pieces put down on these squares (no more of each on the board than it has)?
         A piece it has no room for comes from beside the board for something else (e.g. the queen of a promotion
@@ -203,15 +274,6 @@ class Correction:
                     len(target.pieces(piece.piece_type, piece.color)):
                 return False
         return True
-
-    def _putting_back_later(self) -> bool:
-        """With the clock paused, an illegal move found later is being put back move by move (7.5.1): an
-        unresolved illegal-move finding of the last plies, whose cycle closed when play went on."""
-        g = self.g
-        if g.regime == Regime.OTHERWISE.value:
-            return False
-        n = len(g.records)
-        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr) for irr in g.irr.values())
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next
@@ -262,14 +324,20 @@ class Correction:
             return False
         self.e.restoration.reinstate_from_board(outs, cycle.ply, at)
         self.note_reinstated(outs, at, "the position was put back on the board")
+        self.withheld.clear()  # the hands that put it back belong to the illegal move's incident (one alert)
         return True
 
     def partial_restore(self, outs: list[Output], ply: int, at: float) -> bool:
         """The board went back to a position between the illegal move and now (the opponent's reply taken back
-        first): a step of the reinstatement, not a takeback by the players (no TAKEBACK, no out-of-turn)."""
+        first): a step of the reinstatement, not a takeback by the players (no TAKEBACK, no out-of-turn). A position
+        older than the one being reinstated is passed on the way (nothing retracted)."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None or not cycle.ply < ply < len(self.g.records):
+        if cycle is None or cycle.reinstated_at is not None or ply >= len(self.g.records):
             return False
+        if ply <= cycle.ply:
+            # older than the position being reinstated (the one before it is that ply): a state on the way there,
+            # the pieces put back in an order that passes it (a move before the illegal one undone by the reply)
+            return ply < cycle.ply
         self.e.restoration.retract_to(outs, ply, at, "position being reinstated (7.5.1)")
         return True
 

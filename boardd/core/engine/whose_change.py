@@ -125,6 +125,7 @@ class WhoseChange:
         """T_flicker after a piece appeared: still there (a change out of turn), or gone (a glitch, ignored); or
         the wait for a piece put down off the position being reinstated (:meth:`Correction.on_the_way`)."""
         self.g.oot_recheck = None
+        self.e.correction.withheld_due(outs, at)
         if self.e.correction.judge_held(at) and not self.g.oot_raised and self.g.playing:
             self.raise_out_of_turn(outs, not self.g.board.turn, at)  # left off the position being reinstated
             return

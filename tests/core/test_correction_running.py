@@ -335,3 +335,25 @@ AWAY_CASES = [(case, kind) for case in _cases(24, 9303) for kind in AWAY_KINDS]
                          ids=[f"{kind}-seed{c.seed}-{c.edition}-{c.tc}" for c, kind in AWAY_CASES])
 def test_away_from_the_reinstatement_is_still_flagged(case: Case, kind: str) -> None:
     assert away(case, kind) == []
+
+
+def test_a_press_without_a_move_opens_no_wait_for_the_findings_of_hands() -> None:
+    """After an unresolved press without a move (7.5.3, illegal-move class from 2018) there is nothing on the board
+    to put back: the next move's touch-move suspicion is raised when the move is made, not held until the press."""
+    rig = Rig(None, edition=2023, tc="180+2", seconds=180.0)
+    rig.t = 0.0
+    rig.press(chess.WHITE)  # White presses without moving
+    rig.settle(2.0)
+    assert [i.code for i in rig.strong()] == ["CLOCK_PRESS_NO_MOVE"]
+    rig.outs.clear()
+    knight = chess.Piece(chess.KNIGHT, chess.WHITE)
+    pawn = chess.Piece(chess.PAWN, chess.WHITE)
+    rig.lift(chess.G1)  # the knight touched, put back; then the pawn moved
+    rig.t += 0.5
+    rig.place(chess.G1, knight)
+    rig.t += 1.0
+    rig.lift(chess.E2)
+    rig.t += 0.4
+    rig.place(chess.E4, pawn)
+    rig.settle(1.5)  # the move is made (released), not pressed yet
+    assert "TOUCH_MOVE_SUSPECTED" in [i.code for i in rig.raised()]

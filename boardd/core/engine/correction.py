@@ -216,7 +216,7 @@ class Correction:
         showing that position drops them (the hands that put it back belong to the illegal move's incident, one
         incident, one alert); the hands still for ``_ON_THE_WAY_S`` elsewhere, or a press, publish them as they
         were raised (what leads away from the reinstatement is still flagged, only later)."""
-        return code in _HANDS_CODES and self.cycle is None and self._later_reinstatable()
+        return code in _HANDS_CODES and self.cycle is None and self._later_reinstatable(on_board=True)
 
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)
@@ -255,13 +255,16 @@ class Correction:
             return
         self.release_withheld(outs, at)
 
-    def _later_reinstatable(self) -> bool:
-        """An unresolved illegal-move finding of the last plies, whose cycle closed when play went on (7.5.1)."""
+    def _later_reinstatable(self, *, on_board: bool = False) -> bool:
+        """An unresolved illegal-move finding of the last plies, whose cycle closed when play went on (7.5.1);
+        *on_board*: one that put something on the board to take back (its record entry is the illegal move, not
+        a press without a move, 7.5.3, where the position before it is the one the board showed anyway)."""
         g = self.g
         if g.regime == Regime.OTHERWISE.value:
             return False
         n = len(g.records)
-        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr) for irr in g.irr.values())
+        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
+                   and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
 
     def _room_for(self, target: chess.BaseBoard, placed: list[int]) -> bool:
         """Has *target* room for the pieces put down on these squares (no more of each on the board than it has)?

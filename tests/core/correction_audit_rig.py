@@ -231,8 +231,10 @@ def detoured(rng: random.Random, phys: dict[int, chess.Piece], target: chess.Bas
     away: the hand misses the square, or puts the piece down to take another, and moves it on)."""
     cur = dict(phys)
     out: list[Step] = []
+    lifted: int | None = None
     for what, sq, piece in steps:
-        if what == "place" and piece is not None and rng.random() < share:
+        # (not the wrong piece put back where it was lifted: moved elsewhere, it would be a move of its own)
+        if what == "place" and piece is not None and sq != lifted and rng.random() < share:
             empties = [e for e in chess.SQUARES if e not in cur and target.piece_at(e) is None
                        and 1 <= chess.square_distance(e, sq) <= 2]
             if empties:
@@ -240,6 +242,7 @@ def detoured(rng: random.Random, phys: dict[int, chess.Piece], target: chess.Bas
                 out += [("place", e, piece)] + ([("wait", e, None)] if rng.random() < 0.6 else []) \
                     + [("lift", e, None)]
         out.append((what, sq, piece))
+        lifted = sq if what == "lift" else None
         if what == "lift":
             cur.pop(sq, None)
         else:

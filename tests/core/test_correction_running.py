@@ -23,7 +23,16 @@ from boardd.core.events import Reinstate
 from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import Irregularity, Status
 from tests.core.correction_audit_rig import Rig, random_running, restore_running, restore_steps, run_steps
-from tests.core.test_correction_audit import PENALTY, _check, _finish, _judged_at_press, _open, _random_game
+from tests.core.test_correction_audit import (
+    CASTLINGS,
+    PENALTY,
+    PROMOTIONS,
+    _check,
+    _finish,
+    _judged_at_press,
+    _open,
+    _random_game,
+)
 from tests.core.test_correction_cycle import _illegal_moves
 
 #: the editions and categories of the running-clock cases (competition regime: 7.5.5, A.3, B.2/B.3; §6.3)
@@ -111,6 +120,14 @@ def _one_alert(rig: Rig, finding: Irregularity) -> list[str]:
     return problems
 
 
+def _mates(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()
+
+
 def _found_later_setup(case: Case, rng: random.Random, plies: tuple[int, ...] = (1, 2, 3)) -> tuple[
         Rig, chess.Color, chess.Board, chess.Move, Irregularity | None, chess.Board, list[str]]:
     """An illegal move and the press; the opponent replies, the offender maybe moves again (the illegal move not
@@ -131,7 +148,7 @@ def _found_later_setup(case: Case, rng: random.Random, plies: tuple[int, ...] = 
     later.castling_rights = chess.BB_EMPTY
     for _ in range(rng.choice(plies)):
         moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
-                 and not later.is_en_passant(m)]
+                 and not later.is_en_passant(m) and not _mates(later, m)]  # (the game would be over: 5.1.1)
         if not moves or later.is_game_over():
             break
         saved, rig.board = rig.board, later
@@ -161,8 +178,58 @@ def found_later_running(case: Case) -> list[str]:
     return problems + ([f"later plies {len(later.move_stack)} {how}"] if problems else [])
 
 
+def running_castling_or_promotion(case: Case) -> list[str]:
+    """An illegal castling (or one left incomplete at the press), or (E2009, reinstated: 7.4 a) a pawn left on the
+    last rank, put back on the running clock; then the replacement (castling on that side if legal, 4.7.2)."""
+    rng = random.Random(case.seed)
+    castling = case.edition != 2009 or case.seed % 2 == 0
+    if castling:
+        fen, kf, kt, rf, rt, code = CASTLINGS[case.seed % len(CASTLINGS)]
+        moves = [(kf, kt)] + ([(rf, rt)] if rf is not None and rt is not None else [])
+    else:
+        fen, src, dst = PROMOTIONS[case.seed % len(PROMOTIONS)]
+        moves, code = [(src, dst)], "PAWN_NOT_REPLACED"
+    rig = Rig(fen, edition=case.edition, tc=case.tc, seconds=float(case.tc.split("+")[0]))
+    rig.t = 0.0
+    rig.outs.clear()
+    offender = rig.board.turn
+    before = rig.board.copy()
+    for a, b in moves:
+        src, dst = chess.parse_square(a), chess.parse_square(b)
+        piece = rig.phys[src]
+        rig.lift(src)
+        rig.t += rng.uniform(0.3, 0.6)
+        if dst in rig.phys:
+            rig.lift(dst)
+            rig.t += rng.uniform(0.05, 0.3)
+        rig.place(dst, piece)
+        rig.t += rng.uniform(0.3, 0.8)
+    finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [i.code for i in first] == [code],
+                                         penalties=RUNNING_PENALTY)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    restore_running(rig, rng, before, offender, how)
+    if code == "CASTLING_INCOMPLETE_AT_PRESS":
+        castle = next(m for m in rig.board.legal_moves if rig.board.is_castling(m)
+                      and chess.square_name(m.to_square) in moves[0])
+        rig.t += rng.uniform(1.0, 3.0)
+        rig.play(castle)
+        for _ in range(3):
+            legal = list(rig.board.legal_moves)
+            if not legal or rig.board.is_game_over():
+                break
+            rig.play(rng.choice(legal))
+        rig.settle()
+    else:
+        _finish(rig, rng, chess.parse_square(moves[0][0]))
+    problems += _one_alert(rig, finding)
+    return problems + ([f"{code} {how}"] if problems else [])
+
+
 RUNNING_CASES = _cases(160, 9301)
 LATER_RUNNING_CASES = _cases(80, 9302)
+CASTLING_RUNNING_CASES = _cases(60, 9304)
 
 
 @pytest.mark.parametrize("case", RUNNING_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in RUNNING_CASES])
@@ -174,6 +241,29 @@ def test_restoration_on_a_running_clock_is_one_alert(case: Case) -> None:
                          ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in LATER_RUNNING_CASES])
 def test_found_later_restored_on_a_running_clock_is_one_alert(case: Case) -> None:
     assert found_later_running(case) == []
+
+
+#: seeds of a wider sample (salts 2222, 1111) that failed: the offender's pieces put back with two hands after the
+#: opponent's reply (TWO_HANDS_SUSPECTED), the captured piece coming back on a wrong square when the opponent pressed
+LATER_RUNNING_EXTRA = [Case(81, 2018, "180+2"), Case(92, 2018, "900+10")]
+RUNNING_EXTRA = [Case(225, 2023, "900+10")]
+
+
+@pytest.mark.parametrize("case", LATER_RUNNING_EXTRA,
+                         ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in LATER_RUNNING_EXTRA])
+def test_found_later_after_the_reply_two_hands_restoring_is_one_alert(case: Case) -> None:
+    assert found_later_running(case) == []
+
+
+@pytest.mark.parametrize("case", RUNNING_EXTRA, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in RUNNING_EXTRA])
+def test_captured_piece_back_on_a_wrong_square_at_the_opponents_press_is_one_alert(case: Case) -> None:
+    assert running_restoration(case) == []
+
+
+@pytest.mark.parametrize("case", CASTLING_RUNNING_CASES,
+                         ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in CASTLING_RUNNING_CASES])
+def test_castling_or_promotion_restored_on_a_running_clock_is_one_alert(case: Case) -> None:
+    assert running_castling_or_promotion(case) == []
 
 
 # ---------------------------------------------------------------------------------------------- away from it

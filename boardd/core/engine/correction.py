@@ -210,13 +210,20 @@ class Correction:
     def withholds(self, code: str) -> bool:
         """Is a finding of hands on the board (out of turn, a takeback, two hands, an early start) withheld?
 
-        While an illegal move of the last plies is unresolved and its cycle closed when play went on (found only
-        later, 7.5.1), the board may be on its way back to the position before it, in any order, on a running
-        clock: the states in between are not told from play. Such findings wait (:meth:`withhold`): the board
-        showing that position drops them (the hands that put it back belong to the illegal move's incident, one
-        incident, one alert); the hands still for ``_ON_THE_WAY_S`` elsewhere, or a press, publish them as they
-        were raised (what leads away from the reinstatement is still flagged, only later)."""
-        return code in _HANDS_CODES and self.cycle is None and self._later_reinstatable(on_board=True)
+        While an illegal move of the last plies is unresolved and the opponent replied to it, or its cycle closed
+        when play went on (found only later, 7.5.1), the board may be on its way back to the position before it, in
+        any order, on a running clock: the states in between are not told from play. Such findings wait
+        (:meth:`withhold`): the board showing that position drops them (the hands that put it back belong to the
+        illegal move's incident, one incident, one alert); the hands still for ``_ON_THE_WAY_S`` elsewhere, or a
+        press, publish them as they were raised (what leads away from the reinstatement is still flagged, only
+        later)."""
+        if code not in _HANDS_CODES:
+            return False
+        cycle = self.cycle
+        if cycle is None:
+            return self._later_reinstatable(on_board=True)
+        # noticed after the opponent's reply (7.5.1): his move goes back with it, the offender to move meanwhile
+        return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1
 
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)
@@ -265,6 +272,14 @@ class Correction:
         n = len(g.records)
         return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
                    and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
+
+    def _coming_back(self, piece: chess.Piece) -> bool:
+        """Is a piece like this one on the board a captured piece coming back from beside it (more of them on the
+        board than the official position has, and the position being reinstated has room for it)?"""
+        cycle = self.cycle
+        count = self.g.phys.count(piece)
+        return cycle is not None and count > len(self.g.index.board.pieces(piece.piece_type, piece.color)) \
+            and count <= len(cycle.before.pieces(piece.piece_type, piece.color))
 
     def _room_for(self, target: chess.BaseBoard, placed: list[int]) -> bool:
         """Has *target* room for the pieces put down on these squares (no more of each on the board than it has)?
@@ -428,8 +443,11 @@ class Correction:
         official = self.g.index
         for sq in chess.SQUARES:
             content = self.g.phys.squares[sq]
-            if content != official.piece_at(sq) and content is not None and content != cycle.before.piece_at(sq):
-                return False  # the board shows something the presser did, not the position being put back
+            if content != official.piece_at(sq) and isinstance(content, chess.Piece) and content.color == presser \
+                    and content != cycle.before.piece_at(sq) and not self._coming_back(content):
+                # the board shows something the presser did, not the position being put back (the offender's
+                # pieces anywhere are that position on its way: a piece set down on the way, not yet moved on)
+                return False
         cycle.restarted = True
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                               details={"clock_restarted_for": "white" if cycle.offender == chess.WHITE else "black",

@@ -447,3 +447,28 @@ def test_a_press_without_a_move_opens_no_wait_for_the_findings_of_hands() -> Non
     rig.place(chess.E4, pawn)
     rig.settle(1.5)  # the move is made (released), not pressed yet
     assert "TOUCH_MOVE_SUSPECTED" in [i.code for i in rig.raised()]
+
+
+def test_the_reply_to_an_illegal_move_not_noticed_raises_its_touch_findings_when_made() -> None:
+    """An illegal move not noticed, the opponent's reply made with a touch-move suspicion: raised when the reply is
+    made, not held until its press (the reply is a move; only the findings of hands after it may be the position
+    going back)."""
+    rig = Rig(None, edition=2023, tc="900+10", seconds=900.0)
+    rig.t = 0.0
+    rig.lift(chess.F1)  # Bf1-c4 through the pawn on e2: illegal (blocked)
+    rig.t += 0.4
+    rig.place(chess.C4, chess.Piece(chess.BISHOP, chess.WHITE))
+    rig.t += 0.6
+    rig.press(chess.WHITE)
+    rig.settle(2.0)
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+    rig.outs.clear()
+    rig.lift(chess.G8)  # Black lifts his knight (longer than an adjustment), puts it back, plays e7-e5
+    rig.t += 2.5
+    rig.place(chess.G8, chess.Piece(chess.KNIGHT, chess.BLACK))
+    rig.t += 1.0
+    rig.lift(chess.E7)
+    rig.t += 0.4
+    rig.place(chess.E5, chess.Piece(chess.PAWN, chess.BLACK))
+    rig.settle(1.5)  # made, not pressed yet
+    assert "TOUCH_MOVE_SUSPECTED" in [i.code for i in rig.raised()]

@@ -46,9 +46,9 @@ _ON_THE_WAY_S = 6.0
 
 #: findings of hands on the board that are withheld while an illegal move found later may be being reinstated
 #: (:meth:`Correction.withholds`); the touch findings of a state in between read as a move, too
+_TOUCH_CODES = frozenset({"TOUCH_MOVE_SUSPECTED", "TOUCH_CAPTURE_SUSPECTED", "RELEASED_MOVE_CHANGED"})
 _HANDS_CODES = frozenset({"OUT_OF_TURN_CHANGE", "ADJUST_OUT_OF_TURN", "TAKEBACK_DETECTED", "TWO_HANDS_SUSPECTED",
-                          "OPPONENT_STARTED_BEFORE_MOVE_MADE", "TOUCH_MOVE_SUSPECTED", "TOUCH_CAPTURE_SUSPECTED",
-                          "RELEASED_MOVE_CHANGED"})
+                          "OPPONENT_STARTED_BEFORE_MOVE_MADE"}) | _TOUCH_CODES
 
 
 def _mmss(seconds: float) -> str:
@@ -223,7 +223,8 @@ class Correction:
         if cycle is None:
             return self._later_reinstatable(on_board=True)
         # noticed after the opponent's reply (7.5.1): his move goes back with it, the offender to move meanwhile
-        return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1
+        # (not the touch findings of the reply itself: a move made, judged as any move)
+        return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1 and code not in _TOUCH_CODES
 
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)

@@ -179,6 +179,9 @@ def run_steps(rig: Rig, rng: random.Random, steps: Iterator[tuple[str, int, ches
               hands: Hands, between: list[tuple[int, object]] | None = None) -> None:
     """Feed the steps with the hands' timing (two hands: some consecutive steps inside one scan)."""
     for i, (what, sq, piece) in enumerate(steps):
+        if what == "wait":  # the hand stops (a piece set down on a wrong square, seen, moved on)
+            rig.t += rng.uniform(0.3, 1.5)
+            continue
         if what == "lift":
             rig.lift(sq)
         else:
@@ -191,3 +194,91 @@ def run_steps(rig: Rig, rng: random.Random, steps: Iterator[tuple[str, int, ches
             rig.t += rng.uniform(0.01, 0.08)
         else:
             rig.t += gap(rng, hands.pace)
+
+
+# ---------------------------------------------------------------------------------------------- on a running clock
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A restoration on a running clock (rapid/blitz without the arbiter at the board, or the arbiter not pausing):
+    who puts the pieces back, with what hands, and who presses the clock (and when)."""
+
+    who: str  # "offender" | "opponent" | "both" (one hand each, at the same time) | "arbiter"
+    hands: Hands
+    press: str  # "none" | "opponent-before" | "opponent-during" | "opponent-after" | "offender-after"
+
+
+def random_running(rng: random.Random) -> Running:
+    """Random hands of the real procedure: any order and pace, the wrong piece first, detours, two hands (both
+    players at once), and the clock handled by whoever does it, or by nobody."""
+    who = rng.choice(("offender", "opponent", "both", "arbiter"))
+    hands = Hands(style=rng.choice(("one-by-one", "lift-all-first", "mixed")),
+                  pace=rng.choice(("fast", "fast", "normal", "slow")),
+                  two_hands=who == "both" or rng.random() < 0.3, wrong_piece=rng.random() < 0.35,
+                  wrong_square=rng.random() < 0.35)
+    press = rng.choice(("none", "opponent-before", "opponent-during", "opponent-after", "opponent-after",
+                        "offender-after"))
+    return Running(who=who, hands=hands, press=press)
+
+
+Step = tuple[str, int, chess.Piece | None]
+
+
+def detoured(rng: random.Random, phys: dict[int, chess.Piece], target: chess.BaseBoard, steps: list[Step],
+             share: float) -> list[Step]:
+    """*steps* with some placements going first to a wrong empty square near the right one (up to two squares
+    away: the hand misses the square, or puts the piece down to take another, and moves it on)."""
+    cur = dict(phys)
+    out: list[Step] = []
+    lifted: int | None = None
+    for what, sq, piece in steps:
+        # (not the wrong piece put back where it was lifted: moved elsewhere, it would be a move of its own)
+        if what == "place" and piece is not None and sq != lifted and rng.random() < share:
+            empties = [e for e in chess.SQUARES if e not in cur and target.piece_at(e) is None
+                       and 1 <= chess.square_distance(e, sq) <= 2]
+            if empties:
+                e = rng.choice(empties)
+                out += [("place", e, piece)] + ([("wait", e, None)] if rng.random() < 0.6 else []) \
+                    + [("lift", e, None)]
+        out.append((what, sq, piece))
+        lifted = sq if what == "lift" else None
+        if what == "lift":
+            cur.pop(sq, None)
+        else:
+            assert piece is not None
+            cur[sq] = piece
+    return out
+
+
+def restore_running(rig: Rig, rng: random.Random, target: chess.BaseBoard, offender: chess.Color,
+                    how: Running) -> None:
+    """Put *target* back on the board with the clock running (nobody pauses it), pressing as *how* says.
+
+    The opponent's press gives the offender his clock back (7.5.1 via 6.2: the offender replaces his move on his
+    own time): before the pieces are touched, in the middle, or once they are back. The offender pressing after
+    the restoration presses the side already down: the lever does not move. Nobody pressing: the offender makes
+    his replacement on the opponent's running clock and presses then. When the offender's clock runs already
+    (the opponent replied and pressed before the illegal move was noticed) nobody presses: that is the clock of
+    the position being reinstated.
+    """
+    opponent = not offender
+    steps = list(restore_steps(rng, rig.phys, target, how.hands))
+    if how.hands.wrong_square:
+        steps = detoured(rng, rig.phys, target, steps, 0.5)
+    rig.t += rng.uniform(0.3, 4.0)
+    if how.press == "opponent-before" and rig.clock.running != offender:
+        rig.press(opponent)
+        rig.t += rng.uniform(0.2, 1.5)
+    middle = rng.randrange(len(steps)) if steps else 0
+    between: list[tuple[int, object]] = []
+    if how.press == "opponent-during" and rig.clock.running != offender:
+        between.append((middle, lambda: rig.press(opponent)))
+    run_steps(rig, rng, iter(steps), how.hands, between)
+    rig.t += rng.uniform(0.2, 1.5)
+    if how.press == "opponent-after" and rig.clock.running != offender:
+        rig.press(opponent)
+        rig.t += rng.uniform(0.3, 1.5)
+    elif how.press == "offender-after" and rig.clock.running != offender:
+        rig.press(offender)  # his side is down already: a press that moves nothing
+        rig.t += rng.uniform(0.3, 1.5)

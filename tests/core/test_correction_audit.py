@@ -193,7 +193,8 @@ def _cases(n: int) -> list[Case]:
 
 
 def _judged_at_press(rig: Rig, rng: random.Random, offender: chess.Color, case: Case,
-                     fits: Callable[[list[Irregularity]], bool]) -> tuple[Irregularity | None, list[str]]:
+                     fits: Callable[[list[Irregularity]], bool], *,
+                     penalties: dict[tuple[int, str], int] = PENALTY) -> tuple[Irregularity | None, list[str]]:
     """The offender presses: the finding that asks for the arbiter, when the findings then *fit*, with what is
     wrong with its penalty time and articles for the case's edition; else None and what was raised."""
     rig.press(offender)
@@ -204,7 +205,7 @@ def _judged_at_press(rig: Rig, rng: random.Random, offender: chess.Color, case: 
         return None, [f"at the press: {[(i.code, i.subtype) for i in first]}"]
     finding = first[0]
     problems = []
-    penalty = PENALTY[(case.edition, case.tc)]
+    penalty = penalties[(case.edition, case.tc)]
     if finding.suggestion.add_to_opponent_s != penalty:
         problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
     if finding.articles != code_info(finding.code, case.edition).articles:

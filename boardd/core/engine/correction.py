@@ -13,6 +13,12 @@ then stood): the board showing the position before the illegal move reinstates i
 itself), the lever moved to the offender's side is the arbiter's restart (no press by the opponent), and the
 time added or taken away on the clock during the cycle is compared with the suggestion (a difference is an
 info note for the record).
+
+On a running clock (the players put the position back themselves, or the arbiter without pausing) the hands
+that bring the board back belong to the illegal move's incident, one incident, one alert: a piece set down off
+the position being reinstated waits until it stays (``on_the_way``); after an illegal move found later, the
+findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
+(published: ``withholds``). What leads away from the reinstatement is still flagged, only after the wait.
 """
 
 from __future__ import annotations
@@ -32,6 +38,17 @@ if TYPE_CHECKING:
 
 #: time differences under this are display rounding, not a correction (s)
 _TIME_TOLERANCE_S = 2.0
+
+#: a piece set down elsewhere than the position being reinstated, on a running clock, is judged once it stayed
+#: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
+#: restoration's, a piece left there is a change of its own
+_ON_THE_WAY_S = 6.0
+
+#: findings of hands on the board that are withheld while an illegal move found later may be being reinstated
+#: (:meth:`Correction.withholds`); the touch findings of a state in between read as a move, too
+_TOUCH_CODES = frozenset({"TOUCH_MOVE_SUSPECTED", "TOUCH_CAPTURE_SUSPECTED", "RELEASED_MOVE_CHANGED"})
+_HANDS_CODES = frozenset({"OUT_OF_TURN_CHANGE", "ADJUST_OUT_OF_TURN", "TAKEBACK_DETECTED", "TWO_HANDS_SUSPECTED",
+                          "OPPONENT_STARTED_BEFORE_MOVE_MADE"}) | _TOUCH_CODES
 
 
 def _mmss(seconds: float) -> str:
@@ -73,12 +90,17 @@ class Correction:
         self.e = e
         self.g = e.g
         self.cycle: _Cycle | None = None
+        #: pieces put down off the position being reinstated on a running clock: square -> (since, piece)
+        self.held: dict[int, tuple[float, chess.Piece]] = {}
+        #: findings of hands withheld while the position before an illegal move found later may be coming back
+        self.withheld: list[Irregularity] = []
 
     # ------------------------------------------------------------------ opening and closing
 
     def open(self, irr: Irregularity, offender: chess.Color, ply: int) -> None:
         """An illegal-move-class completion (or a mismatch at a press) that the arbiter may correct."""
         fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
+        self.held.clear()
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
 
@@ -129,23 +151,148 @@ class Correction:
 
     def restoring(self, placed: list[int]) -> bool:
         """Pieces put down on these squares while the position before the illegal move is not back yet are the
-        correction's when each one is what that position has there (7.5.1), or whatever they are while the
-        clock stands paused (the arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
+        correction's when each one is what that position has there (7.5.1) or was put back where it stood (the
+        hands hesitating: lifted, put back, lifted again), or whatever they are while the clock stands paused (the
+        arbiter's hands, 6.11.2, 7.5.1): not a change or an adjustment out of turn."""
         cycle = self.cycle
         if cycle is None:
-            return self.g.paused and self._putting_back_later()
+            # paused: an illegal move found later is being put back move by move (7.5.1)
+            return self.g.paused and self._later_reinstatable()
         if cycle.reinstated_at is not None:
             return False
-        return self.g.paused or all(self.g.phys.squares[sq] == cycle.before.piece_at(sq) for sq in placed)
+        official = self.g.index
+        return self.g.paused or all(self.g.phys.squares[sq] in (cycle.before.piece_at(sq), official.piece_at(sq))
+                                    for sq in placed)
 
-    def _putting_back_later(self) -> bool:
-        """With the clock paused, an illegal move found later is being put back move by move (7.5.1): an
-        unresolved illegal-move finding of the last plies, whose cycle closed when play went on."""
+    def on_the_way(self, placed: list[int], at: float) -> bool:
+        """While the position before the illegal move is being put back on a running clock (nobody paused it: the
+        players restore it themselves, or the arbiter without stopping the clock, 6.11.2 "may"), pieces put down
+        elsewhere than that position wait: moved on (a detour of the hands putting it back) they were the
+        restoration's, part of the illegal move's incident; left there for ``_ON_THE_WAY_S`` they are judged as a
+        change of their own (:meth:`judge_held`: what leads away from the reinstatement is still flagged)."""
+        cycle = self.cycle
+        if cycle is None or cycle.reinstated_at is not None or not self._room_for(cycle.before, placed):
+            return False
+        g = self.g
+        for sq in placed:
+            piece = g.phys.squares[sq]
+            since = max((t for t, s, _ in g.seg_places if s == sq), default=at)
+            if isinstance(piece, chess.Piece) and self.held.get(sq, (0.0, None))[1] != piece:
+                self.held[sq] = (since, piece)
+        due = min(since for since, _ in self.held.values()) + _ON_THE_WAY_S
+        if at >= due:
+            self.held.clear()
+            return False
+        g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+        return True
+
+    def judge_held(self, at: float) -> bool | None:
+        """The wait of :meth:`on_the_way` is over: True if a piece put down off the position being reinstated still
+        stands there (a change of its own), False if none does (they were the hands on their way), None if the
+        wait goes on (timer set again) or there is nothing to judge."""
+        if not self.held:
+            return None
+        g = self.g
+        if not self.awaiting_reinstatement():
+            self.held.clear()
+            return None
+        standing = {sq: (since, piece) for sq, (since, piece) in self.held.items() if g.phys.squares[sq] == piece}
+        self.held = standing
+        if not standing:
+            return False
+        due = min(since for since, _ in standing.values()) + _ON_THE_WAY_S
+        if at < due:
+            g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+            return None
+        self.held.clear()
+        return True
+
+    def withholds(self, code: str) -> bool:
+        """Is a finding of hands on the board (out of turn, a takeback, two hands, an early start) withheld?
+
+        While an illegal move of the last plies is unresolved and the opponent replied to it, or its cycle closed
+        when play went on (found only later, 7.5.1), the board may be on its way back to the position before it, in
+        any order, on a running clock: the states in between are not told from play. Such findings wait
+        (:meth:`withhold`): the board showing that position drops them (the hands that put it back belong to the
+        illegal move's incident, one incident, one alert); the hands still for ``_ON_THE_WAY_S`` elsewhere, or a
+        press, publish them as they were raised (what leads away from the reinstatement is still flagged, only
+        later)."""
+        if code not in _HANDS_CODES:
+            return False
+        cycle = self.cycle
+        if cycle is None:
+            return self._later_reinstatable(on_board=True)
+        # noticed after the opponent's reply (7.5.1): his move goes back with it, the offender to move meanwhile
+        # (not the touch findings of the reply itself: a move made, judged as any move)
+        return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1 and code not in _TOUCH_CODES
+
+    def withhold(self, irr: Irregularity) -> None:
+        self.withheld.append(irr)
+        due = self.g.last_board_t + _ON_THE_WAY_S
+        self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+
+    def update_withheld(self, irr: Irregularity) -> bool:
+        """A withheld finding updated (withdrawn, resolved) before it was published: True if it was one."""
+        for i, held in enumerate(self.withheld):
+            if held.id == irr.id:
+                if irr.status is Status.RESOLVED:
+                    del self.withheld[i]  # withdrawn before anyone saw it
+                else:
+                    self.withheld[i] = irr
+                return True
+        return False
+
+    def release_withheld(self, outs: list[Output], at: float) -> None:
+        """Publish the withheld findings (the board did not go back to the position before the illegal move)."""
+        withheld, self.withheld = self.withheld, []
+        for irr in withheld:
+            self.e.findings.publish(outs, irr)
+            if irr.incident is None and irr.severity is not Severity.INFO and self.e.findings.current_incident() \
+                    is None:
+                self.g.incident = (irr.id, irr.ply)
+        if withheld:
+            outs.append(StateChanged(at=at))
+
+    def withheld_due(self, outs: list[Output], at: float) -> None:
+        """The wait of :meth:`withhold`: the hands still that long and the position not back: published."""
+        if not self.withheld:
+            return
+        due = self.g.last_board_t + _ON_THE_WAY_S
+        if at < due:
+            self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+            return
+        self.release_withheld(outs, at)
+
+    def _later_reinstatable(self, *, on_board: bool = False) -> bool:
+        """An unresolved illegal-move finding of the last plies, whose cycle closed when play went on (7.5.1);
+        *on_board*: one that put something on the board to take back (its record entry is the illegal move, not
+        a press without a move, 7.5.3, where the position before it is the one the board showed anyway)."""
         g = self.g
         if g.regime == Regime.OTHERWISE.value:
             return False
         n = len(g.records)
-        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr) for irr in g.irr.values())
+        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
+                   and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
+
+    def _coming_back(self, piece: chess.Piece) -> bool:
+        """Is a piece like this one on the board a captured piece coming back from beside it (more of them on the
+        board than the official position has, and the position being reinstated has room for it)?"""
+        cycle = self.cycle
+        count = self.g.phys.count(piece)
+        return cycle is not None and count > len(self.g.index.board.pieces(piece.piece_type, piece.color)) \
+            and count <= len(cycle.before.pieces(piece.piece_type, piece.color))
+
+    def _room_for(self, target: chess.BaseBoard, placed: list[int]) -> bool:
+        """Has *target* room for the pieces put down on these squares (no more of each on the board than it has)?
+        A piece it has no room for comes from beside the board for something else (e.g. the queen of a promotion
+        finished on the opponent's time after an illegal press, rules-spec T28): not a piece on its way back."""
+        squares = self.g.phys.squares
+        for sq in placed:
+            piece = squares[sq]
+            if isinstance(piece, chess.Piece) and self.g.phys.count(piece) > \
+                    len(target.pieces(piece.piece_type, piece.color)):
+                return False
+        return True
 
     def on_move_made(self, outs: list[Output], side: chess.Color, at: float) -> None:
         """A move entered the record: the offender's replacement ends the cycle; so does the offender's next
@@ -196,14 +343,20 @@ class Correction:
             return False
         self.e.restoration.reinstate_from_board(outs, cycle.ply, at)
         self.note_reinstated(outs, at, "the position was put back on the board")
+        self.withheld.clear()  # the hands that put it back belong to the illegal move's incident (one alert)
         return True
 
     def partial_restore(self, outs: list[Output], ply: int, at: float) -> bool:
         """The board went back to a position between the illegal move and now (the opponent's reply taken back
-        first): a step of the reinstatement, not a takeback by the players (no TAKEBACK, no out-of-turn)."""
+        first): a step of the reinstatement, not a takeback by the players (no TAKEBACK, no out-of-turn). A position
+        older than the one being reinstated is passed on the way (nothing retracted)."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None or not cycle.ply < ply < len(self.g.records):
+        if cycle is None or cycle.reinstated_at is not None or ply >= len(self.g.records):
             return False
+        if ply <= cycle.ply:
+            # older than the position being reinstated (the one before it is that ply): a state on the way there,
+            # the pieces put back in an order that passes it (a move before the illegal one undone by the reply)
+            return ply < cycle.ply
         self.e.restoration.retract_to(outs, ply, at, "position being reinstated (7.5.1)")
         return True
 
@@ -291,8 +444,11 @@ class Correction:
         official = self.g.index
         for sq in chess.SQUARES:
             content = self.g.phys.squares[sq]
-            if content != official.piece_at(sq) and content is not None and content != cycle.before.piece_at(sq):
-                return False  # the board shows something the presser did, not the position being put back
+            if content != official.piece_at(sq) and isinstance(content, chess.Piece) and content.color == presser \
+                    and content != cycle.before.piece_at(sq) and not self._coming_back(content):
+                # the board shows something the presser did, not the position being put back (the offender's
+                # pieces anywhere are that position on its way: a piece set down on the way, not yet moved on)
+                return False
         cycle.restarted = True
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                               details={"clock_restarted_for": "white" if cycle.offender == chess.WHITE else "black",

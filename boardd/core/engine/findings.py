@@ -78,7 +78,8 @@ class Findings:
         if incident is None:
             incident = self.current_incident()
         ident = self.new_id()
-        if incident is None and not info:
+        withheld = self.e.correction.withholds(code)
+        if incident is None and not info and not withheld:
             self.g.incident = (ident, len(self.g.records))
         irr = Irregularity(
             id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code,
@@ -91,11 +92,19 @@ class Findings:
                                                   reinstate_ply=reinstate_ply, constraints=constraints,
                                                   verify=verify),
             claim_deadline=claim_deadline, category=self.g.category, regime=self.g.regime)
+        if withheld:
+            self.e.correction.withhold(irr)  # published if the board does not go back to the position
+            return irr
+        self.publish(outs, irr)
+        return irr
+
+    def publish(self, outs: list[Output], irr: Irregularity) -> None:
+        """A finding into the game's findings and out (raised now, or withheld until now)."""
         self.g.irr[irr.id] = irr
         outs.append(IrregularityRaised(irregularity=irr))
-        level = logging.INFO if facts.severity is Severity.INFO else logging.WARNING
-        _LOGGER.log(level, "%s %s side=%s ply=%d at=%.3f", irr.id, full, side, irr.ply, at)
-        return irr
+        level = logging.INFO if irr.severity is Severity.INFO else logging.WARNING
+        full = f"{irr.code}/{irr.subtype}" if irr.subtype else irr.code
+        _LOGGER.log(level, "%s %s side=%s ply=%d at=%.3f", irr.id, full, irr.side, irr.ply, irr.t_raised)
 
     def current_incident(self) -> str | None:
         """The primary finding of the incident under way: raised at most one completed move ago, not resolved."""
@@ -110,6 +119,8 @@ class Findings:
         return primary
 
     def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
+        if self.e.correction.update_withheld(irr):
+            return
         before = self.g.irr.get(irr.id)
         self.g.irr[irr.id] = irr
         outs.append(IrregularityUpdated(irregularity=irr))

@@ -114,6 +114,7 @@ class Presses:
         press = self.g.press
         assert press is not None
         self.g.press = None
+        self.e.correction.release_withheld(outs, due)  # a press: the findings of the hands before it are out
         if press.transitions > 1:
             withdrawn = press.fast_record is not None and press.lever_after == press.lever_before
             self.e.findings.raise_finding(outs, "CLOCK_BOUNCE", None, press.first_at, press.evidence,

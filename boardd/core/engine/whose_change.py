@@ -122,8 +122,13 @@ class WhoseChange:
         return not (self.g.index.key[ci] & ~self.g.phys.key()[ci])
 
     def recheck_out_of_turn(self, outs: list[Output], at: float) -> None:
-        """T_flicker after a piece appeared: still there (a change out of turn), or gone (a glitch, ignored)."""
+        """T_flicker after a piece appeared: still there (a change out of turn), or gone (a glitch, ignored); or
+        the wait for a piece put down off the position being reinstated (:meth:`Correction.on_the_way`)."""
         self.g.oot_recheck = None
+        self.e.correction.withheld_due(outs, at)
+        if self.e.correction.judge_held(at) and not self.g.oot_raised and self.g.playing:
+            self.raise_out_of_turn(outs, not self.g.board.turn, at)  # left off the position being reinstated
+            return
         if self.g.mask and self.g.playing:
             self.e.recognition.evaluate(outs, at, snapshot=False, batch=[])
 
@@ -174,6 +179,8 @@ class WhoseChange:
             return  # only lifts so far (wait for where the piece goes), or the board being put right
         if all(self.g.index.piece_at(sq) is not None for sq in placed) and len(placed) == len(self.g.mask):
             return  # a piece read as another one on the same square: wait (sensor or flicker)
+        if not self.g.oot_raised and self.e.correction.on_the_way(placed, at):
+            return  # set down off the position being reinstated: judged if it stays (7.5.1)
         if not self.g.oot_raised and self._appeared(placed, actor):
             since = max(t for t, sq, _ in self.g.seg_places if sq in placed)
             if at < since + self.rules.timing.t_flicker:
@@ -181,7 +188,10 @@ class WhoseChange:
                 self.g.oot_recheck = since + self.rules.timing.t_flicker
                 return
         if not self.g.oot_raised:
-            self.g.oot_raised = True
-            self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
-                        text="the side without the move changed the position; the arbiter may reinstate (7.6)",
-                        reinstate_ply=len(self.g.records))
+            self.raise_out_of_turn(outs, actor, at)
+
+    def raise_out_of_turn(self, outs: list[Output], actor: chess.Color, at: float) -> None:
+        self.g.oot_raised = True
+        self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
+                    text="the side without the move changed the position; the arbiter may reinstate (7.6)",
+                    reinstate_ply=len(self.g.records))

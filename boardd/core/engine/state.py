@@ -149,7 +149,9 @@ class Game:
         self.limit_pending = False
         self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
         self.claim_windows: list[_Window] = []
-        # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square)
+        # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square); kept after the
+        # correction cycle (a later reinstatement to that ply arms it again): a replacement is awaited only while
+        # the cycle of that illegal move is open (Presses.replacement_awaited)
         self.replacement: tuple[str, int, int] | None = None
         self.replacement_due: tuple[str, int, int] | None = None
 

@@ -17,6 +17,7 @@ from boardd.core.outputs import (
     MoveMade,
     Output,
     StateChanged,
+    Status,
 )
 from tests.core.scenario import parse, start_clock
 
@@ -344,6 +345,53 @@ def test_quick_move_key_arithmetic_agrees_with_push_for_every_legal_move() -> No
             after.push(move)
             assert index.classify(PhysicalBoard(after)).kind is not DiffClass.LEGAL
     assert checked > 500
+
+
+#: an illegal move (e2-e5, ply 0) that stood: Black replied and the game went on for 8 plies in all
+_STOOD_8 = ("0 L e2 · 300 P e5 wP · 800 C W · 2000 L e7 · 2300 P e6 bP · 2800 C B · 4000 L d2 · 4300 P d4 wP · "
+            "4800 C W · 6000 L g8 · 6300 P f6 bN · 6800 C B · 8000 L g1 · 8300 P f3 wN · 8800 C W · 10000 L f8 · "
+            "10300 P e7 bB · 10800 C B · 12000 L b1 · 12300 P c3 wN · 12800 C W · 14000 L e8 · 14200 L h8 · "
+            "14400 P g8 bK · 14600 P f8 bR · 14800 C B")
+
+
+class _UnreadBoard:
+    def key(self) -> object:
+        raise AssertionError("the physical board was read")
+
+
+def test_no_search_for_an_illegal_move_found_later_without_a_recent_one() -> None:
+    # Correction._found_later runs at every board change while no correction is under way: without an
+    # illegal-move finding of the last _TAKEBACK_DEPTH plies it has nothing to find and reads nothing
+    from boardd.core.engine.common import _TAKEBACK_DEPTH
+
+    engine, _ = _published("0 L e2 · 300 P e4 wP · 800 C W · 2000 L e7 · 2300 P e5 bP · 2800 C B")
+    assert engine.g.illegal_ply == -1 and engine.correction.cycle is None
+    engine.g.phys = _UnreadBoard()  # type: ignore[assignment]
+    engine.correction._found_later()
+    engine, _ = _published(_STOOD_8 + " · 16000 L a2 · 16300 P a3 wP · 16800 C W")
+    assert engine.g.illegal_ply == 0 and len(engine.state.moves) == _TAKEBACK_DEPTH + 1
+    engine.g.phys = _UnreadBoard()  # type: ignore[assignment]
+    engine.correction._found_later()
+
+
+@pytest.mark.parametrize(("extra", "reinstated"), [("", True), (" · 16000 L a2 · 16300 P a3 wP · 16800 C W", False)])
+def test_an_illegal_move_found_later_is_reopened_up_to_the_takeback_depth(extra: str, reinstated: bool) -> None:
+    """7.5.1 found later: the start position back on the board 8 plies after the illegal e2-e5 reinstates it
+    (the search's depth, _TAKEBACK_DEPTH); 9 plies after, it does not (a takeback, as before the search was
+    gated on the latest illegal move)."""
+    from boardd.core.events import BoardSnapshot
+
+    engine, _ = _published(_STOOD_8 + extra)
+    squares = tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
+    outs = engine.feed(BoardSnapshot(at=30.0, squares=squares)) + engine.advance(40.0)
+    illegal = next(i for i in engine.irregularities if i.code == "ILLEGAL_MOVE")
+    raised = [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
+    if reinstated:
+        assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+        assert illegal.ruling.startswith("position reinstated at ply 0") and raised == []
+    else:
+        assert illegal.status is Status.OPEN and raised == ["TAKEBACK_DETECTED"]
+    assert engine.state.moves == ()
 
 
 def test_result_gesture_needs_exactly_both_kings_on_the_centre() -> None:

@@ -92,6 +92,8 @@ class Findings:
                                                   verify=verify),
             claim_deadline=claim_deadline, category=self.g.category, regime=self.g.regime)
         self.g.irr[irr.id] = irr
+        if facts.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
+            self.g.illegal_ply = irr.ply
         outs.append(IrregularityRaised(irregularity=irr))
         level = logging.INFO if facts.severity is Severity.INFO else logging.WARNING
         _LOGGER.log(level, "%s %s side=%s ply=%d at=%.3f", irr.id, full, side, irr.ply, at)
@@ -112,6 +114,8 @@ class Findings:
     def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
         before = self.g.irr.get(irr.id)
         self.g.irr[irr.id] = irr
+        if irr.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
+            self.g.illegal_ply = irr.ply
         outs.append(IrregularityUpdated(irregularity=irr))
         if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
                 and before.status is not Status.RESOLVED:

@@ -533,12 +533,12 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
         # An illegal move that stood (rules-spec G6, R22): the game goes on from the physical position
         # after it, so the broadcast shows it move by move (SetUp/FEN, see docs/consumers.md).
         first, board, note = restart
-        game.setup(board)
+        _setup_headers(game.headers, board.fen(), board.chess960)
         game.comment = note
         _LOGGER.info("%s: illegal move stood at ply %d: PGN continues from the position after it", record.board,
                      first - 1)
     elif start_fen:
-        game.setup(board)
+        _setup_headers(game.headers, board.fen(), board.chess960)
         board = game.board()
     node: chess.pgn.GameNode = game
     if restart is None:
@@ -1041,8 +1041,10 @@ class _Movetext:
 
 
 def _setup_headers(headers: chess.pgn.Headers, fen: str, chess960: bool) -> None:
-    """What ``chess.pgn.Game.setup`` does to the tags for a standard board with this FEN."""
-    if fen == chess.STARTING_FEN:
+    """What ``chess.pgn.Game.setup`` does to the tags for a standard board with this FEN, except that a Chess960
+    game states its start position even from the standard array (518), as the daemon's PGN does
+    (:mod:`boardd.core.record`; lichess reads the castling as Chess960's only with a FEN)."""
+    if fen == chess.STARTING_FEN and not chess960:
         headers.pop("FEN", None)
         headers.pop("SetUp", None)
     else:

@@ -13,7 +13,8 @@ Tags
     ``Black``, ``Result``), then ``Board``, ``GameId`` (when the game has an id:
     lichess settles game identity on it, mqtt-broadcast-systemd.md §4.2),
     ``TimeControl`` (PGN form), ``Termination`` (when known) and, where needed,
-    ``Variant "Chess960"``, ``SetUp "1"`` and ``FEN``. ``Round`` is ``"r.b"``
+    ``Variant "Chess960"``, ``SetUp "1"`` and ``FEN`` (a Chess960 game has all three,
+    even from the standard array, position 518). ``Round`` is ``"r.b"``
     (round 3, board 12 gives ``"3.12"``) as DGT LiveChess writes it, and lila
     reads the board number from either ``Round`` or ``Board``.
     ``WhiteClock`` and ``BlackClock`` (``"01:23:54"``, DGT LiveChess's form: hours
@@ -379,6 +380,12 @@ def _build(state: GameState) -> tuple[chess.pgn.Game, list[str]]:
     if start is not None:
         game.setup(start)
         if state.chess960:
+            if "FEN" not in headers:
+                # the standard array (position 518): python-chess leaves the tags out, but a Chess960 game
+                # states its start position (lichess reads the castling as Chess960's only with a FEN)
+                del headers["Variant"]
+                headers["FEN"] = start.fen()
+                headers["SetUp"] = "1"
             headers["Variant"] = "Chess960"
     elif state.start_fen:
         headers["SetUp"] = "1"
@@ -759,7 +766,7 @@ def _fixed_headers(fields: _HeaderFields) -> tuple[tuple[str, ...], tuple[str, .
     start = _start_board_cached(start_fen, chess960)
     assert start is not None   # game_pgn checked it
     fen = start.fen()
-    if fen != chess.STARTING_FEN:
+    if fen != chess.STARTING_FEN or start.chess960:   # a Chess960 game states its start, even 518's (_build)
         after += [("FEN", fen), ("SetUp", "1")]
     if start.chess960:
         after.append(("Variant", "Chess960"))

@@ -10,10 +10,12 @@ with move messages carrying other clocks, in standard, Chess960 and set-up games
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import random
 
 import chess
+import chess.pgn
 import pytest
 
 from boardd.consumers.relay import GameSlot, Hall, _PgnReader, _read_pgn, build_game_pgn
@@ -83,6 +85,29 @@ def test_broadcast_kept_equals_rebuilt(seed: int) -> None:
                 checked += 1
     _check(hall, reference, "t1")
     assert checked > 50
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_broadcast_of_a_chess960_game_from_the_standard_array_kept_equals_rebuilt(seed: int) -> None:
+    # position 518 is the classical array: the broadcast states it (FEN, SetUp) like any other Chess960 start
+    rng = random.Random(seed)
+    hall, reference = Hall(prefix="boardd"), Hall(prefix="boardd")
+    publisher = Publisher(board="t1")
+    with_fen = 0
+    for state in _random_walk(seed, 140, chess960_pos=518):
+        for topic, payload in _feed("t1", publisher, state, rng):
+            update = hall.handle(topic, payload)
+            reference.handle(topic, payload)
+            if update is not None and update.record_changed:
+                _check(hall, reference, "t1")
+                text = hall.game_pgn("t1")
+                if text is None:   # a PGN before any state
+                    continue
+                game = chess.pgn.read_game(io.StringIO(text))
+                assert game is not None and game.headers["Variant"] == "Chess960" and game.board().chess960
+                assert game.headers.get("SetUp") == "1" and "FEN" in game.headers
+                with_fen += game.headers["FEN"] == chess.STARTING_FEN
+    assert with_fen > 10
 
 
 def test_a_new_game_on_the_board_starts_afresh() -> None:

@@ -193,10 +193,8 @@ def _check_pgn(game: Game) -> None:
     pgn = chess.pgn.read_game(io.StringIO(game.engine.pgn()))
     assert pgn is not None and not pgn.errors
     assert pgn.headers.get("Variant") == "Chess960"
-    if game.start.fen() != chess.STARTING_FEN:
-        assert (pgn.headers.get("SetUp"), pgn.headers.get("FEN")) == ("1", game.start.fen())
-    else:  # the standard array (518): python-chess leaves FEN out; Variant alone says it
-        assert "FEN" not in pgn.headers
+    # every start array states itself, the standard one (518) too (PGN's Chess960 convention, lichess's import)
+    assert (pgn.headers.get("SetUp"), pgn.headers.get("FEN")) == ("1", game.start.fen())
     assert pgn.board().chess960
     assert [m.uci() for m in pgn.mainline_moves()] == [m.uci() for m in game.board.move_stack]
 

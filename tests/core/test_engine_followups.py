@@ -17,6 +17,7 @@ from boardd.core.outputs import (
     MoveMade,
     Output,
     StateChanged,
+    Status,
 )
 from tests.core.scenario import parse, start_clock
 
@@ -240,6 +241,71 @@ def test_press_with_a_piece_in_hand_takes_the_slow_path() -> None:
     assert [o.move.completed_at for o in outs if isinstance(o, MoveCompleted)] == [1.0]
 
 
+def _published(script: str) -> tuple[Engine, list[tuple[str, float | None, float]]]:
+    """Play *script* from the start as the daemon does (timers fired before each event); for every completion
+    the move, its ``completed_at`` and how long after it the completion was published (0: at the press)."""
+    engine, clock = _started()
+    done: list[tuple[str, float | None, float]] = []
+
+    def note(outs: list[Output], now: float) -> None:
+        done.extend((o.move.san, o.move.completed_at, round(now - (o.move.completed_at or now), 6))
+                    for o in outs if isinstance(o, MoveCompleted))
+
+    for ev in parse(script, clock):  # type: ignore[arg-type]
+        while (deadline := engine.next_deadline()) is not None and deadline < ev.at:
+            note(engine.advance(deadline), deadline)
+        note(engine.feed(ev), ev.at)  # type: ignore[arg-type]
+    while (deadline := engine.next_deadline()) is not None:
+        note(engine.advance(deadline), deadline)
+    return engine, done
+
+
+_LATER = "7000 L e7 · 7300 P e5 bP · 7800 C B · 9000 L g1 · 9300 P f3 wN · 9800 C W"
+
+
+def _record(engine: Engine) -> list[tuple[str, float, float | None, Completion | None]]:
+    return [(m.san, m.made_at, m.completed_at, m.completion) for m in engine.state.moves]
+
+
+def test_after_a_reinstated_illegal_press_and_its_replacement_presses_complete_at_the_press_again() -> None:
+    """§3.7: the touched pawn's replacement (4.3 via 7.5.1) ends the correction cycle; the replacement kept for
+    the touch-move check no longer takes the presses to the T_latency path (publish 250 ms later for ever)."""
+    incident = ("0 L e2 · 300 P e5 wP · 800 C W · 3000 L e5 · 3300 P e2 wP · 4000 C B · "
+                "5000 L e2 · 5300 P e4 wP · 5800 C W · " + _LATER)
+    engine, done = _published(incident)
+    control, expected = _published("5000 L e2 · 5300 P e4 wP · 5800 C W · " + _LATER)
+    assert [i.code for i in engine.irregularities if i.code == "ILLEGAL_MOVE"] == ["ILLEGAL_MOVE"]
+    assert engine.g.replacement is not None  # kept: a later reinstatement to its ply arms touch-move again
+    assert done[-3:] == expected == [("e4", 5.8, 0.0), ("e5", 7.8, 0.0), ("Nf3", 9.8, 0.0)]
+    assert _record(engine) == _record(control)
+
+
+def test_after_an_illegal_move_that_stood_presses_complete_at_the_press_again() -> None:
+    """The illegal move stands (the opponent replied, the offender played on: the cycle closed): the next
+    presses complete at the press; only the reply, while the arbiter could still put the position back, waits."""
+    engine, done = _published("0 L e2 · 300 P e5 wP · 800 C W · 2000 L e7 · 2300 P e6 bP · 2800 C B · "
+                              "4000 L g1 · 4300 P f3 wN · 4800 C W · 6000 L g8 · 6300 P f6 bN · 6800 C B · "
+                              "8000 L b1 · 8300 P c3 wN · 8800 C W")
+    latency = engine.rules.timing.t_latency
+    assert [(san, ct) for san, ct, _ in done] == [("e2-e5", 0.8), ("e6", 2.8), ("Nf3", 4.8), ("Nf6", 6.8),
+                                                  ("Nc3", 8.8)]
+    assert [lag for _, _, lag in done[2:]] == [0.0, 0.0, 0.0]
+    assert done[1][2] >= latency
+
+
+def test_an_illegal_move_that_stood_and_is_found_later_still_binds_the_touched_piece() -> None:
+    """7.5.1 found later: reinstated after the cycle closed, the replacement still falls under touch-move."""
+    from tests.core.test_scenarios import Scn, check, run
+
+    scn = Scn("S0", "0 L e2 · 300 P e5 wP · 800 C W · 2000 L e7 · 2300 P e6 bP · 2800 C B · 4000 L g1 · "
+                    "4300 P f3 wN · 4800 C W · 5500 ARB reinstate · 5600 PAUSE · 5700 LEVER W · 6000 L f3 · "
+                    "6200 P g1 wN · 6400 L e6 · 6600 P e7 bP · 6800 L e5 · 7000 P e2 wP · 7500 RESUME · "
+                    "8000 L b1 · 8300 P c3 wN · 8800 C W",
+              ("Nc3",), ("ILLEGAL_MOVE/GEOMETRY", "TOUCH_MOVE_VIOLATION"),
+              allow_info=("CLOCK_PAUSED", "ARBITER_ADJUST"))
+    check(scn, run(scn))
+
+
 # ---------------------------------------------------------------- 4. throughput shortcuts keep behaviour
 
 
@@ -279,6 +345,53 @@ def test_quick_move_key_arithmetic_agrees_with_push_for_every_legal_move() -> No
             after.push(move)
             assert index.classify(PhysicalBoard(after)).kind is not DiffClass.LEGAL
     assert checked > 500
+
+
+#: an illegal move (e2-e5, ply 0) that stood: Black replied and the game went on for 8 plies in all
+_STOOD_8 = ("0 L e2 · 300 P e5 wP · 800 C W · 2000 L e7 · 2300 P e6 bP · 2800 C B · 4000 L d2 · 4300 P d4 wP · "
+            "4800 C W · 6000 L g8 · 6300 P f6 bN · 6800 C B · 8000 L g1 · 8300 P f3 wN · 8800 C W · 10000 L f8 · "
+            "10300 P e7 bB · 10800 C B · 12000 L b1 · 12300 P c3 wN · 12800 C W · 14000 L e8 · 14200 L h8 · "
+            "14400 P g8 bK · 14600 P f8 bR · 14800 C B")
+
+
+class _UnreadBoard:
+    def key(self) -> object:
+        raise AssertionError("the physical board was read")
+
+
+def test_no_search_for_an_illegal_move_found_later_without_a_recent_one() -> None:
+    # Correction._found_later runs at every board change while no correction is under way: without an
+    # illegal-move finding of the last _TAKEBACK_DEPTH plies it has nothing to find and reads nothing
+    from boardd.core.engine.common import _TAKEBACK_DEPTH
+
+    engine, _ = _published("0 L e2 · 300 P e4 wP · 800 C W · 2000 L e7 · 2300 P e5 bP · 2800 C B")
+    assert engine.g.illegal_ply == -1 and engine.correction.cycle is None
+    engine.g.phys = _UnreadBoard()  # type: ignore[assignment]
+    engine.correction._found_later()
+    engine, _ = _published(_STOOD_8 + " · 16000 L a2 · 16300 P a3 wP · 16800 C W")
+    assert engine.g.illegal_ply == 0 and len(engine.state.moves) == _TAKEBACK_DEPTH + 1
+    engine.g.phys = _UnreadBoard()  # type: ignore[assignment]
+    engine.correction._found_later()
+
+
+@pytest.mark.parametrize(("extra", "reinstated"), [("", True), (" · 16000 L a2 · 16300 P a3 wP · 16800 C W", False)])
+def test_an_illegal_move_found_later_is_reopened_up_to_the_takeback_depth(extra: str, reinstated: bool) -> None:
+    """7.5.1 found later: the start position back on the board 8 plies after the illegal e2-e5 reinstates it
+    (the search's depth, _TAKEBACK_DEPTH); 9 plies after, it does not (a takeback, as before the search was
+    gated on the latest illegal move)."""
+    from boardd.core.events import BoardSnapshot
+
+    engine, _ = _published(_STOOD_8 + extra)
+    squares = tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
+    outs = engine.feed(BoardSnapshot(at=30.0, squares=squares)) + engine.advance(40.0)
+    illegal = next(i for i in engine.irregularities if i.code == "ILLEGAL_MOVE")
+    raised = [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
+    if reinstated:
+        assert illegal.status is Status.RESOLVED and illegal.ruling is not None
+        assert illegal.ruling.startswith("position reinstated at ply 0") and raised == []
+    else:
+        assert illegal.status is Status.OPEN and raised == ["TAKEBACK_DETECTED"]
+    assert engine.state.moves == ()
 
 
 def test_result_gesture_needs_exactly_both_kings_on_the_centre() -> None:

@@ -92,13 +92,15 @@ def _illegal_record(board: chess.Board, ply: int, rng: random.Random) -> tuple[M
     return record, physical
 
 
-def _random_walk(seed: int, steps: int) -> list[GameState]:
+def _random_walk(seed: int, steps: int, chess960_pos: int | None = None) -> list[GameState]:
     """States of a game whose record grows, changes its last clocks, is retracted and reinstated, gets
-    illegal moves that stand (the game goes on from the physical position), and ends."""
+    illegal moves that stand (the game goes on from the physical position), and ends. A Chess960 game from
+    the seed's position, or from *chess960_pos*."""
     rng = random.Random(seed)
-    chess960 = seed % 4 == 3
-    start = chess.Board.from_chess960_pos(seed % 960) if chess960 else chess.Board()
-    if seed % 5 == 4:   # a set-up position, Black to move
+    chess960 = seed % 4 == 3 or chess960_pos is not None
+    start = chess.Board.from_chess960_pos(seed % 960 if chess960_pos is None else chess960_pos) if chess960 \
+        else chess.Board()
+    if seed % 5 == 4 and chess960_pos is None:   # a set-up position, Black to move
         start = chess.Board("r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R b KQkq - 4 12")
     boards = [start.copy(stack=False)]
     records: list[MoveRecord] = []
@@ -165,6 +167,17 @@ def test_random_walk_incremental_equals_rebuild(seed: int) -> None:
     publisher = Publisher(board="t1")
     for state in _random_walk(seed, 160):
         _check(state, publisher)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_walk_of_a_chess960_game_from_the_standard_array_incremental_equals_rebuild(seed: int) -> None:
+    # position 518 is the classical array: its tags (FEN and SetUp all the same) come from another branch
+    publisher = Publisher(board="t1")
+    states = _random_walk(seed, 160, chess960_pos=518)
+    assert states[0].chess960 and states[0].start_fen == chess.STARTING_FEN
+    for state in states:
+        _check(state, publisher)
+        assert f'[FEN "{chess.STARTING_FEN}"]' in game_pgn(state)
 
 
 def test_games_rendered_in_turn_each_keep_their_record() -> None:

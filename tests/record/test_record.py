@@ -21,6 +21,7 @@ from boardd.core.record import (
     pgn_round,
     pgn_termination,
     pgn_time_control,
+    rebuild_pgn,
 )
 from tests.record.factories import (
     fractional_clock,
@@ -240,6 +241,40 @@ def test_chess960_standard_start_still_says_chess960() -> None:
     game = parse(game_pgn(make_state(records, chess960=True)))
     assert game.headers["Variant"] == "Chess960"
     assert game.board().chess960
+
+
+@pytest.mark.parametrize("start_fen", [None, chess.STARTING_FEN])
+def test_chess960_standard_array_states_its_start_position(start_fen: str | None) -> None:
+    """Position 518 is the classical array: a Chess960 game from it still carries SetUp and FEN (PGN's Chess960
+    convention; lichess's broadcast import reads the castling as Chess960's only with them), with the same tag
+    order as any other Chess960 start, and its castlings read back as Chess960 castlings."""
+    start = chess.Board.from_chess960_pos(518)
+    assert start.chess960 and start.fen() == chess.STARTING_FEN
+    board = start.copy()
+    moves = []
+    for uci in ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1h1", "d8e7", "d2d3", "d7d6", "c1g5", "c8g4",
+                "b1c3", "e8a8"):
+        moves.append(board.push_uci(uci))
+    records, final = records_from_moves(start, moves)
+    state = make_state(records, start_fen=start_fen, chess960=True)
+    text = game_pgn(state)
+    assert text == rebuild_pgn(state)
+    game = parse(text)
+    assert (game.headers["FEN"], game.headers["SetUp"], game.headers["Variant"]) == (
+        chess.STARTING_FEN, "1", "Chess960")
+    tags = [line.split(" ")[0] for line in text.splitlines() if line.startswith("[")]
+    assert tags[-3:] == ["[FEN", "[SetUp", "[Variant"]   # as game.setup writes them for any other position
+    assert game.board().chess960
+    assert list(game.mainline_moves()) == moves
+    assert [m.uci() for m in game.mainline_moves()][6::7] == ["e1h1", "e8a8"]
+    assert "O-O " in text and "O-O-O " in text
+    assert game.end().board().fen() == final.fen()
+
+
+def test_standard_game_from_the_standard_array_has_no_set_up_tags() -> None:
+    records, _ = records_from_moves(chess.Board(), [chess.Move.from_uci("e2e4")])
+    text = game_pgn(make_state(records))
+    assert "[FEN" not in text and "[SetUp" not in text and "[Variant" not in text
 
 
 def test_move_given_only_as_san_is_still_recorded() -> None:

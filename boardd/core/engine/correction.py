@@ -124,12 +124,16 @@ class Correction:
         later, 7.5.1: the position immediately before the irregularity is reinstated, the later moves with it):
         that move's cycle is open again. With the clock paused (the arbiter at the board) an earlier position
         after it is a step of that reinstatement too (the moves taken back one by one). Not in the "otherwise"
-        regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback)."""
+        regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback).
+
+        Only an illegal move of the last ``_TAKEBACK_DEPTH`` plies can be reopened: with no illegal-move finding
+        that recent (``g.illegal_ply``, the latest, whatever its status) there is nothing to look for (most
+        board changes of a game)."""
         g = self.g
-        if g.regime == Regime.OTHERWISE.value or len(g.records) < 2:
+        n = len(g.records)
+        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH) or g.regime == Regime.OTHERWISE.value or n < 2:
             return
         key = g.phys.key()
-        n = len(g.records)
         oldest = max(-1, n - 1 - _TAKEBACK_DEPTH)
         for ply in range(n - 1, oldest, -1):
             if g.keys[ply] == key:

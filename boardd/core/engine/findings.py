@@ -101,6 +101,8 @@ class Findings:
     def publish(self, outs: list[Output], irr: Irregularity) -> None:
         """A finding into the game's findings and out (raised now, or withheld until now)."""
         self.g.irr[irr.id] = irr
+        if facts.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
+            self.g.illegal_ply = irr.ply
         outs.append(IrregularityRaised(irregularity=irr))
         level = logging.INFO if irr.severity is Severity.INFO else logging.WARNING
         full = f"{irr.code}/{irr.subtype}" if irr.subtype else irr.code
@@ -123,6 +125,8 @@ class Findings:
             return
         before = self.g.irr.get(irr.id)
         self.g.irr[irr.id] = irr
+        if irr.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
+            self.g.illegal_ply = irr.ply
         outs.append(IrregularityUpdated(irregularity=irr))
         if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
                 and before.status is not Status.RESOLVED:

@@ -67,9 +67,21 @@ class Presses:
             return False
         if (self.g.cand is not None or self.g.buffer or self.g.mask or self.g.pending_fix is not None
                 or self.g.two_hands.get(side) is not None or self.g.impossible_since is not None
-                or self.g.castle_king is not None or self.g.replacement is not None):
+                or self.g.castle_king is not None or self.replacement_awaited()):
             return False
         return self.g.phys.key() == self.g.index.key
+
+    def replacement_awaited(self) -> bool:
+        """The offender's replacement move of an illegal press is still to come (§3.7): the correction cycle of
+        that illegal move is open (the arbiter may yet put the position back, or has and the move is due).
+
+        ``g.replacement`` itself outlives the cycle: it is what a later reinstatement to its ply (found later,
+        7.5.1, or the arbiter's) arms touch-move with, so it is no sign of a correction under way once the
+        replacement was made or the illegal move stood (the cycle closed).
+        """
+        rep = self.g.replacement
+        cycle = self.e.correction.cycle
+        return rep is not None and cycle is not None and cycle.irregularity_id == rep[0]
 
     def complete_fast(self, outs: list[Output], press: _Press) -> None:
         """Complete the presser's move at the press itself (``completed_at`` = press time).

@@ -141,6 +141,9 @@ class Game:
     def _init_findings_and_phase(self) -> None:
         """The findings, the illegal-move counts, the phase of the game and the restoration it waits for."""
         self.irr: dict[str, Irregularity] = {}
+        #: the latest ply of an illegal-move finding, whatever its status (-1: none yet): the correction looks for
+        #: an illegal move found later (Correction._found_later) only while one is that recent
+        self.illegal_ply = -1
         self.illegal = {chess.WHITE: 0, chess.BLACK: 0}
         #: setting up, play, awaiting a restoration, game over (:data:`boardd.core.engine.modes.PHASES`)
         self.phase: Machine[Phase, PhaseTrigger] = Machine("phase", PHASES, Phase.PLAY)
@@ -149,7 +152,9 @@ class Game:
         self.limit_pending = False
         self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
         self.claim_windows: list[_Window] = []
-        # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square)
+        # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square); kept after the
+        # correction cycle (a later reinstatement to that ply arms it again): a replacement is awaited only while
+        # the cycle of that illegal move is open (Presses.replacement_awaited)
         self.replacement: tuple[str, int, int] | None = None
         self.replacement_due: tuple[str, int, int] | None = None
 

@@ -101,7 +101,7 @@ class Findings:
     def publish(self, outs: list[Output], irr: Irregularity) -> None:
         """A finding into the game's findings and out (raised now, or withheld until now)."""
         self.g.irr[irr.id] = irr
-        if facts.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
+        if irr.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
             self.g.illegal_ply = irr.ply
         outs.append(IrregularityRaised(irregularity=irr))
         level = logging.INFO if irr.severity is Severity.INFO else logging.WARNING

@@ -324,11 +324,15 @@ function actions(boardId, flag, incident) {
   // A suspected two-handed move is a warning until the arbiter confirms it (rules-spec R19): "Dismiss" rules it
   // out; only "Confirm two hands" makes it an illegal move (7.5.4, penalty and count from 2018). Both rule on the
   // incident's TWO_HANDS_AT_PRESS (the hub's incident.two_hands; the card may lead with its TWO_HANDS_SUSPECTED),
-  // and the daemon closes the whole incident with that ruling. The outcome shows on the card (flag.id).
+  // and the daemon closes the whole incident with that ruling. The outcome shows on the card (flag.id). When the
+  // card leads with another finding (the suspicion joined an incident under way, or the press was an illegal
+  // move too), Resolve stays the ruling on that primary (the two-handed findings close with it) and Confirm two
+  // hands is offered beside it.
   const twoHandsId = (incident && incident.two_hands) || (flag.code === "TWO_HANDS_AT_PRESS" ? flag.id : null);
   const twoHands = twoHandsId !== null;
-  const resolve = button("resolve", twoHands ? "Dismiss" : "Resolve", () =>
-    sendCommand(boardId, flag.id, "resolve", twoHands
+  const dismiss = twoHands && ["TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"].includes(flag.code);
+  const resolve = button("resolve", dismiss ? "Dismiss" : "Resolve", () =>
+    sendCommand(boardId, flag.id, "resolve", dismiss
       ? {irregularity: twoHandsId, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
       : {irregularity: flag.id, ruling: ruling.value || null}));
   const plyInput = el("input", "ply");

@@ -709,6 +709,8 @@ class Publisher:
             "regime": irregularity.regime,
             "ruling": irregularity.ruling,
             "incident": irregularity.incident,
+            # additive, only on a finding that names others (mqtt-additions.md)
+            **({"related": list(irregularity.related)} if irregularity.related else {}),
         }
 
     def _clock_body(self, clock: ClockState, at: float) -> dict[str, object]:

@@ -141,6 +141,10 @@ class Irregularity:
     ruling: str | None = None
     #: the id of the primary finding of the same incident, None for a primary (contract ``incident``)
     incident: str | None = None
+    #: ids of the findings this one is about, whatever their place in the incident (contract ``related``): a
+    #: TWO_HANDS_AT_PRESS names the TWO_HANDS_SUSPECTED it completes, then the illegal move the same press
+    #: was (counted once with it)
+    related: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -221,7 +221,8 @@ def test_a_two_hands_incident_names_the_press_finding_the_arbiter_rules_on() -> 
     (incident,), _ = fold([{**suspected, "status": "resolved"},
                            {**at_press, "status": "resolved", "severity": "illegal-move"}])
     assert (incident["status"], incident["needs_arbiter"], incident["two_hands"]) == ("resolved", False, None)
-    # A two-handed press that was an illegal move too (counted once): the arbiter rules on the illegal move.
+    # Led by another finding (here an illegal move): its actions rule on that primary (the two-handed findings
+    # close with it), and Confirm two hands still addresses the press finding (the daemon closes the incident).
     illegal = flag("31-1", "illegal-move", ply=31, code="ILLEGAL_MOVE", incident=None)
     (incident,), _ = fold([illegal, {**at_press, "incident": "31-1"}])
-    assert (incident["target"], incident["two_hands"]) == ("31-1", None)
+    assert (incident["target"], incident["two_hands"]) == ("31-1", "31-2")

@@ -205,3 +205,40 @@ def test_the_debounce_is_configurable() -> None:
     assert web_config({}, MqttSettings()).links == LinkPolicy()
     with pytest.raises(ConfigError):
         web_config({"web": {"link_unstable_drops": 1}}, MqttSettings())
+
+
+def test_the_broadcast_screen_shows_an_outage_not_a_loose_connector() -> None:
+    """The broadcast screen's ``online``/``link`` (public view): a flapping link that keeps coming back shows
+    online (its moves still arrive; "no signal" blinking on a hall screen tells spectators nothing); an
+    outage ("connection trouble", "no signal") shows once it has lasted the grace period, sent by the clock
+    loop (no message comes), and ends at once."""
+    rig = Rig(random.Random(5))
+    public: list[tuple[float, object, object]] = []   # (hub time, online, link) of every public view sent
+    send = rig._send
+
+    def spy(messages: list[object]) -> None:
+        for message in messages:
+            body = json.loads(message.text)  # type: ignore[attr-defined]
+            if message.audience == "public" and body.get("t") == "board":  # type: ignore[attr-defined]
+                public.append((rig.now, body["view"]["online"], body["view"]["link"]))
+        send(messages)
+
+    rig._send = spy  # type: ignore[method-assign]
+    rig.link(True, PI)
+    rig.run_until(WEB + 30)
+    end, drops = rig.flap(PI + 30, 15, low=0.1, high=1.5)
+    assert drops >= 8 and rig.tablet.link_alerts[BOARD] == 1  # the tablet: one incident
+    assert public and {(online, link) for _, online, link in public} == {(True, "online")}, public
+    rig.run_until(end - PI + WEB + 61)
+    # the board really goes: "no signal" on the hall screen after the grace period, from the clock loop
+    gone = end + 70
+    rig.link(False, gone)
+    assert public[-1][1:] == (True, "online")
+    rig.run_until(gone - PI + WEB + 5)
+    down = [t for t, _, link in public if link != "online"]  # degraded: "connection trouble" (offline: no signal)
+    assert down and 3.0 <= down[0] - (gone - PI + WEB) <= 3.0 + TICK + 0.1
+    assert public[-1][1:] == (True, "degraded")
+    rig.link(True, gone + 20)
+    assert public[-1][1:] == (True, "online")  # back: at once
+    view = rig.hub.arbiter_view(BOARD, rig.now)
+    assert view is not None and view["link"] == "online" and view["online"] is True

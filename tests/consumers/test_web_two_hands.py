@@ -25,6 +25,7 @@ from boardd.daemon.commands import parse_command
 from boardd.daemon.replay import Replay, ReplayOptions
 from drivers.sim import InjectionKind
 from tests.consumers.test_alert_audit import games
+from tests.consumers.test_two_hands_nested import _events
 from tests.consumers.test_web import PASSWORD, PREFIX, USER, browser, publish, running_web, wait_until
 from tests.mosquitto import Broker
 
@@ -148,4 +149,38 @@ async def test_two_hands_incident_is_confirmed_or_dismissed_as_one(mosquitto: Br
         assert view is not None
         (incident,) = [i for i in view["incidents"] if i["id"] == primary]
         assert incident["status"] == "resolved" and not incident["needs_arbiter"] and incident["two_hands"] is None
+        assert errors == []
+
+
+async def test_a_nested_two_hands_incident_is_led_by_its_primary_and_closes_as_one(mosquitto: Broker) -> None:
+    """White's two-handed castling joined the incident of Black's illegal move (the move before, not yet ruled
+    on): one card, led by that illegal move, whose Resolve stays the ruling on it and Confirm two hands beside
+    it rules on the press finding; confirmed, the whole incident closes and White's illegal move is counted."""
+    replay = Replay(None, ReplayOptions(board=BOARD, prefix=PREFIX))
+    publications = [(p.topic, p.payload_bytes(), p.retain, p.qos) for event in _events() for p in replay.feed(event)]
+    publications += [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in replay.fire_timers(10.0)]
+    found = {i.code: i for i in replay.engine.irregularities}
+    illegal, suspected, at_press = (found[c].id for c in ("ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"))
+    received: list[tuple[str, dict[str, Any]]] = []
+    async with running_web(mosquitto) as service, browser() as chromium, \
+            daemon_side(mosquitto, replay, 10.0, received):
+        await publish(mosquitto, publications)
+        await wait_until(lambda: BOARD in service.hub.extra and len(service.hub.extra[BOARD].irregularities) == 3)
+        errors: list[str] = []
+        dialogs: list[str] = []
+        page = await log_in(chromium, service.http_port, errors, dialogs)
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        card = board.locator(f'.open-incidents .flag[data-incident="{illegal}"]')
+        await card.wait_for(timeout=5000)
+        assert await board.locator(".open-incidents .flag.incident").count() == 1  # one card for the incident
+        assert await card.locator(f'.related-finding[data-flag="{suspected}"]').count() == 1
+        assert await card.locator("button.resolve").inner_text() == "Resolve"  # the ruling on the illegal move
+        await card.locator("button.confirm").click()
+        await wait_until(lambda: len(received) == 1, 5)
+        assert received[0][0] == "resolve" and received[0][1]["irregularity"] == at_press
+        assert received[0][1]["accept"] is True
+        state = replay.engine.state
+        assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
+        await card.wait_for(state="detached", timeout=5000)
+        assert await board.locator(".open-incidents").count() == 0
         assert errors == []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import chess
 
 from boardd.core.events import Resolve
-from boardd.core.outputs import IrregularityRaised, IrregularityUpdated, Severity, Status
-from tests.core.test_scenarios import SCENARIOS, Scn, _code, run
+from boardd.core.outputs import Irregularity, IrregularityRaised, IrregularityUpdated, Severity, Status
+from tests.core.test_scenarios import SCENARIOS, Run, Scn, _code, check, run
 
 
 def _incidents(scn: Scn) -> list[tuple[str, str | None]]:
@@ -108,3 +108,65 @@ def test_dismissing_two_hands_closes_the_incident_without_a_penalty() -> None:
     assert found[primary].status is Status.RESOLVED and found[at_press].status is Status.RESOLVED
     assert found[at_press].severity is Severity.WARNING and r.engine.state.illegal_moves_white == 0
     assert r.engine.state.open_irregularities == ()
+
+
+# Black's illegal move (Ke8-e6, not yet ruled on), then White castles queenside with both hands: White's
+# suspicion joins the incident under way (one completed move), led by Black's illegal move.
+_NESTED = Scn("B", "0 L e8 · 300 P e6 bK · 600 C B · 2000 L e1 · 2030 L a1 · 2330 P c1 wK · 2360 P d1 wR · 2700 C W",
+              ("!", "O-O-O"), ("ILLEGAL_MOVE/GEOMETRY", "TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"))
+
+
+def _nested() -> tuple[Run, Irregularity, Irregularity, Irregularity]:
+    r = run(_NESTED)
+    check(_NESTED, r)
+    found = {i.code: i for i in r.engine.irregularities}
+    illegal, suspected, at_press = found["ILLEGAL_MOVE"], found["TWO_HANDS_SUSPECTED"], found["TWO_HANDS_AT_PRESS"]
+    assert suspected.incident == illegal.id and at_press.incident == illegal.id  # nested under the other primary
+    assert at_press.related == (suspected.id,)  # the relation in data, not only in the text
+    return r, illegal, suspected, at_press
+
+
+def test_two_hands_nested_in_another_incident_closes_it_as_one_and_counts_for_its_own_side() -> None:
+    """A ruling on the press finding closes the suspicion it names (``related``) and the incident it belongs
+    to, whatever its primary: nothing is left open. The confirmation counts for White: the incident's primary
+    is Black's illegal move, not an illegal move of the same press (before: White not counted, the suspicion
+    and Black's finding left open)."""
+    r, illegal, suspected, at_press = _nested()
+    outs = r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
+    updated = [(o.irregularity.id, o.irregularity.status) for o in outs if isinstance(o, IrregularityUpdated)]
+    assert updated == [(suspected.id, Status.RESOLVED), (illegal.id, Status.RESOLVED), (at_press.id, Status.RESOLVED)]
+    found = {i.id: i for i in r.engine.irregularities}
+    assert found[suspected.id].ruling == found[illegal.id].ruling == f"resolved with {at_press.id}: confirmed"
+    assert found[at_press.id].severity is Severity.ILLEGAL_MOVE
+    state = r.engine.state
+    assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
+
+
+def test_two_hands_nested_and_dismissed_closes_the_incident_without_a_penalty() -> None:
+    r, _, _, at_press = _nested()
+    r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="dismissed", accept=False))
+    state = r.engine.state
+    assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (0, 1)
+
+
+def test_two_hands_nested_closes_with_a_ruling_on_its_primary() -> None:
+    """The arbiter rules on the incident's primary (Black's illegal move): the two-handed findings close with it."""
+    r, illegal, suspected, at_press = _nested()
+    r.engine.feed(Resolve(at=10.0, irregularity_id=illegal.id, ruling="+2 min to White"))
+    found = {i.id: i for i in r.engine.irregularities}
+    assert found[suspected.id].status is found[at_press.id].status is Status.RESOLVED
+    assert r.engine.state.open_irregularities == ()
+
+
+def test_two_hands_counted_once_names_the_illegal_move_and_is_not_counted_twice() -> None:
+    """R19: the two-handed press was an illegal move of its own (two knights moved): the press finding names
+    both the suspicion and that illegal move (``related``); confirming it counts nothing more (before: 2)."""
+    scn = Scn("S1", "0 L g1 · 600 L b1 · 1000 P f3 wN · 1100 P c3 wN · 1500 C W", ("!",),
+              ("TWO_HANDS_SUSPECTED", "ILLEGAL_MOVE/TWO_PIECES_MOVED", "TWO_HANDS_AT_PRESS"))
+    r = run(scn)
+    found = {i.code: i for i in r.engine.irregularities}
+    at_press = found["TWO_HANDS_AT_PRESS"]
+    assert at_press.related == (found["TWO_HANDS_SUSPECTED"].id, found["ILLEGAL_MOVE"].id)
+    assert r.engine.state.illegal_moves_white == 1
+    r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
+    assert r.engine.state.illegal_moves_white == 1 and r.engine.state.open_irregularities == ()

@@ -22,8 +22,9 @@ longer lists as open was resolved while this service was away).
 Times: the caller passes a monotonic ``now`` so that clock readings carry their age; the
 browser counts the running side down from there.
 
-Link trouble: ``link`` (both audiences) is the board's link as last reported; the tablet's
-``link_alert`` is debounced (:mod:`boardd.consumers.web.links`): a board needs the arbiter for its
+Link trouble: the tablet's ``link`` is the board's link as last reported, the broadcast screen's
+(and its ``online``) counts a drop once it has lasted the grace period (:meth:`Hub.public_link`); the
+tablet's ``link_alert`` is debounced (:mod:`boardd.consumers.web.links`): a board needs the arbiter for its
 link only after it has been down for a few seconds, and a flapping link is one incident ("link
 unstable: N drops in the last minute"). The caller calls :meth:`Hub.links_due` a few times a second:
 an incident starts or ends with time, not only with messages.
@@ -114,6 +115,7 @@ class Hub:
         #: board -> its link through time (debounced link trouble), and what the tablet was last sent of it
         self.watches: dict[str, LinkWatch] = {}
         self._link_keys: dict[str, tuple[object, ...] | None] = {}
+        self._public_links: dict[str, str] = {}  # board -> the link the broadcast screen was last sent
 
     # Input.
 
@@ -189,14 +191,21 @@ class Hub:
             watch = self.watches[board] = LinkWatch(self.links)
         watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at)
         self._link_keys[board] = watch.key(now)
+        self._public_links[board] = self.public_link(board, now)
 
     def links_due(self, now: float) -> list[Message]:
-        """The tablet views of the boards whose link incident started, changed or ended with time alone."""
+        """The views of the boards whose link incident (tablet) or shown link (broadcast screen) started,
+        changed or ended with time alone."""
         out: list[Message] = []
         for board, watch in self.watches.items():
             watch.update(now)
             key = watch.key(now)
-            if key != self._link_keys.get(board):
+            public = self.public_link(board, now)
+            if public != self._public_links.get(board):
+                self._public_links[board] = public
+                self._link_keys[board] = key
+                out += self._board_messages(board, now)
+            elif key != self._link_keys.get(board):
                 self._link_keys[board] = key
                 out += self._board_messages(board, now, public=False)
         return out
@@ -249,7 +258,7 @@ class Hub:
         san = _list(state.get("san"))
         ply = len(moves)
         result = state.get("result") if state.get("result") in ("1-0", "0-1", "1/2-1/2") else "*"
-        link, _ = self.link(board)
+        link = self.public_link(board, now)
         online = None if link == "unknown" else link != "offline"
         return {
             "board": board,
@@ -269,9 +278,25 @@ class Hub:
             "termination": _text(state.get("termination")) if result != "*" else None,
             "online": online,
             # online | degraded (boardd runs, but its board or clock is disconnected: the record may lag) |
-            # offline | unknown (no status yet). The reasons are for the tablet only.
+            # offline | unknown (no status yet), once down for the grace period (public_link). The reasons
+            # are for the tablet only.
             "link": link,
         }
+
+    def public_link(self, board: str, now: float) -> str:
+        """The link the broadcast screen shows: a drop counts once it has lasted ``link_grace`` seconds.
+
+        Spectators need to know that the position shown may be stale ("no signal"), not that a loose
+        connector blinked: a drop shorter than the grace period shows nothing, a flapping link that keeps
+        coming back shows ``online`` (its moves still arrive), an outage shows after the grace period.
+        The tablet and the hall view get the raw ``link`` and the debounced ``link_alert``.
+        """
+        link = self.link(board)[0]
+        watch = self.watches.get(board)
+        if link in ("offline", "degraded") and watch is not None and watch.down_since is not None \
+                and now - watch.down_since < self.links.grace:
+            return "online"
+        return link
 
     def link(self, board: str) -> tuple[str, list[str]]:
         """The board's link state (``online``, ``degraded``, ``offline``, ``unknown``) and why, in plain words.
@@ -310,6 +335,7 @@ class Hub:
         if view is None or record is None or record.state is None:
             return None
         extra = self.extra.setdefault(board, BoardExtra())
+        link, link_why = self.link(board)
         state = record.state
         edition = (state.get("game") or {}).get("edition") if isinstance(state.get("game"), dict) else None
         open_ids = [str(i) for i in state.get("open_irregularities") or []]
@@ -334,7 +360,10 @@ class Hub:
             # the flags carry the state's irregularities already: not twice in every frame
             "state": {k: v for k, v in state.items() if k != "irregularities"},
             "status": record.status,
-            "link_why": self.link(board)[1],
+            # the link as last reported (the public view's is debounced); link_alert says when it needs the arbiter
+            "link": link,
+            "online": None if link == "unknown" else link != "offline",
+            "link_why": link_why,
             "link_alert": self.link_alert(board, now),
             "flags": flags,
             "open_ids": open_ids,

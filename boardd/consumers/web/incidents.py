@@ -40,8 +40,6 @@ ACTIVE = ("open", "acknowledged")
 #: Order of the tablet: illegal-move > warning > info.
 SEVERITY_RANK = {"illegal-move": 3, "warning": 2, "info": 1}
 _STATUS_ORDER = ("open", "acknowledged", "resolved")
-#: Primaries of a two-hands incident: its TWO_HANDS_AT_PRESS is what the arbiter confirms or dismisses.
-_TWO_HANDS = ("TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS")
 
 
 def finding_status(flag: Mapping[str, Any]) -> str:
@@ -92,9 +90,11 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
         until it arrives, ``related`` the ids folded under it (by ply, then arrival), ``target`` the
         finding the tablet's actions address (the primary, or the first related finding that needs
         the arbiter while the primary is missing or after it was resolved), ``two_hands`` the open or
-        acknowledged ``TWO_HANDS_AT_PRESS`` of a two-hands incident (primary ``TWO_HANDS_SUSPECTED``, or
-        not received yet), else None: the tablet's **Confirm two hands** and **Dismiss** rule on it, and
-        the daemon closes the whole incident with that ruling. Incidents come newest
+        acknowledged ``TWO_HANDS_AT_PRESS`` of the incident, whatever its primary (its ``TWO_HANDS_SUSPECTED``,
+        an incident under way that the suspicion joined, an illegal move the same press was), else None: the
+        tablet's **Confirm two hands** (and **Dismiss**, when the card leads with the suspicion) rule on it,
+        and the daemon closes the whole incident with that ruling, as with a ruling on the primary. Incidents
+        come newest
         first; needing the arbiter or not is for the page to sort. ``log`` lists the ids of every
         finding that asks for no action (arrival order): the board's event log shows them all, and an
         incident that asks for action also folds those that name it (a clock paused during an illegal
@@ -135,10 +135,11 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
             status = next(s for s in _STATUS_ORDER if s in statuses)
             target = next((m for m in asking if finding_status(by_id[m]) in ACTIVE), asking[0])
         top = max(driving, key=lambda m: _rank(by_id[m]))
-        # A suspected two-handed move (R19): the arbiter rules on the press finding, for the whole incident.
+        # A suspected two-handed move (R19): the arbiter confirms or dismisses the press finding, and the daemon
+        # closes the whole incident with that ruling whatever its primary (the suspicion may have joined an
+        # incident under way; the press may have been an illegal move too, counted once: its ``related``).
         two_hands = next((m for m in [root, *related] if m in by_id and by_id[m].get("code") == "TWO_HANDS_AT_PRESS"
-                          and finding_status(by_id[m]) in ACTIVE), None) \
-            if primary is None or primary.get("code") in _TWO_HANDS else None
+                          and finding_status(by_id[m]) in ACTIVE), None)
         incidents.append({
             "id": root,
             "primary": root if primary is not None else None,

@@ -52,7 +52,8 @@ class Findings:
                verify: bool = False, result: str | None = None, add_s: int | None = None,
                remove_s: float | None = None, claim_deadline: float | None = None,
                first_at: float | None = None, penalty: PenaltySuggestion | None = None,
-               incident: str | None = None, articles: tuple[str, ...] | None = None) -> Irregularity:
+               incident: str | None = None, articles: tuple[str, ...] | None = None,
+               related: tuple[str, ...] = ()) -> Irregularity:
         """Raise a finding; it joins the incident under way (or ``incident``), else opens one (contract ``incident``).
 
         Info findings are ``noted``: a log entry that asks for no action and never opens an incident.
@@ -91,7 +92,7 @@ class Findings:
                                                   remove_from_offender_s=remove_s, result=result,
                                                   reinstate_ply=reinstate_ply, constraints=constraints,
                                                   verify=verify),
-            claim_deadline=claim_deadline, category=self.g.category, regime=self.g.regime)
+            claim_deadline=claim_deadline, category=self.g.category, regime=self.g.regime, related=related)
         if withheld:
             self.e.correction.withhold(irr)  # published if the board does not go back to the position
             return irr
@@ -147,20 +148,25 @@ class Findings:
                 outs.append(IrregularityUpdated(irregularity=resolved))
 
     def close_two_hands(self, outs: list[Output], resolved: Irregularity) -> None:
-        """A TWO_HANDS_AT_PRESS confirmed or dismissed closes its incident, a TWO_HANDS_SUSPECTED, as one.
+        """A TWO_HANDS_AT_PRESS confirmed or dismissed closes its incident as one, whatever its primary.
 
-        The press finding is the one the arbiter rules on (R19), but the incident's primary is the suspicion
-        raised when the hands were seen: left open, the tablet would keep a card for an incident already
-        ruled on. The primary goes out first (``resolved with <id>: <ruling>``), then the ruled finding: a
-        confirmed one is of severity illegal-move, and shown while its primary was still open it would read
-        as a new open illegal move. An incident led by another primary (an illegal move the two-handed
-        press also was, counted once) is not closed by it: the arbiter rules on that primary.
+        The press finding is the one the arbiter rules on (R19; the tablet's Confirm two hands / Dismiss), but
+        the incident's primary is another finding: the TWO_HANDS_SUSPECTED raised when the hands were seen, or
+        the finding of an incident under way that the suspicion joined (a rook lifted first, an illegal move
+        of the move before). Left open, the tablet would keep a card for an incident already ruled on. The
+        suspicion the press finding names in ``related`` goes out first, then the incident's primary (each
+        ``resolved with <id>: <ruling>``; the findings that joined the primary close with it), then the ruled
+        finding: a confirmed one is of severity illegal-move, and shown while its incident was still open it
+        would read as a new open illegal move.
         """
         self.g.irr[resolved.id] = resolved  # not closed again below as a related finding of its primary
-        primary = self.g.irr.get(resolved.incident) if resolved.incident else None
-        if primary is not None and primary.code == "TWO_HANDS_SUSPECTED" and primary.status is not Status.RESOLVED:
-            ruling = f"resolved with {resolved.id}" + (f": {resolved.ruling}" if resolved.ruling else "")
-            self.update_finding(outs, dataclasses.replace(primary, status=Status.RESOLVED, ruling=ruling))
+        ruling = f"resolved with {resolved.id}" + (f": {resolved.ruling}" if resolved.ruling else "")
+        suspected = [i for i in resolved.related if (f := self.g.irr.get(i)) is not None
+                     and f.code == "TWO_HANDS_SUSPECTED"]
+        for ident in [*suspected, *([resolved.incident] if resolved.incident else [])]:
+            found = self.g.irr.get(ident)
+            if found is not None and found.status in (Status.OPEN, Status.ACKNOWLEDGED):
+                self.update_finding(outs, dataclasses.replace(found, status=Status.RESOLVED, ruling=ruling))
         self.update_finding(outs, resolved)
 
     def set_status(self, outs: list[Output], irr_id: str, status: Status, ruling: str | None) -> None:

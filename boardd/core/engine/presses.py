@@ -277,7 +277,7 @@ class Presses:
         confirm = ("if the arbiter confirms it: reinstate and the illegal-move penalty (7.5.4, 7.5.5)"
                    if self.g.edition >= 2018 else "discretionary (4.1)")
         self.e.findings.raise_finding(outs, "TWO_HANDS_AT_PRESS", side, at, [*suspected.evidence, ev],
-                    incident=suspected.incident or suspected.id,
+                    incident=suspected.incident or suspected.id, related=(suspected.id,),
                     text=f"two-handed move ({suspected.id}) completed by a press, suspected from timing only; "
                          f"{confirm}")
 
@@ -338,7 +338,7 @@ class Presses:
         if two_hands is not None:
             # R19: a two-handed move that is also illegal for another reason counts once
             self.e.findings.raise_finding(outs, "TWO_HANDS_AT_PRESS", side, at, [*two_hands.evidence, ev],
-                        incident=irr.incident or irr.id,
+                        incident=irr.incident or irr.id, related=(two_hands.id, irr.id),
                         text=f"two-handed move ({two_hands.id}) completed by a press; counted once with {irr.id} "
                              "(Arbiters' Manual)")
         self.e.restoration.adopt_physical(outs, side, at, desc, diff)

@@ -246,12 +246,14 @@ class Restoration:
     def confirm_two_hands(self, irr: Irregularity, ruling: str) -> Irregularity:
         """R19: the arbiter confirms a two-handed move; from 2018 it is then an illegal move (7.5.4, 7.5.5).
 
-        It counts once: not when the same move was already an illegal move of its own (its incident's primary).
-        Returns the finding resolved (the caller publishes it).
+        It counts once: not when the same press was already an illegal move of its own (the finding it names in
+        ``related``; the incident's primary may be another player's finding). Returns the finding resolved (the
+        caller publishes it).
         """
         assert irr.side is not None
-        primary = self.g.irr.get(irr.incident) if irr.incident else None
-        counted = primary is not None and is_illegal_move_class(primary.code, self.g.edition)
+        named = [f for i in irr.related if (f := self.g.irr.get(i)) is not None and f.code != "TWO_HANDS_SUSPECTED"]
+        counted = any(is_illegal_move_class(f"{f.code}/{f.subtype}" if f.subtype else f.code, self.g.edition)
+                      for f in named)
         if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
             return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
         pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")

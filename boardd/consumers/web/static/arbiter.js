@@ -118,7 +118,7 @@ function settle(result) {
   renderAll();
 }
 
-// An input whose text survives re-rendering (every move redraws the tablet).
+// An input whose text survives a redraw of its card (keyed rendering: only a card that changed is redrawn).
 function draftInput(boardId, field, cls, placeholder) {
   const input = el("input", cls);
   input.dataset.key = field;
@@ -324,11 +324,15 @@ function actions(boardId, flag, incident) {
   // A suspected two-handed move is a warning until the arbiter confirms it (rules-spec R19): "Dismiss" rules it
   // out; only "Confirm two hands" makes it an illegal move (7.5.4, penalty and count from 2018). Both rule on the
   // incident's TWO_HANDS_AT_PRESS (the hub's incident.two_hands; the card may lead with its TWO_HANDS_SUSPECTED),
-  // and the daemon closes the whole incident with that ruling. The outcome shows on the card (flag.id).
+  // and the daemon closes the whole incident with that ruling. The outcome shows on the card (flag.id). When the
+  // card leads with another finding (the suspicion joined an incident under way, or the press was an illegal
+  // move too), Resolve stays the ruling on that primary (the two-handed findings close with it) and Confirm two
+  // hands is offered beside it.
   const twoHandsId = (incident && incident.two_hands) || (flag.code === "TWO_HANDS_AT_PRESS" ? flag.id : null);
   const twoHands = twoHandsId !== null;
-  const resolve = button("resolve", twoHands ? "Dismiss" : "Resolve", () =>
-    sendCommand(boardId, flag.id, "resolve", twoHands
+  const dismiss = twoHands && ["TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"].includes(flag.code);
+  const resolve = button("resolve", dismiss ? "Dismiss" : "Resolve", () =>
+    sendCommand(boardId, flag.id, "resolve", dismiss
       ? {irregularity: twoHandsId, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
       : {irregularity: flag.id, ruling: ruling.value || null}));
   const plyInput = el("input", "ply");
@@ -539,6 +543,44 @@ function scheduleRender() {
   if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; renderAll(); }, 150);
 }
 
+// Keyed rendering: each board's card is kept (by board id) with the signature of what it shows; a render
+// builds a new card only for a board whose signature changed, and moves nodes only where the order changed.
+// With 50 boards, a message about one board redraws that board only, and a card under the arbiter's finger
+// stays the same node (its buttons, inputs and folds untouched) while other boards change.
+const cards = new Map();       // board -> {sig, node}
+let quietSection = null;       // <details> of the boards with nothing for the arbiter (kept across renders)
+let allQuiet = null;           // <p> "Nothing needs you." / "No boards yet." (kept across renders)
+
+// Everything a card shows, but the clocks (counted down in place every 500 ms) and the message counters.
+const UNSHOWN = new Set(["clock", "seq", "session", "status"]);
+function signature(entry, quiet) {
+  const v = entry.view;
+  const outcomes = [...results.entries()].filter(([key]) => key.startsWith(v.board + "/"));
+  return JSON.stringify([quiet, outcomes, v], (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
+}
+
+function cardOf(entry, quiet) {
+  const sig = signature(entry, quiet);
+  const kept = cards.get(entry.view.board);
+  if (kept && kept.sig === sig) return kept.node;
+  const node = boardCard(entry, quiet);
+  cards.set(entry.view.board, {sig, node});
+  return node;
+}
+
+// Make parent's children exactly `wanted` (in order), touching only what differs.
+function reconcile(parent, wanted) {
+  const keep = new Set(wanted);
+  for (const child of [...parent.childNodes]) if (!keep.has(child)) child.remove();
+  let at = parent.firstChild;
+  for (const node of wanted) {
+    if (node === at) { at = at.nextSibling; continue; }
+    parent.insertBefore(node, at);
+  }
+}
+
+function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
+
 function renderAll() {
   const visible = [...boards.values()].filter((e) => shown(e.view));
   const byNumber = (a, b) => ((a.view.board_no || 9999) - (b.view.board_no || 9999)) || (a.view.board < b.view.board ? -1 : 1);
@@ -546,25 +588,32 @@ function renderAll() {
     (openIncidents(b.view) > 0) - (openIncidents(a.view) > 0) || (b.view.rank - a.view.rank) ||
     (trouble(b.view) - trouble(a.view)) || byNumber(a, b));
   const quiet = visible.filter((e) => !attention(e.view)).sort(byNumber);
-  // Keep the arbiter's place: the focused input (its text is in drafts) and its cursor.
+  // Keep the arbiter's place when the card being typed in is redrawn: the focused input and its cursor.
   const focused = document.activeElement;
   const keep = focused && focused.dataset && focused.dataset.key && focused.closest(".tboard") ?
     {board: focused.closest(".tboard").dataset.board, key: focused.dataset.key, value: focused.value,
      start: focused.selectionStart, end: focused.selectionEnd} : null;
-  const nodes = needing.map((e) => boardCard(e, false));
-  if (!needing.length) nodes.push(el("p", "all-quiet", visible.length ? "Nothing needs you." : "No boards yet."));
-  if (quiet.length) {
-    const section = el("details", "quiet-boards");
-    section.open = quietOpen;
-    section.addEventListener("toggle", () => { quietOpen = section.open; });
-    section.append(el("summary", null, `${quiet.length} board${quiet.length === 1 ? "" : "s"} with nothing for you`));
-    const list = el("div", "quiet-list");
-    quiet.forEach((e) => list.append(boardCard(e, true)));
-    section.append(list);
-    nodes.push(section);
+  const nodes = needing.map((e) => cardOf(e, false));
+  if (!needing.length) {
+    if (!allQuiet) allQuiet = el("p", "all-quiet");
+    setText(allQuiet, visible.length ? "Nothing needs you." : "No boards yet.");
+    nodes.push(allQuiet);
   }
-  container.replaceChildren(...nodes);
-  if (keep) {
+  if (quiet.length) {
+    if (!quietSection) {
+      quietSection = el("details", "quiet-boards");
+      quietSection.open = quietOpen;
+      quietSection.addEventListener("toggle", () => { quietOpen = quietSection.open; });
+      quietSection.append(el("summary"), el("div", "quiet-list"));
+    }
+    setText(quietSection.firstChild, `${quiet.length} board${quiet.length === 1 ? "" : "s"} with nothing for you`);
+    reconcile(quietSection.lastChild, quiet.map((e) => cardOf(e, true)));
+    nodes.push(quietSection);
+  }
+  reconcile(container, nodes);
+  const present = new Set(visible.map((e) => e.view.board));
+  for (const board of [...cards.keys()]) if (!present.has(board)) cards.delete(board);
+  if (keep && !focused.isConnected) {
     const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] [data-key="${CSS.escape(keep.key)}"]`);
     if (again) {
       again.value = keep.value;
@@ -576,8 +625,8 @@ function renderAll() {
   }
   const openCount = visible.reduce((n, e) => n + openIncidents(e.view), 0);
   const troubled = visible.filter((e) => trouble(e.view)).length;
-  document.getElementById("summary").textContent = `${boards.size} board${boards.size === 1 ? "" : "s"} · ${openCount} open incident${openCount === 1 ? "" : "s"}` +
-    ` · ${needing.length} need${needing.length === 1 ? "s" : ""} you` + (troubled ? ` · ${troubled} with link trouble` : "");
+  setText(document.getElementById("summary"), `${boards.size} board${boards.size === 1 ? "" : "s"} · ${openCount} open incident${openCount === 1 ? "" : "s"}` +
+    ` · ${needing.length} need${needing.length === 1 ? "s" : ""} you` + (troubled ? ` · ${troubled} with link trouble` : ""));
 }
 
 // The banner and the sound: once per incident, when it is an open illegal move (a related finding

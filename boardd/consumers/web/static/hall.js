@@ -36,27 +36,50 @@ function makeTile(board) {
   return node;
 }
 
+// The link the tile signals: the service's debounced link incident (link_alert), not the raw link, so a
+// loose connector does not make the dot and the hall's count flicker. "unstable" for a flapping link (also
+// while it is down between drops), "back" while a link that was in trouble is watched; an outage shows its
+// raw state (degraded/offline) once it has lasted the grace period. An older service sends no link_alert.
+function tileLink(v) {
+  if (!("link_alert" in v)) return v.link || "unknown";
+  const alert = v.link_alert;
+  if (!alert) return v.link === "unknown" || !v.link ? "unknown" : "online";
+  if (alert.kind === "unstable" || alert.kind === "back") return alert.kind;
+  return v.link === "offline" ? "offline" : "degraded";
+}
+
 function renderTile(entry) {
   const v = entry.view, node = entry.node;
-  node.querySelector(".no").textContent = v.board_no !== null && v.board_no !== undefined ? v.board_no : v.board;
+  setText(node.querySelector(".no"), String(v.board_no !== null && v.board_no !== undefined ? v.board_no : v.board));
   const moveNo = Math.floor((v.ply || 0) / 2) + 1;
   const mv = node.querySelector(".mv");
-  mv.replaceChildren(el("span", "word", "move "), document.createTextNode(v.ply ? String(moveNo) : "–"));
-  mv.dataset.move = String(moveNo);
-  node.querySelector(".res").textContent = v.result && v.result !== "*" ? v.result.replace("1/2-1/2", "½-½") : "";
-  node.querySelector(".pl.w .nm").textContent = surname(v.white);
-  node.querySelector(".pl.b .nm").textContent = surname(v.black);
+  const moveText = v.ply ? String(moveNo) : "–";
+  if (mv.dataset.shown !== moveText) {
+    mv.replaceChildren(el("span", "word", "move "), document.createTextNode(moveText));
+    mv.dataset.shown = moveText;
+  }
+  setData(mv, "move", String(moveNo));
+  setText(node.querySelector(".res"), v.result && v.result !== "*" ? v.result.replace("1/2-1/2", "½-½") : "");
+  setText(node.querySelector(".pl.w .nm"), surname(v.white));
+  setText(node.querySelector(".pl.b .nm"), surname(v.black));
   const rank = v.rank || 0;
-  node.className = `tile sev-${rank} link-${v.link || "unknown"}` + (v.result && v.result !== "*" ? " done" : "");
-  node.dataset.rank = String(rank);
-  node.dataset.link = v.link || "unknown";
+  const link = tileLink(v);
+  setClass(node, `tile sev-${rank} link-${link}` + (v.result && v.result !== "*" ? " done" : ""));
+  setData(node, "rank", String(rank));
+  setData(node, "link", link);
   // incidents that need the arbiter (notes and the related findings folded under an incident are no incident)
   const open = (v.incidents || []).filter((i) => i.needs_arbiter).length;
-  node.title = `Board ${v.board_no ?? v.board} (${v.board}): ${v.white} – ${v.black}; ` +
-    `link ${v.link}${(v.link_why || []).length ? " (" + v.link_why.join("; ") + ")" : ""}; ` +
+  const linkText = v.link_alert ? v.link_alert.text : `link ${link}`;
+  const title = `Board ${v.board_no ?? v.board} (${v.board}): ${v.white} – ${v.black}; ${linkText}; ` +
     `${open} open incident(s)`;
+  if (node.title !== title) node.title = title;
   renderClocks(entry);
 }
+
+// Write only what changed: an unchanged tile is not touched (no mutation, no repaint).
+function setClass(node, value) { if (node.className !== value) node.className = value; }
+function setData(node, key, value) { if (node.dataset[key] !== value) node.dataset[key] = value; }
+function setText(node, value) { if (node.textContent !== value) node.textContent = value; }
 
 function renderClocks(entry) {
   const v = entry.view, clock = v.clock;
@@ -98,9 +121,11 @@ function renderCounts() {
   const shown = [...entries.values()].filter((e) => hallFilter(e.view)).map((e) => e.view);
   const finished = shown.filter((v) => v.result && v.result !== "*").length;
   const alerts = shown.filter((v) => (v.rank || 0) >= 2).length;
-  const down = shown.filter((v) => v.link === "offline" || v.link === "degraded").length;
-  document.getElementById("counts").textContent =
-    `${shown.length} boards · ${finished} finished · ${alerts} alert${alerts === 1 ? "" : "s"} · ${down} link down`;
+  // boards whose link needs the arbiter (debounced: down for the grace period, or unstable), not every drop
+  const trouble = shown.filter((v) => !["online", "unknown"].includes(tileLink(v))).length;
+  setText(document.getElementById("counts"),
+    `${shown.length} boards · ${finished} finished · ${alerts} alert${alerts === 1 ? "" : "s"} · ` +
+    `${trouble} with link trouble`);
   if (!document.getElementById("results").hidden) renderResults(shown);
 }
 
@@ -129,8 +154,9 @@ function renderDetail() {
   document.getElementById("detail-players").textContent =
     `${v.white} – ${v.black}` + (v.round ? ` · round ${v.round}` : "") + (v.ply ? ` · ply ${v.ply}` : "") +
     (v.result && v.result !== "*" ? ` · ${v.result}` : "");
-  document.getElementById("detail-link").textContent =
-    `link: ${v.link}` + ((v.link_why || []).length ? ` (${v.link_why.join("; ")})` : "");
+  // the detail says what the board needs (the debounced link_alert) and the link as last reported
+  document.getElementById("detail-link").textContent = (v.link_alert ? `link: ${v.link_alert.text}; now ` : "link: ") +
+    v.link + ((v.link_why || []).length ? ` (${v.link_why.join("; ")})` : "");
   const flags = [...(v.flags || [])].sort((a, b) => (a.status === "resolved") - (b.status === "resolved"));
   document.getElementById("detail-flags").replaceChildren(...(flags.length ? flags.map((f) => {
     const item = el("li", `sev-${f.severity || "none"} ${f.status === "resolved" ? "resolved" : ""}`);

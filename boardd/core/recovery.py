@@ -139,8 +139,11 @@ def _sans(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[str, ...]:
 
 def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
             turn: chess.Color | None = None, max_plies: int = DEFAULT_MAX_PLIES, max_candidates: int = 8,
-            node_budget: int = DEFAULT_NODE_BUDGET) -> Recovery:
-    """The moves that lead from *board* to the placement *target* (official frame); see the module docstring."""
+            node_budget: int = DEFAULT_NODE_BUDGET, min_plies: int = 1) -> Recovery:
+    """The moves that lead from *board* to the placement *target* (official frame); see the module docstring.
+
+    The search tries *min_plies* to *max_plies* plies (the board's log is replayed whatever its length).
+    """
     goal = _target_board(target)
     goal_key = _placement_key(goal)
     if _placement_key(board) == goal_key and (turn is None or turn == board.turn):
@@ -158,7 +161,7 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
     if max_plies <= 0:
         return Recovery(kind=RecoveryKind.GAP, detail="0")
     search = _Search(board, goal, goal_key, node_budget, max_candidates)
-    for depth in range(1, max_plies + 1):
+    for depth in range(max(1, min_plies), max_plies + 1):
         if turn is not None and (board.turn if depth % 2 == 0 else not board.turn) != turn:
             continue
         found_seqs = search.run(depth)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square, _search
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square
+from boardd.core.engine.downtime import MISSED_DETAIL, OUTAGE_DETAIL, mark
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     Resolve,
@@ -31,6 +32,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
+from boardd.core.recovery import RecoveryKind
 from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
@@ -69,12 +71,32 @@ class Restoration:
         self.restore_irr: str | None = None  # the POSITION_DIVERGENCE of the reinstatement under way (§3.7)
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
-        """Missed updates (link outage, full dump): up to three legal plies leading to the physical board."""
-        target = self.g.phys.key()
-        path = _search(self.g.board, target, _JUMP_DEPTH, self.g.index.changed_squares(self.g.phys))
-        if not path:
+        """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
+
+        Up to ``_JUMP_DEPTH`` plies, found as after a restart (:meth:`Downtime.missed`): the board's log read at
+        the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the presses seen
+        meanwhile. One sequence: its moves are recorded (the board's log: marked ``eeprom``, one
+        ``MOVES_RECOVERED``). Several (moves that commute, a piece by two routes): which was played cannot be
+        known, so none is recorded: a gap with the candidates, one ``MOVES_RECOVERED``, exactly as after a
+        restart (:meth:`Downtime.apply`); the arbiter fills it (``fill-gap``). None: False (a divergence).
+        """
+        down = self.e.downtime
+        squares = list(self.g.phys.squares)
+        result = down.missed(squares, _JUMP_DEPTH, self._presses_seen())
+        down.forget_log()
+        if result.kind is RecoveryKind.AMBIGUOUS:
+            reason = OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
+            for judged in self.gap_presses().values():
+                for irr in judged:  # a frame was lost: the press completed one of the moves of the gap
+                    self.withdraw_gap_press(outs, irr, "a move of the gap")
+            down.apply(outs, result, squares, at, reason)
+            self.divergence_key = None
+            return True
+        if result.kind is not RecoveryKind.UNIQUE:
             return False
+        path = result.moves
         _LOGGER.info("missed updates recovered: %s", " ".join(m.uci() for m in path))
+        start, from_ply = len(outs), len(self.g.records)
         presses = self.gap_presses()
         blind = self.g.blind_presses
         previous = -1e18
@@ -106,8 +128,29 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
+        if result.method == "eeprom":
+            # the order is the board's own log's: said so on the moves and in one event, as after a restart
+            mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), "eeprom")
+            down.announce(outs, result, from_ply, at, OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL)
         self.divergence_key = None
         return True
+
+    def _presses_seen(self) -> list[chess.Color] | None:
+        """The sides of the presses seen while the board was blind, in order; None when some may be missing.
+
+        A board outage: the presses of the outage not given to a move made before it, when the clock was in sight
+        throughout. Lost frames (snapshot-only boards): the presses judged "no move" since the official position.
+        """
+        g = self.g
+        if not g.clock_seen or g.clock_down or g.clock_resync:
+            return None
+        if g.board_down:
+            return None if self.e.downtime.clock_missed else [p.side for p in g.blind_presses]
+        if g.field_updates:
+            return None  # a dump after lost field updates: the presses meanwhile were judged, not kept
+        found = self.gap_presses()
+        return [irr.side for irr in sorted((*found[chess.WHITE], *found[chess.BLACK]), key=lambda i: i.t_raised)
+                if irr.side is not None]
 
     def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
         """Snapshot-only boards: the presses judged "no move" since the official position, oldest first.

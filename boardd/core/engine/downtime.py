@@ -90,6 +90,10 @@ class Downtime:
         self.restart_clock = ClockState()
         #: The clock was out of sight (or not there) during the board link's outage: presses may be missing.
         self.clock_missed = True
+        #: Plies recovered by search while the clock was out of sight (its first reading may tell another
+        #: number of plies fits): the ply before them, the placement they explain (official frame), how many,
+        #: and the reason of the event a gap would publish.
+        self.unsure: tuple[int, tuple[Content, ...], int, str] | None = None
 
     def on_link(self, event: LinkChanged) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
@@ -99,6 +103,7 @@ class Downtime:
         if event.link is Link.BOARD and not event.up and event.detail != RESTART_DETAIL and not self.pending:
             # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
             # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
+            self.unsure = None
             self.log = ()
             self.board_log = False
             self.clock_missed = not self.g.clock_seen or self.g.clock_down or self.g.clock_resync
@@ -279,6 +284,9 @@ class Downtime:
         this reading (to place the logged presses) is recovered now."""
         if self.held is not None:
             self._try_log(outs, at)
+        unsure, self.unsure = self.unsure, None
+        if unsure is not None and lever is not None:
+            self._revise(outs, unsure, lever, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
         if ply is None or ply != len(self.g.records) or lever is None:
             return
@@ -286,6 +294,32 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def _revise(self, outs: list[Output], unsure: tuple[int, tuple[Content, ...], int, str], lever: chess.Color,
+                at: float) -> None:
+        """The clock read again after plies were recovered without it: does another number of plies fit too?
+
+        The recovered plies leave the other side to move than the one whose clock runs: they fit if their last
+        mover has not pressed yet; a sequence one ply longer that leaves the running side to move (a pawn by
+        e3 and e4 where e4 would do) fits as well. Then the record did not know: the plies are retracted and the
+        gap of :meth:`apply` takes their place, with both kinds, as :meth:`_recover` decides after a restart.
+        """
+        ply, squares, plies, reason = unsure
+        records = self.g.records
+        if len(records) != ply + plies or self.g.board.turn == lever:
+            return  # play went on from them (its mover tells the side), or the clock agrees
+        before = self.e.restoration.replay_board(ply)
+        if before is None:
+            return
+        longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2, node_budget=NODE_BUDGET)
+        other = longer.sequences()
+        if not other:
+            return  # the last mover has not pressed yet: the only way
+        recorded = tuple(chess.Move.from_uci(rec.uci) for rec in records[ply:])
+        result = Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=(*other[:8], recorded), method="search",
+                          nodes=longer.nodes)
+        self.e.restoration.retract_to(outs, ply, at, "missed updates: the clock read again fits another order")
+        self.apply(outs, result, list(squares), at, reason)
 
     def _release(self) -> None:
         self.pending = False
@@ -367,6 +401,16 @@ class Downtime:
         if fit:
             return dataclasses.replace(result, candidates=fit)
         return result  # the presses fit none (one forgotten, one without a move): they tell nothing
+
+    def missed_reason(self) -> str:
+        """``MOVES_RECOVERED.reason`` of plies missed while the daemon runs."""
+        return OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
+
+    def from_log(self, outs: list[Output], result: Recovery, start: int, from_ply: int, at: float) -> None:
+        """Plies missed while the daemon ran, recorded in the order of the board's log: marked ``eeprom`` (the
+        records after *from_ply*, and their outputs from *start* on), and one ``MOVES_RECOVERED``."""
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), "eeprom")
+        self.announce(outs, result, from_ply, at, self.missed_reason())
 
     def forget_log(self) -> None:
         """The dump after the board's log has been seen: the log was for it (a later jump has its own)."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square
-from boardd.core.engine.downtime import MISSED_DETAIL, OUTAGE_DETAIL, mark
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     Resolve,
@@ -85,11 +84,10 @@ class Restoration:
         result = down.missed(squares, _JUMP_DEPTH, self._presses_seen())
         down.forget_log()
         if result.kind is RecoveryKind.AMBIGUOUS:
-            reason = OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
             for judged in self.gap_presses().values():
                 for irr in judged:  # a frame was lost: the press completed one of the moves of the gap
                     self.withdraw_gap_press(outs, irr, "a move of the gap")
-            down.apply(outs, result, squares, at, reason)
+            down.apply(outs, result, squares, at, down.missed_reason())
             self.divergence_key = None
             return True
         if result.kind is not RecoveryKind.UNIQUE:
@@ -128,10 +126,12 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
+        if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
+            # the clock is out of sight (on the board's jack): its first reading may tell more (Downtime._revise)
+            down.unsure = (from_ply, tuple(squares), len(path), down.missed_reason())
         if result.method == "eeprom":
             # the order is the board's own log's: said so on the moves and in one event, as after a restart
-            mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), "eeprom")
-            down.announce(outs, result, from_ply, at, OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL)
+            down.from_log(outs, result, start, from_ply, at)
         self.divergence_key = None
         return True
 
@@ -353,6 +353,32 @@ class Restoration:
         index = PositionIndex(flipped)
         if index.classify(self.g.phys).kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             return
+        self._turn_round(flipped, index)
+
+    def adopted_press(self, outs: list[Output], side: chess.Color, at: float) -> bool:
+        """After a position adopted (or a gap) without knowing the side to move: a press with the board as adopted.
+
+        The side taken to have the move pressed without moving: with the side to move unknown, that is the side
+        that moved last completing the adopted entry (6.2.1), not a press without a move (7.5.3). True: the press
+        told the side to move and completed the entry.
+        """
+        g = self.g
+        if g.adopted_open is None or g.adopted_open != len(g.records) or side != g.board.turn or g.mask \
+                or g.index.classify(g.phys).kind is not DiffClass.NONE:
+            return False
+        flipped = g.board.copy(stack=False)
+        flipped.turn = not flipped.turn
+        self._turn_round(flipped, PositionIndex(flipped))
+        rec = g.records[-1]
+        g.uncompleted = {color: ply for color, ply in g.uncompleted.items() if ply != rec.ply}
+        if rec.completed_at is None:
+            g.uncompleted[rec.side] = rec.ply
+            self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+        outs.append(StateChanged(at=at))
+        return True
+
+    def _turn_round(self, flipped: chess.Board, index: PositionIndex) -> None:
+        """The adopted entry was made by the other side: the side to move is *flipped*'s."""
         self.g.adopted_open = None
         rec = self.g.records[-1]
         self.g.records[-1] = dataclasses.replace(rec, side=not rec.side, fen_after=flipped.fen())

@@ -45,7 +45,7 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import PositionIndex, describe_change
-from boardd.core.recovery import DEFAULT_MAX_PLIES, Recovery, RecoveryKind, place_presses, recover
+from boardd.core.recovery import DEFAULT_MAX_PLIES, Recovery, RecoveryKind, comes_back, place_presses, recover
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -395,7 +395,7 @@ class Downtime:
         if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
             return result
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
-        if len(fit) == 1:
+        if len(fit) == 1 and not comes_back(self.g.board, fit[0]):  # presses show no route
             return Recovery(kind=RecoveryKind.UNIQUE, moves=fit[0], method=result.method, nodes=result.nodes,
                             sans=_sans(self.g.board, fit[0]))
         if fit:

@@ -11,6 +11,10 @@ and completed moves marked ``recovered`` (the last one is completed by its playe
 sequences or none leave a marked gap (a ``legal=False`` entry ``0000`` with the physical position), and the
 game goes on from the board. Either way one ``GameEvent MOVES_RECOVERED`` says what was recovered and how;
 nothing is raised against the players.
+
+Plies missed while the daemon runs (a board link outage, lost frames: ``Restoration.forward_jump``) are
+recovered the same way (:meth:`Downtime.missed`, 2..3 plies): when their order is not known they leave the
+same gap, through the same :meth:`Downtime.apply`.
 """
 
 from __future__ import annotations

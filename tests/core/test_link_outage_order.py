@@ -366,6 +366,11 @@ def test_transposed_moves_with_the_log_are_recorded_without_it_a_gap() -> None:
             assert got == [m.uci() for m in line]
             continue
         assert got == ["e2e4", "e7e5", "0000", "g8f6", "g1f3"]
+        # the broadcast PGN stops at the gap and says why; the moves after it keep their numbers (3... Nf6)
+        assert r.engine.state.fen.endswith(" b KQkq - 2 4")
+        pgn = r.engine.pgn()
+        assert "a gap, for the arbiter's fill-gap" in pgn and "(gap)" in pgn and "illegal" not in pgn
+        assert "; 3... Nf6 (g8f6)" in pgn and "; 4. Nf3 (g1f3)" in pgn
         [event] = r.recovered
         assert sorted(event["candidates"]) == [["c2c3", "h7h6", "d2d3"], ["d2d3", "h7h6", "c2c3"]]  # type: ignore[type-var]
         r.engine.feed(FillGap(at=r.t + 1.0, ply=3, moves=("c3", "h6", "d3")))

@@ -642,7 +642,9 @@ class Downtime:
         board.castling_rights = self.g.board.castling_rights
         board.castling_rights = board.clean_castling_rights()
         board.ep_square = None
-        board.fullmove_number = self.g.board.fullmove_number
+        # the move number after the plies of the candidates (kept when they disagree on how many)
+        board.fullmove_number = self.g.board.fullmove_number + (
+            (plies + (1 if side == chess.BLACK else 0)) // 2 if plies is not None else 0)
         desc = describe_change(self.g.board, squares)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"gap after downtime: {desc}",
                          side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")

@@ -283,9 +283,20 @@ def _move_number(start: chess.Board | None, record: MoveRecord, index: int) -> s
 
 
 def _tail_item(start: chess.Board | None, record: MoveRecord, index: int) -> str:
-    """One move of the tail comment: ``"3. Bf1-c5 (illegal, f1c5) clk 0:14:58"``."""
-    text = f"{_move_number(start, record, index)} {record.san or record.uci}"
-    notes = (["illegal"] if not record.legal else []) + ([record.uci] if record.uci not in {"", "0000"} else [])
+    """One move of the tail comment: ``"3. Bf1-c5 (illegal, f1c5) clk 0:14:58"``.
+
+    Numbered from the position it leaves: after a gap (several plies in one entry) the count of entries is not.
+    """
+    number = _move_number(start, record, index)
+    try:
+        after = int(record.fen_after.split()[5])
+    except (IndexError, ValueError):
+        after = None
+    if after is not None:
+        number = f"{after}." if record.side == chess.WHITE else f"{after - 1}..."
+    text = f"{number} {record.san or record.uci}"
+    kind = "gap" if record.recovered == "gap" else "illegal"
+    notes = ([kind] if not record.legal else []) + ([record.uci] if record.uci not in {"", "0000"} else [])
     if notes:
         text += f" ({', '.join(notes)})"
     remaining = record.clock_white if record.side == chess.WHITE else record.clock_black
@@ -296,11 +307,18 @@ def _tail_item(start: chess.Board | None, record: MoveRecord, index: int) -> str
     return text
 
 
+def _tail_reason(record: MoveRecord) -> str:
+    """Why the movetext stops at *record*: a gap of moves not seen, an illegal move that stood, or neither."""
+    if record.recovered == "gap":
+        return "moves were missed that the board cannot tell (a gap, for the arbiter's fill-gap)"
+    return "an illegal move stood" if not record.legal else "a move could not be replayed"
+
+
 def _tail_comment(state: GameState, start: chess.Board | None, first: int) -> str:
     """The record from move *first* (0-based) on, for a PGN comment (see the module docstring)."""
     items = [_tail_item(start, state.moves[index], index) for index in range(first, len(state.moves))]
     first_record = state.moves[first]
-    reason = "an illegal move stood" if not first_record.legal else "a move could not be replayed"
+    reason = _tail_reason(first_record)
     comment = (
         f"boardd: {reason} at ply {first_record.ply}; the record continues from the physical position: "
         + "; ".join(items)
@@ -680,7 +698,7 @@ class _Movetext:
         if stopped < len(state.moves):
             items = self._tail_items(state, stopped)
             first = state.moves[stopped]
-            reason = "an illegal move stood" if not first.legal else "a move could not be replayed"
+            reason = _tail_reason(first)
             tail = (_clean(f"boardd: {reason} at ply {first.ply}; the record continues from the physical "
                            "position: ") + "; ".join(items) + _clean(f". Position: {state.moves[-1].fen_after}"))
             tail = tail.strip() or "?"

@@ -703,8 +703,11 @@ class DgtCaptureCodec:
         return times
 
     def events(self, message: object, at: float) -> list[BoardEvent]:
-        """Board and clock events of *message* (clock buttons are operator events and left out)."""
-        if not isinstance(message, (BoardDump, FieldUpdate, ClockTimes, ClockAck, Version, SerialNr,
+        """Board and clock events of *message* (clock buttons are operator events and left out).
+
+        The EEPROM log the driver asks for at every connection (§1.9) is a ``BoardLog``, as the driver emits it.
+        """
+        if not isinstance(message, (BoardDump, FieldUpdate, ClockTimes, ClockAck, EEMoves, Version, SerialNr,
                                     LongSerialNr, BatteryStatus)):
             return []
         return [e for e in self.mapper.map(message, at) if not isinstance(e, ClockButton)]

@@ -373,3 +373,26 @@ def test_a_board_without_a_clock_is_not_held_for_one() -> None:
     recovered = [o for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
     assert [e.details["kind"] for e in recovered] == ["unique"]
     assert [m.uci for m in engine.state.moves] == ["e2e4", "e7e5", "g1f3", "b8c6"]
+
+
+@pytest.mark.parametrize("eeprom", [False, True])
+def test_pawns_taken_off_by_hand_are_not_recorded_as_six_plies_of_captures(eeprom: bool) -> None:
+    """Two pawns gone from g7 and h6 while the daemon was down, nobody moved. The only legal way to that board,
+    Bxh6 g5 Bxg5 Kg7 Be3 Kg8, was recorded as fact (fewest plies, unique); it moves pieces away and back, which the
+    board cannot show: a gap with it as the one candidate, nobody accused, the game goes on."""
+    start = chess.Board("rn3rk1/pppq1pp1/3bbn1p/3p4/3P4/2PBBN1P/PP3PP1/RN1Q1RK1 w - - 1 10")
+    r = Restart(start, random.Random(9))
+    r.down()
+    for square in (chess.G7, chess.H6):
+        r.phys[square] = None
+        r.log.append(LoggedChange(square=square, content=None))
+    r.up(eeprom=eeprom)
+    r.play(_sans(r.board, "Nbd2 c5"), seen=True)
+    r.finish()
+    assert r.strong == []
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous" and event["candidates"] == [
+        ["e3h6", "g7g5", "h6g5", "g8g7", "g5e3", "g7g8"]]
+    assert "away and back" in str(event["text"])
+    moves = r.engine.state.moves
+    assert [m.recovered for m in moves] == ["gap", "", ""] and [m.san for m in moves[1:]] == ["Nbd2", "c5"]

@@ -10,6 +10,7 @@ from boardd.core.events import (
     ClockReading,
     ClockSide,
     Content,
+    FillGap,
     GameInfo,
     Link,
     LinkChanged,
@@ -192,9 +193,31 @@ def test_missed_updates_two_plies_recovered() -> None:
 
 
 def test_missed_updates_three_plies_recovered() -> None:
+    # Bc4 needs e4 first: one order only
+    engine, outs = _jump("e4 c5 Bc4")
+    assert [m.san for m in engine.state.moves] == ["e4", "c5", "Bc4"]
+    assert not codes(outs) and not events(outs, "MOVES_RECOVERED")
+
+
+def test_missed_updates_in_an_order_the_board_cannot_tell_leave_a_gap() -> None:
+    """d4 Nf6 c4 and c4 Nf6 d4 lead to the same board: neither is recorded (the first found once was), one
+    MOVES_RECOVERED lists both for the arbiter, who fills the gap; the game goes on meanwhile."""
     engine, outs = _jump("d4 Nf6 c4")
-    assert [m.san for m in engine.state.moves] == ["d4", "Nf6", "c4"]
+    [gap] = engine.state.moves
+    assert (gap.uci, gap.legal, gap.recovered) == ("0000", False, "gap")
     assert not codes(outs)
+    [event] = events(outs, "MOVES_RECOVERED")
+    assert event.details["kind"] == "ambiguous" and event.details["reason"] == "board link down"
+    candidates = event.details["candidates"]
+    assert isinstance(candidates, list)
+    assert sorted(candidates) == [["c2c4", "g8f6", "d2d4"], ["d2d4", "g8f6", "c2c4"]]
+    board = chess.Board()
+    for san in ["d4", "Nf6", "c4"]:
+        board.push_san(san)
+    more = _moves(engine, board, "e6 Nc3", 8.0)  # Black to move after three plies
+    assert [m.san for m in engine.state.moves][1:] == ["e6", "Nc3"] and not codes(more)
+    engine.feed(FillGap(at=12.0, ply=1, moves=("d4", "Nf6", "c4")))
+    assert [m.san for m in engine.state.moves] == ["d4", "Nf6", "c4", "e6", "Nc3"]
 
 
 def test_missed_updates_more_than_three_plies_is_a_divergence() -> None:

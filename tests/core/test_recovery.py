@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
-from boardd.core.recovery import RecoveryKind, place_presses, recover
+from boardd.core.recovery import COMES_BACK, RecoveryKind, comes_back, place_presses, recover
 
 GAME = ("e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7 c4 c6 cxb5 axb5 Nc3 Bb7 "
         "Bg5 b4 Nb1 h6 Bh4 c5 dxe5 Nxe4 Bxe7 Qxe7 exd6 Qf6 Nbd2 Nxd6 Nc4 Nxc4 Bxc4 Nb6 Ne5 Rae8 Bxf7+ Rxf7 "
@@ -205,3 +205,56 @@ def test_a_log_that_lacks_its_first_plies_is_completed_by_search(lost: int) -> N
     log = log_of(after_lost, list(end.move_stack[12 + lost:]))
     result = recover(board, placement(end), log=log)
     assert result.kind is RecoveryKind.UNIQUE and list(result.sans) == RUY[12:20]
+
+
+# --- what the board cannot show: a piece away and back ------------------------------------------------------------
+
+
+#: Two pawns taken off by hand (g7, h6) during the downtime; the search "explained" them by 6 plies.
+HAND = chess.Board("rn3rk1/pppq1pp1/3bbn1p/3p4/3P4/2PBBN1P/PP3PP1/RN1Q1RK1 w - - 1 10")
+
+
+def test_two_pawns_taken_off_by_hand_are_not_recorded_as_captures() -> None:
+    """Bxh6 g5 Bxg5 Kg7 Be3 Kg8 is the only legal way to this board, and the fewest plies. It moves the bishop
+    and the king away and back: the board shows none of it, and pawns taken off by hand give the same board
+    (7.4, 7.6). Recorded as fact it made a record of play that may not have happened: a candidate instead."""
+    target = list(placement(HAND))
+    target[chess.G7] = target[chess.H6] = None
+    result = recover(HAND, target)
+    assert result.kind is RecoveryKind.AMBIGUOUS and result.detail == COMES_BACK
+    [line] = result.candidates
+    assert HAND.variation_san(list(line)) == "10. Bxh6 g5 11. Bxg5 Kg7 12. Be3 Kg8"
+    assert "away and back" in result.describe() and "the arbiter chooses" in result.describe()
+
+
+def test_a_sequence_whose_pieces_all_end_elsewhere_is_still_recovered() -> None:
+    # two pawns gone from f6 and d4, a pawn still on e5: fxe5 dxe5 leaves every piece that moved elsewhere
+    board = chess.Board("r1b2rk1/pp4pp/2n1pp1n/q2pP3/3P1P2/P1BB1N2/1P4PP/R2QK2R b KQ - 0 12")
+    target = list(placement(board))
+    target[chess.F6] = target[chess.D4] = None
+    result = recover(board, target)
+    assert result.kind is RecoveryKind.UNIQUE and list(result.sans) == ["fxe5", "dxe5"]
+
+
+@pytest.mark.parametrize(("fen", "sans", "back"), [
+    (chess.STARTING_FEN, "Nf3 Nf6 Ng1", True),
+    (chess.STARTING_FEN, "Nf3 Nf6 Ng5 Ng8", True),  # the f6 knight is back on g8
+    (chess.STARTING_FEN, "Nf3 Nf6 Ng5 Nh5", False),
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "O-O Kd8 Kg2 Kc8 Kg1", False),  # back on g1, not on e1
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "Kf1 Kf8 Ke1", True),
+    ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1", "exd6 Kd7 Kd2", False),
+])
+def test_comes_back_follows_each_piece(fen: str, sans: str, back: bool) -> None:
+    board = chess.Board(fen)
+    moves = []
+    work = board.copy()
+    for san in sans.split():
+        moves.append(work.parse_san(san))
+        work.push(moves[-1])
+    assert comes_back(board, moves) is back
+
+
+def test_chess960_castling_with_the_king_on_its_square_does_not_move_it() -> None:
+    board = chess.Board("1r4kr/8/8/8/8/8/8/1R4KR w KQkq - 0 1", chess960=True)
+    castle = next(m for m in board.legal_moves if board.is_castling(m) and board.is_kingside_castling(m))
+    assert not comes_back(board, [castle])  # the king stays on g1, the rook goes h1-f1

@@ -12,8 +12,8 @@ import chess
 import pytest
 
 from boardd.core.engine import Engine
-from boardd.core.events import BoardSnapshot, Content, Event, SquareChanged
-from boardd.core.outputs import Completion, IrregularityRaised, MoveMade, Output, Severity, Status
+from boardd.core.events import BoardSnapshot, Content, Event, FillGap, SquareChanged
+from boardd.core.outputs import Completion, GameEvent, IrregularityRaised, MoveMade, Output, Severity, Status
 from boardd.core.settings import RulesConfig
 from tests.core.scenario import ClockSim, start_clock
 
@@ -31,6 +31,10 @@ def findings(outs: list[Output]) -> list[tuple[str, Severity]]:
 
 def made(outs: list[Output]) -> list[str]:
     return [o.move.san for o in outs if isinstance(o, MoveMade)]
+
+
+def recovered(outs: list[Output]) -> list[dict[str, object]]:
+    return [dict(o.details) for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
 
 
 def play(engine: Engine, sans: list[str], *, lost: set[int], clock: ClockSim | None = None,
@@ -88,30 +92,45 @@ def test_two_ply_jump_without_clock_is_recovered(lost: set[int]) -> None:
 
 def test_three_ply_jump_without_clock_is_recovered() -> None:
     engine = no_clock()
-    outs = play(engine, OPENING, lost={2, 3})  # Nf3, Nc6 lost; the Bb5 frame changes 6 squares
-    assert made(outs) == OPENING and findings(outs) == []
-    engine = no_clock()
-    outs = play(engine, OPENING, lost={5, 6})  # a6, Ba4 lost; the Nf6 frame changes 6 squares
-    # a6 Ba4 Nf6 and Nf6 Ba4 a6 reach the same placement: the order cannot be seen, the moves and position can
-    assert sorted(made(outs)) == sorted(OPENING) and made(outs)[:5] == OPENING[:5] and findings(outs) == []
+    outs = play(engine, OPENING, lost={4, 5})  # Bb5, a6 lost; Ba4 can only come after Bb5: one order
+    assert made(outs) == OPENING and findings(outs) == [] and not recovered(outs)
+
+
+def _gap_then_fill(engine: Engine, outs: list[Output], sans: list[str], ply: int) -> None:
+    """The plies from *ply* on lost in an order the frame cannot tell: a gap listing the true order among its
+    candidates, the game recognised after it, and the arbiter's fill-gap with the true order gives the game."""
+    [event] = recovered(outs)
+    assert event["kind"] == "ambiguous" and event["reason"] == "missed updates" and event["from_ply"] == ply + 1
     reference = chess.Board()
-    for san in OPENING:
-        reference.push_san(san)
-    assert engine.state.fen.split()[:4] == reference.fen().split()[:4]  # the halfmove count depends on the order
+    truth = [reference.push_san(san) for san in sans][ply:ply + 3]
+    assert [m.uci() for m in truth] in event["candidates"]  # type: ignore[operator]
+    recs = engine.state.moves
+    assert (recs[ply].uci, recs[ply].legal, recs[ply].recovered) == ("0000", False, "gap")
+    assert [r.san for r in recs[:ply]] + [r.san for r in recs[ply + 1:]] == sans[:ply] + sans[ply + 3:]
+    assert engine.state.open_irregularities == ()
+    engine.feed(FillGap(at=60.0, ply=ply + 1, moves=tuple(m.uci() for m in truth)))
+    assert [r.san for r in engine.state.moves] == sans
+    assert engine.state.fen == reference.fen()
 
 
-def test_three_ply_jump_of_few_squares_is_recovered() -> None:
+@pytest.mark.parametrize("lost", [{2, 3}, {5, 6}], ids=["Nf3-Nc6", "a6-Ba4"])
+def test_three_ply_jump_in_an_order_the_frame_cannot_tell_is_a_gap(lost: set[int]) -> None:
+    # Nf3 Nc6 Bb5 and Bb5 Nc6 Nf3 (a6 Ba4 Nf6 and Nf6 Ba4 a6) reach the same placement: the first order found
+    # was recorded; now neither is, the arbiter chooses
+    engine = no_clock()
+    outs = play(engine, OPENING, lost=lost)
+    assert findings(outs) == []
+    _gap_then_fill(engine, outs, OPENING, min(lost))
+
+
+def test_three_ply_jump_of_few_squares_is_a_gap() -> None:
     # Nf3 Nc6 Ng5 changes only g1, g5, b8, c6: below the dump threshold, an ordinary scan until now
     sans = ["e4", "e5", "Nf3", "Nc6", "Ng5", "Nf6"]
     engine = no_clock()
     outs = play(engine, sans, lost={2, 3})  # Nf3, Nc6 lost: the Ng5 frame is three plies ahead
-    # the knight may have gone via f3 or h3: the frame cannot tell; the rest of the record can
-    assert made(outs)[2] in ("Nf3", "Nh3") and made(outs)[:2] + made(outs)[3:] == sans[:2] + sans[3:]
+    # the knight may have gone via f3 or h3, before or after Nc6: the frame cannot tell (Nf3 was recorded)
     assert findings(outs) == []
-    reference = chess.Board()
-    for san in sans:
-        reference.push_san(san)
-    assert engine.state.fen.split()[:4] == reference.fen().split()[:4]
+    _gap_then_fill(engine, outs, sans, 2)
 
 
 def test_four_ply_jump_is_a_divergence_as_before() -> None:
@@ -142,13 +161,13 @@ def test_two_ply_jump_with_clock_no_press_in_the_gap() -> None:
 
 def test_three_ply_jump_with_clock_no_press_in_the_gap() -> None:
     engine, clock = with_clock()
-    outs = play(engine, OPENING, lost={2, 3}, clock=clock, unpressed={2, 3})
+    outs = play(engine, OPENING, lost={4, 5}, clock=clock, unpressed={4, 5})
     assert made(outs) == OPENING
     assert findings(outs) == []
     recs = engine.state.moves
-    assert [(r.san, r.made_at, r.completion, r.completed_at) for r in recs[2:5]] == [
-        ("Nf3", 6.0, Completion.NEXT_MOVE, 6.0), ("Nc6", 6.0, Completion.NEXT_MOVE, 6.0),
-        ("Bb5", 6.0, Completion.PRESS, 6.3)]
+    assert [(r.san, r.made_at, r.completion, r.completed_at) for r in recs[4:7]] == [
+        ("Bb5", 8.0, Completion.NEXT_MOVE, 8.0), ("a6", 8.0, Completion.NEXT_MOVE, 8.0),
+        ("Ba4", 8.0, Completion.PRESS, 8.3)]
 
 
 def test_a_move_in_progress_on_a_scan_board_is_not_a_jump() -> None:
@@ -220,7 +239,7 @@ def test_field_update_board_dump_of_two_plies_is_not_searched() -> None:
 
 
 
-@pytest.mark.parametrize("lost", [{2}, {2, 3}], ids=["two-ply", "three-ply"])
+@pytest.mark.parametrize("lost", [{2}, {4, 5}], ids=["two-ply", "three-ply"])
 def test_presses_seen_while_frames_were_lost_complete_the_recovered_moves(lost: set[int]) -> None:
     # the clock keeps reporting while the board frames are lost: each press first looks like a press without a
     # move; the recovered jump shows the move was there, so the press completed it and the finding is withdrawn
@@ -238,3 +257,20 @@ def test_presses_seen_while_frames_were_lost_complete_the_recovered_moves(lost: 
         ply = rec.ply - 1
         assert rec.completed_at == pytest.approx(ply + 2.3)
         assert rec.completed_at is not None and rec.made_at <= rec.completed_at
+
+
+def test_presses_seen_while_frames_in_an_unknown_order_were_lost_are_withdrawn_with_the_gap() -> None:
+    """Nf3 Nc6 Bb5 or Bb5 Nc6 Nf3, each pressed: the presses judged "no move" meanwhile are withdrawn (the moves
+    were there), Bb5's own press completes the gap, and the presses after it are judged as usual."""
+    engine, clock = with_clock()
+    outs = play(engine, OPENING, lost={2, 3}, clock=clock)
+    raised = [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
+    assert [irr.code for irr in raised] == ["CLOCK_PRESS_NO_MOVE"] * 2  # before the next frame came
+    state = engine.state
+    assert state.open_irregularities == () and state.illegal_moves_white == state.illegal_moves_black == 0
+    for irr in engine.irregularities:
+        assert irr.status is Status.RESOLVED and irr.ruling is not None and "lost" in irr.ruling
+    gap = state.moves[2]
+    assert gap.recovered == "gap" and (gap.completion, gap.completed_at) == (Completion.PRESS, 6.3)
+    assert all(r.completion is Completion.PRESS for r in state.moves[3:])
+    _gap_then_fill(engine, outs, OPENING, 2)

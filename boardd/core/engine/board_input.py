@@ -79,6 +79,7 @@ class BoardInput:
             self.on_board(outs, changes, at, snapshot=reconcile)
         self.g.resync = False
         self.seen_board = True
+        self.e.downtime.forget_log()  # the board's log read at a reconnection was for this dump
         if blind:
             cand = self.g.cand
             seen = next((p for p in self.g.blind_presses if p.side == self.g.board.turn), None)

@@ -11,6 +11,10 @@ and completed moves marked ``recovered`` (the last one is completed by its playe
 sequences or none leave a marked gap (a ``legal=False`` entry ``0000`` with the physical position), and the
 game goes on from the board. Either way one ``GameEvent MOVES_RECOVERED`` says what was recovered and how;
 nothing is raised against the players.
+
+Plies missed while the daemon runs (a board link outage, lost frames: ``Restoration.forward_jump``) are
+recovered the same way (:meth:`Downtime.missed`, 2..3 plies): when their order is not known they leave the
+same gap, through the same :meth:`Downtime.apply`.
 """
 
 from __future__ import annotations
@@ -45,15 +49,19 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import PositionIndex, describe_change
-from boardd.core.recovery import Recovery, RecoveryKind, place_presses, recover
+from boardd.core.recovery import DEFAULT_MAX_PLIES, Recovery, RecoveryKind, comes_back, place_presses, recover
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
-__all__ = ["RESTART_DETAIL", "Downtime"]
+__all__ = ["MISSED_DETAIL", "OUTAGE_DETAIL", "RESTART_DETAIL", "Downtime"]
 
 #: ``LinkChanged.detail`` of the outage the daemon reports when it starts again on a game in progress.
 RESTART_DETAIL = "daemon restarted"
+#: ``MOVES_RECOVERED.reason`` of plies missed while the board link was down (the daemon running).
+OUTAGE_DETAIL = "board link down"
+#: ``MOVES_RECOVERED.reason`` of plies missed with the board in sight: lost frames, a dump after lost updates.
+MISSED_DETAIL = "missed updates"
 #: Positions the search may visit at a restart (about 1-2 s of CPU at worst).
 NODE_BUDGET = 150_000
 #: How long a dump no sequence explains is held (a move in progress?) before it is taken as a gap.
@@ -84,10 +92,25 @@ class Downtime:
         self.awaiting_clock: int | None = None
         #: The clock the journal ended with (for the times of the presses in the board's log).
         self.restart_clock = ClockState()
+        #: The clock was out of sight (or not there) during the board link's outage: presses may be missing.
+        self.clock_missed = True
+        #: Plies recovered by search while the clock was out of sight (its first reading may tell another
+        #: number of plies fits): the ply before them, the placement they explain (official frame), how many,
+        #: and the reason of the event a gap would publish.
+        self.unsure: tuple[int, tuple[Content, ...], int, str] | None = None
 
     def on_link(self, event: LinkChanged) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
             self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
+        if event.link is Link.CLOCK and not event.up:
+            self.clock_missed = True
+        if event.link is Link.BOARD and not event.up and event.detail != RESTART_DETAIL and not self.pending:
+            # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
+            # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
+            self.unsure = None
+            self.log = ()
+            self.board_log = False
+            self.clock_missed = not self.g.clock_seen or self.g.clock_down or self.g.clock_resync
         if event.link is Link.BOARD and not event.up and event.detail == RESTART_DETAIL:
             if not self.pending:
                 self.log = ()  # a restart before the last one was recovered keeps what is known of its downtime
@@ -201,7 +224,7 @@ class Downtime:
             return
         self._finish(outs, result, mapped, at)
 
-    def _recover(self, mapped: list[Content]) -> Recovery:
+    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1) -> Recovery:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -210,7 +233,8 @@ class Downtime:
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
         """
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET)
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=max_plies,
+                         min_plies=min_plies)
         turn = self._clock_turn()
         lines = result.sequences()
         if turn is None or result.method != "search" or not lines:
@@ -218,7 +242,8 @@ class Downtime:
         plies = len(lines[0])
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
-        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET)
+        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET,
+                         min_plies=min_plies)
         other = longer.sequences()
         if not other:
             return result  # the last mover has not pressed yet: the only way
@@ -242,7 +267,7 @@ class Downtime:
 
     def _finish(self, outs: list[Output], result: Recovery, mapped: list[Content], at: float) -> None:
         assert self.held is not None
-        self._apply(outs, result, mapped, at)
+        self.apply(outs, result, mapped, at)
         squares = tuple(self.held)
         self._release()
         # the engine now sees the board as the reconciling dump, against the recovered record
@@ -263,6 +288,9 @@ class Downtime:
         this reading (to place the logged presses) is recovered now."""
         if self.held is not None:
             self._try_log(outs, at)
+        unsure, self.unsure = self.unsure, None
+        if unsure is not None and lever is not None:
+            self._revise(outs, unsure, lever, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
         if ply is None or ply != len(self.g.records) or lever is None:
             return
@@ -270,6 +298,32 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def _revise(self, outs: list[Output], unsure: tuple[int, tuple[Content, ...], int, str], lever: chess.Color,
+                at: float) -> None:
+        """The clock read again after plies were recovered without it: does another number of plies fit too?
+
+        The recovered plies leave the other side to move than the one whose clock runs: they fit if their last
+        mover has not pressed yet; a sequence one ply longer that leaves the running side to move (a pawn by
+        e3 and e4 where e4 would do) fits as well. Then the record did not know: the plies are retracted and the
+        gap of :meth:`apply` takes their place, with both kinds, as :meth:`_recover` decides after a restart.
+        """
+        ply, squares, plies, reason = unsure
+        records = self.g.records
+        if len(records) != ply + plies or self.g.board.turn == lever:
+            return  # play went on from them (its mover tells the side), or the clock agrees
+        before = self.e.restoration.replay_board(ply)
+        if before is None:
+            return
+        longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2, node_budget=NODE_BUDGET)
+        other = longer.sequences()
+        if not other:
+            return  # the last mover has not pressed yet: the only way
+        recorded = tuple(chess.Move.from_uci(rec.uci) for rec in records[ply:])
+        result = Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=(*other[:8], recorded), method="search",
+                          nodes=longer.nodes)
+        self.e.restoration.retract_to(outs, ply, at, "missed updates: the clock read again fits another order")
+        self.apply(outs, result, list(squares), at, reason)
 
     def _release(self) -> None:
         self.pending = False
@@ -297,13 +351,19 @@ class Downtime:
         self.log = ()
         if result.kind is RecoveryKind.NONE:
             return False
-        self._apply(outs, result, list(self.g.phys.squares), at)
+        self.apply(outs, result, list(self.g.phys.squares), at)
         return True
 
-    def _apply(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
+    def apply(self, outs: list[Output], result: Recovery, squares: list[Content], at: float,
+               reason: str = RESTART_DETAIL) -> None:
+        """Enter *result* in the record: the recovered moves, or a gap (ambiguous, none); one ``MOVES_RECOVERED``.
+
+        The restart's dump comes here, and so does an ambiguous jump after a link outage or lost frames
+        (:meth:`Restoration.forward_jump`, *reason* ``board link down`` or ``missed updates``): one way for both.
+        """
         if result.method == "eeprom" and not self.board_log:  # only the changes seen after the restart
             result = dataclasses.replace(result, method="changes")
-        _LOGGER.info("restart: %s (%d positions searched)", result.describe(), result.nodes)
+        _LOGGER.info("%s: %s (%d positions searched)", reason, result.describe(), result.nodes)
         if result.kind is RecoveryKind.NONE:
             return
         from_ply = len(self.g.records)
@@ -311,14 +371,56 @@ class Downtime:
             self._recovered(outs, result, at)
         else:
             self.gap(outs, result, squares, at)
+        self.announce(outs, result, from_ply, at, reason)
+        self.e.restoration.divergence_key = None
+
+    def announce(self, outs: list[Output], result: Recovery, from_ply: int, at: float, reason: str) -> None:
+        """The one ``MOVES_RECOVERED`` of an incident: what was recovered after ply *from_ply*, or the gap."""
         details: dict[str, object] = {
             "kind": result.kind.value, "method": result.method, "from_ply": from_ply + 1,
             "to_ply": len(self.g.records), "moves": list(result.sans),
-            "candidates": [self._san_line(c) for c in result.candidates], "reason": RESTART_DETAIL,
+            "candidates": [[m.uci() for m in c] for c in result.candidates], "reason": reason,
             "text": result.describe()}
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
         outs.append(StateChanged(at=at))
-        self.e.restoration.divergence_key = None
+
+    def missed(self, squares: list[Content], max_plies: int, presses: list[chess.Color] | None) -> Recovery:
+        """Missed updates while the daemon ran (a link outage, lost frames, a dump after lost field updates).
+
+        The restart's recovery (:meth:`_recover`: the board's log read at the reconnection, else the search,
+        the clock read now telling who has the move) over 2..*max_plies* plies. Several sequences are
+        narrowed by the presses seen meanwhile (*presses*: their sides in order, when the clock was in sight
+        throughout; ``None`` otherwise): a player completes his move by pressing (6.2.1), so a sequence whose
+        movers do not match them, the last mover excepted (he may not have pressed yet), is contradicted. One
+        left: unique. Several left (moves that commute, c3 h6 d3 and d3 h6 c3; a piece by two routes): the
+        order cannot be known; the caller leaves a gap (:meth:`apply`), never a guess.
+        """
+        result = self._recover(squares, max_plies=max_plies, min_plies=2)
+        if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
+            return result
+        fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
+        if len(fit) == 1 and not comes_back(self.g.board, fit[0]):  # presses show no route
+            return Recovery(kind=RecoveryKind.UNIQUE, moves=fit[0], method=result.method, nodes=result.nodes,
+                            sans=_sans(self.g.board, fit[0]))
+        if fit:
+            return dataclasses.replace(result, candidates=fit)
+        return result  # the presses fit none (one forgotten, one without a move): they tell nothing
+
+    def missed_reason(self) -> str:
+        """``MOVES_RECOVERED.reason`` of plies missed while the daemon runs."""
+        return OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
+
+    def from_log(self, outs: list[Output], result: Recovery, start: int, from_ply: int, at: float) -> None:
+        """Plies missed while the daemon ran, recorded in the order of the board's log: marked ``eeprom`` (the
+        records after *from_ply*, and their outputs from *start* on), and one ``MOVES_RECOVERED``."""
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), "eeprom")
+        self.announce(outs, result, from_ply, at, self.missed_reason())
+
+    def forget_log(self) -> None:
+        """The dump after the board's log has been seen: the log was for it (a later jump has its own)."""
+        if not self.pending:
+            self.log = ()
+            self.board_log = False
 
     # --- the arbiter fills a gap ---------------------------------------------------------------
 
@@ -415,16 +517,6 @@ class Downtime:
         if board is None:
             board = chess.Board(self.g.records[ply - 1].fen_after, chess960=self.g.board.chess960)
         return PositionIndex(board).key
-
-    def _san_line(self, moves: tuple[chess.Move, ...]) -> list[str]:
-        work = self.g.board.copy(stack=False)
-        if self.g.records and self.g.records[-1].recovered == "gap":
-            return [m.uci() for m in moves]
-        out = []
-        for move in moves:
-            out.append(work.san(move))
-            work.push(move)
-        return out
 
     def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
         """The recovered moves, made and completed in order.
@@ -542,16 +634,17 @@ class Downtime:
                 board.set_piece_at(sq, content)
         lengths = {len(c) % 2 for c in result.candidates}
         plies = len(result.candidates[0]) if len(lengths) == 1 else None
-        turn = self._clock_turn()
-        if plies is not None and turn is not None and (not side if plies % 2 else side) != turn:
-            plies = None
-        # the side to move: after an odd number of plies the other side (unknown: kept, turned by its first move;
-        # so too when the candidates disagree on it, or with the side whose clock runs)
+        # the side to move: after an odd number of plies the other side (unknown when the candidates disagree on
+        # it: kept, turned by its first move). The candidates agreeing while the other side's clock runs: their
+        # last mover has not pressed yet (:meth:`_recover` found no longer sequence that fits the clock), and his
+        # press completes the gap (it once turned the side to move round, and that press was judged "no move")
         board.turn = (not side) if plies is not None and plies % 2 else side
         board.castling_rights = self.g.board.castling_rights
         board.castling_rights = board.clean_castling_rights()
         board.ep_square = None
-        board.fullmove_number = self.g.board.fullmove_number
+        # the move number after the plies of the candidates (kept when they disagree on how many)
+        board.fullmove_number = self.g.board.fullmove_number + (
+            (plies + (1 if side == chess.BLACK else 0)) // 2 if plies is not None else 0)
         desc = describe_change(self.g.board, squares)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"gap after downtime: {desc}",
                          side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
@@ -571,6 +664,21 @@ class Downtime:
             self.awaiting_clock = rec.ply
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _sans(board: chess.Board, moves: tuple[chess.Move, ...]) -> tuple[str, ...]:
+    work = board.copy(stack=False)
+    out = []
+    for move in moves:
+        out.append(work.san(move))
+        work.push(move)
+    return tuple(out)
+
+
+def _pressed(board: chess.Board, moves: tuple[chess.Move, ...], presses: list[chess.Color]) -> bool:
+    """Do the presses seen (their sides, in order) complete *moves* from *board*, the last one perhaps not yet?"""
+    movers = [board.turn if i % 2 == 0 else not board.turn for i in range(len(moves))]
+    return presses in (movers, movers[:-1])
 
 
 def _parse(board: chess.Board, text: str) -> chess.Move | None:

@@ -161,6 +161,8 @@ class Presses:
         self.e.recognition.flush_early(outs)
         if self.e.correction.arbiter_restart(outs, side, at):
             return  # 7.5.1: the arbiter gives the offender the clock back; no press by the opponent
+        if self.e.restoration.adopted_press(outs, side, at):
+            return  # after a gap of unknown parity: the presser moved last
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move

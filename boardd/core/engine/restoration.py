@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square, _search
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square
 from boardd.core.engine.modes import PhaseTrigger
 from boardd.core.events import (
     Resolve,
@@ -31,6 +31,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
+from boardd.core.recovery import RecoveryKind
 from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
@@ -69,12 +70,31 @@ class Restoration:
         self.restore_irr: str | None = None  # the POSITION_DIVERGENCE of the reinstatement under way (§3.7)
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
-        """Missed updates (link outage, full dump): up to three legal plies leading to the physical board."""
-        target = self.g.phys.key()
-        path = _search(self.g.board, target, _JUMP_DEPTH, self.g.index.changed_squares(self.g.phys))
-        if not path:
+        """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
+
+        Up to ``_JUMP_DEPTH`` plies, found as after a restart (:meth:`Downtime.missed`): the board's log read at
+        the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the presses seen
+        meanwhile. One sequence: its moves are recorded (the board's log: marked ``eeprom``, one
+        ``MOVES_RECOVERED``). Several (moves that commute, a piece by two routes): which was played cannot be
+        known, so none is recorded: a gap with the candidates, one ``MOVES_RECOVERED``, exactly as after a
+        restart (:meth:`Downtime.apply`); the arbiter fills it (``fill-gap``). None: False (a divergence).
+        """
+        down = self.e.downtime
+        squares = list(self.g.phys.squares)
+        result = down.missed(squares, _JUMP_DEPTH, self._presses_seen())
+        down.forget_log()
+        if result.kind is RecoveryKind.AMBIGUOUS:
+            for judged in self.gap_presses().values():
+                for irr in judged:  # a frame was lost: the press completed one of the moves of the gap
+                    self.withdraw_gap_press(outs, irr, "a move of the gap")
+            down.apply(outs, result, squares, at, down.missed_reason())
+            self.divergence_key = None
+            return True
+        if result.kind is not RecoveryKind.UNIQUE:
             return False
+        path = result.moves
         _LOGGER.info("missed updates recovered: %s", " ".join(m.uci() for m in path))
+        start, from_ply = len(outs), len(self.g.records)
         presses = self.gap_presses()
         blind = self.g.blind_presses
         previous = -1e18
@@ -106,8 +126,31 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
+        if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
+            # the clock is out of sight (on the board's jack): its first reading may tell more (Downtime._revise)
+            down.unsure = (from_ply, tuple(squares), len(path), down.missed_reason())
+        if result.method == "eeprom":
+            # the order is the board's own log's: said so on the moves and in one event, as after a restart
+            down.from_log(outs, result, start, from_ply, at)
         self.divergence_key = None
         return True
+
+    def _presses_seen(self) -> list[chess.Color] | None:
+        """The sides of the presses seen while the board was blind, in order; None when some may be missing.
+
+        A board outage: the presses of the outage not given to a move made before it, when the clock was in sight
+        throughout. Lost frames (snapshot-only boards): the presses judged "no move" since the official position.
+        """
+        g = self.g
+        if not g.clock_seen or g.clock_down or g.clock_resync:
+            return None
+        if g.board_down:
+            return None if self.e.downtime.clock_missed else [p.side for p in g.blind_presses]
+        if g.field_updates:
+            return None  # a dump after lost field updates: the presses meanwhile were judged, not kept
+        found = self.gap_presses()
+        return [irr.side for irr in sorted((*found[chess.WHITE], *found[chess.BLACK]), key=lambda i: i.t_raised)
+                if irr.side is not None]
 
     def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
         """Snapshot-only boards: the presses judged "no move" since the official position, oldest first.
@@ -316,6 +359,32 @@ class Restoration:
         index = PositionIndex(flipped)
         if index.classify(self.g.phys).kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             return
+        self._turn_round(flipped, index)
+
+    def adopted_press(self, outs: list[Output], side: chess.Color, at: float) -> bool:
+        """After a position adopted (or a gap) without knowing the side to move: a press with the board as adopted.
+
+        The side taken to have the move pressed without moving: with the side to move unknown, that is the side
+        that moved last completing the adopted entry (6.2.1), not a press without a move (7.5.3). True: the press
+        told the side to move and completed the entry.
+        """
+        g = self.g
+        if g.adopted_open is None or g.adopted_open != len(g.records) or side != g.board.turn or g.mask \
+                or g.index.classify(g.phys).kind is not DiffClass.NONE:
+            return False
+        flipped = g.board.copy(stack=False)
+        flipped.turn = not flipped.turn
+        self._turn_round(flipped, PositionIndex(flipped))
+        rec = g.records[-1]
+        g.uncompleted = {color: ply for color, ply in g.uncompleted.items() if ply != rec.ply}
+        if rec.completed_at is None:
+            g.uncompleted[rec.side] = rec.ply
+            self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+        outs.append(StateChanged(at=at))
+        return True
+
+    def _turn_round(self, flipped: chess.Board, index: PositionIndex) -> None:
+        """The adopted entry was made by the other side: the side to move is *flipped*'s."""
         self.g.adopted_open = None
         rec = self.g.records[-1]
         self.g.records[-1] = dataclasses.replace(rec, side=not rec.side, fen_after=flipped.fen())

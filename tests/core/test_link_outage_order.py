@@ -1,0 +1,378 @@
+"""Link outages over real games: the plies missed meanwhile are recorded only when their order is known.
+
+The board link is lost (USB unplugged, a Bluetooth drop) while the daemon runs; one to three plies are played
+unseen; the board comes back and its dump is reconciled (``Restoration.forward_jump``). Several move orders
+often lead to the same board (c3 h6 d3 and d3 h6 c3): a broadcast PGN that records one of them as fact may be
+wrong. The cases are drawn from the games of ``shared/data/pgn`` (seeded), with the clock on its own link
+(its presses seen during the outage), on the board's jack (lost with it: its presses only in the board's log),
+or absent, and with or without the board's own log (DGT EEPROM, protocols.md §1.9) read at the reconnection.
+
+What must hold, whatever the case:
+
+* the order is unique (one sequence reaches the board, or the log gives it): recorded exactly;
+* otherwise nothing wrong is recorded: one gap entry, one ``MOVES_RECOVERED`` (kind ``ambiguous``) whose
+  candidates include the true order, nothing above ``info`` raised; the game is recognised after the gap;
+  the arbiter's ``fill-gap`` with the true order gives the real game.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from boardd.core.engine import Engine
+from boardd.core.events import (
+    BoardLog,
+    BoardSnapshot,
+    ClockSide,
+    Content,
+    FillGap,
+    GameInfo,
+    Link,
+    LinkChanged,
+    LogEntry,
+    LoggedChange,
+    LoggedPress,
+    SquareChanged,
+)
+from boardd.core.outputs import GameEvent, IrregularityRaised, MovesRetracted, Output, Severity
+from boardd.core.settings import RulesConfig
+from tests.conftest import PGN_DIR
+from tests.core.scenario import ClockSim
+from tests.core.test_downtime_parity import _steps
+
+#: Where the clock is during the board's outage.
+CLOCKS = ("own-link", "on-the-board", "none")
+
+
+@functools.cache
+def _games() -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    """(start FEN, Chess960, UCI moves) of every game of the shared PGN files with at least 12 plies."""
+    out = []
+    for path in sorted(Path(PGN_DIR).glob("*.pgn")):
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                board = game.board()
+                moves = tuple(m.uci() for m in game.mainline_moves())
+                if len(moves) >= 12:
+                    out.append((board.fen(), board.chess960, moves))
+    return tuple(out)
+
+
+def _orders(board: chess.Board, target: tuple[int, ...], plies: int) -> list[tuple[chess.Move, ...]]:
+    """Every legal sequence of *plies* plies from *board* to the placement *target* (each move touching a square
+    that differs, or one an earlier move touched: the pieces that did not move stay out)."""
+    changed = 0
+    found: list[tuple[chess.Move, ...]] = []
+    work = board.copy(stack=False)
+
+    def key(b: chess.Board) -> tuple[int, ...]:
+        return (b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings, b.occupied_co[chess.WHITE],
+                b.occupied_co[chess.BLACK])
+
+    start = key(board)
+    for square in chess.SQUARES:
+        bit = chess.BB_SQUARES[square]
+        if any((a & bit) != (b & bit) for a, b in zip(start, target, strict=True)):
+            changed |= bit
+
+    def walk(left: int, touched: int, path: list[chess.Move]) -> None:
+        if left == 0:
+            if key(work) == target:
+                found.append(tuple(path))
+            return
+        for move in list(work.legal_moves):
+            bits = chess.BB_SQUARES[move.from_square] | chess.BB_SQUARES[move.to_square]
+            if work.is_castling(move):
+                bits |= chess.BB_RANKS[chess.square_rank(move.from_square)]
+            if not bits & (changed | touched):
+                continue
+            work.push(move)
+            path.append(move)
+            walk(left - 1, touched | bits, path)
+            path.pop()
+            work.pop()
+
+    walk(plies, 0, [])
+    return found
+
+
+@dataclass
+class Outage:
+    """One game through the engine: moves seen, the board link lost for some plies, the board back, play on."""
+
+    start: chess.Board
+    rng: random.Random
+    clock_at: str
+
+    def __post_init__(self) -> None:
+        self.board = self.start.copy()
+        with_clock = self.clock_at != "none"
+        self.engine = Engine(RulesConfig(clock_expected=with_clock),
+                             GameInfo(start_fen=self.start.fen(), chess960=self.start.chess960,
+                                      time_control="5400+30"))
+        self.clock = ClockSim(white=5400, black=5400, running=self.start.turn, lever=self.start.turn, last=0.0)
+        self.phys: list[Content] = [self.start.piece_at(sq) for sq in chess.SQUARES]
+        self.outs: list[Output] = list(self.engine.feed(BoardSnapshot(at=0.0, squares=tuple(self.phys))))
+        if with_clock:
+            self.outs += self.engine.feed(self.clock.reading(0.2))
+        self.t = 1.0
+        self.log: list[LogEntry] = []
+
+    def play(self, moves: Sequence[chess.Move], *, seen: bool, press_last: bool = True) -> None:
+        for i, move in enumerate(moves):
+            self.t += self.rng.uniform(2.0, 5.0)
+            for square, content in _steps(self.board, move, self.rng):
+                self.t += self.rng.uniform(0.1, 0.4)
+                self.phys[square] = content
+                if seen:
+                    self.outs += self.engine.feed(SquareChanged(at=self.t, square=square, content=content))
+                else:
+                    self.log.append(LoggedChange(square=square, content=content))
+            side = self.board.turn
+            self.board.push(move)
+            if press_last or i < len(moves) - 1:
+                self.t += self.rng.uniform(0.3, 1.0)
+                self.press(side, board_seen=seen)
+            self.outs += self.engine.advance(self.t)
+
+    def press(self, side: chess.Color, *, board_seen: bool) -> None:
+        if self.clock_at == "none":
+            return
+        reading = self.clock.press(side, self.t)
+        if board_seen or self.clock_at == "own-link":
+            self.outs += self.engine.feed(reading)  # a clock on its own link is seen during the board's outage
+        else:
+            lever = ClockSide.LEFT if side == chess.WHITE else ClockSide.RIGHT
+            shown = reading.left if lever is ClockSide.LEFT else reading.right
+            self.log.append(LoggedPress(side=lever, shown=float(int(shown or 0))))
+
+    def down(self) -> None:
+        self.t += 0.5
+        self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.BOARD, up=False, detail="unplugged"))
+        if self.clock_at == "on-the-board":
+            self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.CLOCK, up=False,
+                                                      detail="board link down"))
+
+    def up(self, *, eeprom: bool) -> None:
+        self.t += 2.0
+        self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.BOARD, up=True, detail="usb"))
+        if eeprom and self.log:
+            self.outs += self.engine.feed(BoardLog(at=self.t, entries=tuple(self.log)))
+        self.outs += self.engine.feed(BoardSnapshot(at=self.t, squares=tuple(self.phys)))
+        if self.clock_at == "on-the-board":
+            self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.CLOCK, up=True, detail="usb"))
+            self.outs += self.engine.feed(self.clock.reading(self.t + 0.1))
+        self.t += 2.0
+        self.outs += self.engine.advance(self.t)
+
+    def finish(self) -> None:
+        self.t += 5.0
+        self.outs += self.engine.advance(self.t)
+
+    @property
+    def strong(self) -> list[str]:
+        return [f"{o.irregularity.code} ply {o.irregularity.ply}" for o in self.outs
+                if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
+
+    @property
+    def recovered(self) -> list[dict[str, object]]:
+        return [dict(o.details) for o in self.outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
+
+
+@dataclass(frozen=True)
+class Case:
+    seed: int
+    game: int
+    before: int  # plies seen before the outage
+    missed: int  # plies played during it
+    after: int  # plies seen after it
+    clock_at: str
+    eeprom: bool
+    press_last: bool  # the last missed ply pressed before the board is back
+
+
+def _case(seed: int) -> Case:
+    rng = random.Random(seed)
+    games = _games()
+    index = rng.randrange(len(games))
+    if seed % 10 == 9:  # a Chess960 game (castling by the procedures of R27) every tenth case
+        index = rng.choice([i for i, game in enumerate(games) if game[1]])
+    plies = len(games[index][2])
+    missed = rng.choice((1, 2, 3, 3))
+    before = rng.randrange(2, min(plies - missed - 1, 60))
+    clock_at = CLOCKS[seed % 3]
+    return Case(seed=seed, game=index, before=before, missed=missed, after=min(3, plies - before - missed),
+                clock_at=clock_at, eeprom=rng.random() < 0.5, press_last=clock_at == "none" or rng.random() < 0.7)
+
+
+def _run(case: Case) -> tuple[Outage, list[chess.Move]]:
+    fen, chess960, ucis = _games()[case.game]
+    start = chess.Board(fen, chess960=chess960)
+    work = start.copy()
+    moves = []
+    for uci in ucis[:case.before + case.missed + case.after]:
+        move = chess.Move.from_uci(uci)
+        moves.append(move)
+        work.push(move)
+    r = Outage(start, random.Random(case.seed), case.clock_at)
+    r.play(moves[:case.before], seen=True)
+    r.down()
+    r.play(moves[case.before:case.before + case.missed], seen=False, press_last=case.press_last)
+    r.up(eeprom=case.eeprom)
+    if not case.press_last:
+        r.press(not r.board.turn, board_seen=True)  # the last mover presses now, the board back
+        r.t += 1.0
+        r.outs += r.engine.advance(r.t)
+    r.play(moves[case.before + case.missed:], seen=True)
+    r.finish()
+    return r, moves
+
+
+def _check(case: Case) -> str:
+    """Assert the invariants of one case; the kind of outcome ("exact", "gap")."""
+    r, moves = _run(case)
+    want = [m.uci() for m in moves]
+    got = [rec.uci for rec in r.engine.state.moves]
+    k, n = case.before, case.missed
+    assert got[:k] == want[:k]  # nothing recorded before the outage is lost
+    assert r.strong == [], (case, r.strong)
+    events = r.recovered
+    assert len(events) <= 1, events  # one incident, one event
+    pre = r.start.copy()
+    for move in moves[:k]:
+        pre.push(move)
+    mid = pre.copy()
+    for move in moves[k:k + n]:
+        mid.push(move)
+    target = (mid.pawns, mid.knights, mid.bishops, mid.rooks, mid.queens, mid.kings,
+              mid.occupied_co[chess.WHITE], mid.occupied_co[chess.BLACK])
+    gaps = [rec for rec in r.engine.state.moves if rec.recovered == "gap"]
+    if not gaps:
+        assert got == want, (case, got[k:], want[k:])  # never a move that was not played, never a wrong order
+        return "exact"
+    # the order was not known: it must not have been (no log; several orders), and nothing wrong is recorded
+    assert not (case.eeprom and r.log), case
+    assert n >= 2 and sum(len(_orders(pre, target, p)) for p in range(1, n + 2)) > 1, case  # not unique
+    [gap] = gaps
+    assert gap.ply == k + 1 and gap.uci == "0000" and not gap.legal
+    [event] = events
+    assert event["kind"] == "ambiguous" and event["reason"] == "board link down", event
+    candidates = event["candidates"]
+    assert isinstance(candidates, list) and want[k:k + n] in candidates, (case, candidates)
+    assert got[k + 1:] == want[k + n:]  # the game is recognised after the gap
+    r.engine.feed(FillGap(at=r.t + 1.0, ply=gap.ply, moves=tuple(want[k:k + n])))
+    assert [rec.uci for rec in r.engine.state.moves] == want
+    assert r.engine.state.fen.split()[:4] == r.board.fen().split()[:4]
+    return "gap"
+
+
+SEEDS = range(100)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_link_outage_in_a_real_game_records_only_a_known_order(seed: int) -> None:
+    _check(_case(seed))
+
+
+def test_the_random_cases_cover_both_outcomes_every_clock_and_the_log() -> None:
+    cases = [_case(seed) for seed in SEEDS]
+    seen = {(c.clock_at, c.eeprom, c.missed) for c in cases}
+    assert {(clock, eeprom) for clock, eeprom, _ in seen} == {(c, e) for c in CLOCKS for e in (True, False)}
+    assert {(eeprom, missed) for _, eeprom, missed in seen} >= {(e, m) for e in (True, False) for m in (1, 2, 3)}
+    assert any(not c.press_last for c in cases) and any(_games()[c.game][1] for c in cases)
+    outcomes = [_check(c) for c in cases if c.missed == 3 and not c.eeprom]
+    assert "gap" in outcomes and "exact" in outcomes
+
+
+# --- the evidence that tells the order ---------------------------------------------------------------------------
+
+
+def _line(start: chess.Board, sans: str, missed: range, clock_at: str, *, eeprom: bool) -> Outage:
+    """*sans* played from *start*, the plies of *missed* while the board link is down (each ply pressed)."""
+    r = Outage(start, random.Random(7), clock_at)
+    board = start.copy()
+    line = [board.push_san(san) for san in sans.split()]
+    r.play(line[:missed.start], seen=True)
+    r.down()
+    r.play(line[missed.start:missed.stop], seen=False)
+    r.up(eeprom=eeprom)
+    r.play(line[missed.stop:], seen=True)
+    r.finish()
+    assert r.strong == []
+    return r
+
+
+def test_presses_seen_meanwhile_tell_a_pawn_that_took_two_moves() -> None:
+    """e4 d6 is shorter than e3 d6 e4, but Black's clock runs: both fit the board (Downtime._recover). The clock on
+    its own link saw three presses, White, Black, White: only the three plies were completed by them (6.2.1)."""
+    r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "own-link", eeprom=False)
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
+    assert r.recovered == []  # recorded as any recovered jump
+    notes = [o.details for o in r.outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
+    assert [(n["presses"], n["matched"]) for n in notes] == [(3, 3)]
+
+
+def test_without_the_presses_the_pawns_two_moves_are_the_arbiters() -> None:
+    """The clock on the board's jack went down with it: no press seen, and the clock read again shows Black's
+    time running: e4 d6 (Black not pressed yet) or e3 d6 e4. A gap with both kinds."""
+    r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", eeprom=False)
+    [event] = r.recovered  # e4 d6 was recorded at the dump, and retracted at the clock's first reading
+    assert (event["kind"], event["reason"]) == ("ambiguous", "board link down")
+    assert [o.to_ply for o in r.outs if isinstance(o, MovesRetracted)] == [2]
+    assert sorted(event["candidates"]) == [["e2e3", "d7d6", "e3e4"], ["e2e4", "d7d6"]]  # type: ignore[type-var]
+    assert [m.uci for m in r.engine.state.moves][3:] == ["b8c6", "b1c3"]
+
+
+def test_with_the_boards_log_the_order_is_the_logs() -> None:
+    """A rook by one of seven routes (Ra2 Kd8 Ra3, Ra5 Kd8 Ra3, ...): the board's log read at the reconnection
+    tells; the moves say so (recovered_by eeprom), in one event."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = _line(start, "Kd1 Ke7 Ra2 Kd8 Ra3 Kc8 Rb3", range(2, 5), "on-the-board", eeprom=True)
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci() for m in r.board.move_stack]
+    assert [m.recovered for m in moves] == ["", "", "eeprom", "eeprom", "eeprom", "", ""]
+    [event] = r.recovered
+    assert (event["kind"], event["method"], event["reason"], event["from_ply"], event["to_ply"]) == \
+        ("unique", "eeprom", "board link down", 3, 5)
+    assert event["moves"] == ["Ra2", "Kd8", "Ra3"]
+    r = _line(start, "Kd1 Ke7 Ra2 Kd8 Ra3 Kc8 Rb3", range(2, 5), "own-link", eeprom=False)
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous" and ["a1a5", "e7d8", "a5a3"] in event["candidates"]  # type: ignore[operator]
+
+
+def test_transposed_moves_with_the_log_are_recorded_without_it_a_gap() -> None:
+    """c3 h6 d3 (recorded d3 h6 c3 before): the log tells the order; without it, the arbiter does."""
+    for eeprom in (True, False):
+        r = Outage(chess.Board(), random.Random(8), "on-the-board")
+        board = chess.Board()
+        line = [board.push_san(san) for san in ("e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3")]
+        r.play(line[:2], seen=True)
+        r.down()
+        r.play(line[2:5], seen=False)
+        r.up(eeprom=eeprom)
+        r.play(line[5:], seen=True)
+        r.finish()
+        assert r.strong == []
+        got = [m.uci for m in r.engine.state.moves]
+        if eeprom:
+            assert got == [m.uci() for m in line]
+            continue
+        assert got == ["e2e4", "e7e5", "0000", "g8f6", "g1f3"]
+        # the broadcast PGN stops at the gap and says why; the moves after it keep their numbers (3... Nf6)
+        assert r.engine.state.fen.endswith(" b KQkq - 2 4")
+        pgn = r.engine.pgn()
+        assert "a gap, for the arbiter's fill-gap" in pgn and "(gap)" in pgn and "illegal" not in pgn
+        assert "; 3... Nf6 (g8f6)" in pgn and "; 4. Nf3 (g1f3)" in pgn
+        [event] = r.recovered
+        assert sorted(event["candidates"]) == [["c2c3", "h7h6", "d2d3"], ["d2d3", "h7h6", "c2c3"]]  # type: ignore[type-var]
+        r.engine.feed(FillGap(at=r.t + 1.0, ply=3, moves=("c3", "h6", "d3")))
+        assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3"]
+        assert "3. d3" in r.engine.pgn()

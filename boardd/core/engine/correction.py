@@ -171,7 +171,10 @@ class Correction:
         restoration's, part of the illegal move's incident; left there for ``_ON_THE_WAY_S`` they are judged as a
         change of their own (:meth:`judge_held`: what leads away from the reinstatement is still flagged)."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None or not self._room_for(cycle.before, placed):
+        if cycle is None or cycle.reinstated_at is not None:
+            return False
+        fixed = self._fix_target(cycle)
+        if not self._room_for(cycle.before, placed) and (fixed is None or not self._room_for(fixed, placed)):
             return False
         g = self.g
         for sq in placed:
@@ -273,6 +276,16 @@ class Correction:
         n = len(g.records)
         return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
                    and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
+
+    def _fix_target(self, cycle: _Cycle) -> chess.BaseBoard | None:
+        """The law-based outcome the board may be put right to instead of the position before (7.5.2 from 2014:
+        the pawn replaced by a queen; a castling finished), when one is pending for this cycle's finding."""
+        pending = self.g.pending_fix
+        if pending is None or pending[4] != cycle.irregularity_id or pending[0] != len(self.g.records):
+            return None
+        after = pending[3].copy(stack=False)
+        after.push(pending[2])
+        return after
 
     def _coming_back(self, piece: chess.Piece) -> bool:
         """Is a piece like this one on the board a captured piece coming back from beside it (more of them on the

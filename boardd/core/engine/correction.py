@@ -74,6 +74,7 @@ class _Cycle:
     restarted: bool = False
     arbiter_seen: bool = False  # the clock was paused during the cycle (the arbiter stepped in)
     fixed: str | None = None  # the law-based move the board was put right to (7.5.2 queen, a finished move)
+    partly_back: bool = False  # the moves after the illegal one were taken back on the board (found later, 7.5.1)
 
 
 def _reinstatable(irr: Irregularity) -> bool:
@@ -277,6 +278,49 @@ class Correction:
         return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
                    and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
 
+    def press_during_restoration(self) -> str | None:
+        """Is a press now one in the middle of a restoration found later (the id of the illegal-move finding whose
+        position is being put back), not a player's press?
+
+        After an illegal move noticed only after the opponent's reply (7.5.1: the position immediately before it is
+        reinstated, the later moves with it), the board on its way back on a running clock (findings of hands
+        withheld, or every square that differs from the official position one that the restoration changes, showing
+        what the position before has there or empty: a piece in the hand putting it back): nobody is making a move.
+        A press then is the clock handled during the correction (the opponent giving the offender his clock back,
+        the offender stopping his, the arbiter's hand), not the completion of a move nor a press without a move
+        (7.5.3, illegal-move class from 2018): no player's irregularity, least of all an illegal move."""
+        g = self.g
+        cycle = self.cycle
+        if g.regime == Regime.OTHERWISE.value or (cycle is not None and cycle.reinstated_at is not None):
+            return None
+        if g.phys.key() == g.index.key:
+            # the moves after the illegal one taken back, the illegal move itself not yet: still on its way
+            return cycle.irregularity_id if cycle is not None and cycle.partly_back else None
+        if cycle is not None:
+            candidates = [(cycle.irregularity_id, cycle.before)]
+        else:
+            n = len(g.records)
+            candidates = []
+            for irr in g.irr.values():
+                if n - _TAKEBACK_DEPTH <= irr.ply < n - 1 and _reinstatable(irr) and not g.records[irr.ply].legal:
+                    fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
+                    candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
+        official = g.index
+        for irr_id, before in candidates:
+            if self.withheld or self.held:
+                return irr_id
+            if all(before.piece_at(sq) != official.piece_at(sq) and g.phys.squares[sq] in (None, before.piece_at(sq))
+                   for sq in chess.SQUARES if g.phys.squares[sq] != official.piece_at(sq)):
+                return irr_id
+        return None
+
+    def clock_handled(self, outs: list[Output], presser: chess.Color, irr_id: str, at: float) -> None:
+        """A press during a restoration found later (:meth:`press_during_restoration`): the clock handled in the
+        correction, an event of the incident; the findings of the hands keep waiting for the position."""
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
+                              details={"clock_pressed_during_restoration": "white" if presser == chess.WHITE
+                                       else "black", "irregularity": irr_id}))
+
     def _fix_target(self, cycle: _Cycle) -> chess.BaseBoard | None:
         """The law-based outcome the board may be put right to instead of the position before (7.5.2 from 2014:
         the pawn replaced by a queen; a castling finished), when one is pending for this cycle's finding."""
@@ -371,6 +415,7 @@ class Correction:
             # the pieces put back in an order that passes it (a move before the illegal one undone by the reply)
             return ply < cycle.ply
         self.e.restoration.retract_to(outs, ply, at, "position being reinstated (7.5.1)")
+        cycle.partly_back = True
         return True
 
     def note_reinstated(self, outs: list[Output], at: float, how: str) -> None:

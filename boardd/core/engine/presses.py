@@ -114,7 +114,10 @@ class Presses:
         press = self.g.press
         assert press is not None
         self.g.press = None
-        self.e.correction.release_withheld(outs, due)  # a press: the findings of the hands before it are out
+        if self.e.correction.press_during_restoration() is None:
+            # a press: the findings of the hands before it are out (not one in the middle of a restoration found
+            # later, the clock handled in the correction: they wait for the position)
+            self.e.correction.release_withheld(outs, due)
         if press.transitions > 1:
             withdrawn = press.fast_record is not None and press.lever_after == press.lever_before
             self.e.findings.raise_finding(outs, "CLOCK_BOUNCE", None, press.first_at, press.evidence,
@@ -149,6 +152,10 @@ class Presses:
         self.e.recognition.flush_early(outs)
         if self.e.correction.arbiter_restart(outs, side, at):
             return  # 7.5.1: the arbiter gives the offender the clock back; no press by the opponent
+        restoring = self.e.correction.press_during_restoration()
+        if restoring is not None:
+            self.e.correction.clock_handled(outs, side, restoring, at)
+            return  # 7.5.1 found later: the clock handled while the position is put back, no player's press
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move

@@ -306,11 +306,17 @@ class Correction:
                     fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
                     candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
         official = g.index
+        squares = g.phys.squares
         for irr_id, before in candidates:
             if self.withheld or self.held:
                 return irr_id
-            if all(before.piece_at(sq) != official.piece_at(sq) and g.phys.squares[sq] in (None, before.piece_at(sq))
-                   for sq in chess.SQUARES if g.phys.squares[sq] != official.piece_at(sq)):
+            # every square off the official position empty (a piece in a hand), showing the position before, or
+            # showing a piece that the position before still needs elsewhere (set down on its way, not yet moved on);
+            # and at least one of the squares the restoration changes on its way (the pieces say what is going on)
+            differing = [sq for sq in chess.SQUARES if squares[sq] != official.piece_at(sq)]
+            wanted = {before.piece_at(sq) for sq in chess.SQUARES if squares[sq] != before.piece_at(sq)}
+            if all(squares[sq] is None or squares[sq] == before.piece_at(sq) or squares[sq] in wanted
+                   for sq in differing) and any(before.piece_at(sq) != official.piece_at(sq) for sq in differing):
                 return irr_id
         return None
 

@@ -18,7 +18,9 @@ On a running clock (the players put the position back themselves, or the arbiter
 that bring the board back belong to the illegal move's incident, one incident, one alert: a piece set down off
 the position being reinstated waits until it stays (``on_the_way``); after an illegal move found later, the
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
-(published: ``withholds``). What leads away from the reinstatement is still flagged, only after the wait.
+(published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
+(``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
+What leads away from the reinstatement is still flagged, only after the wait. docs/architecture.md has the whole.
 """
 
 from __future__ import annotations

@@ -299,6 +299,8 @@ class Correction:
             # the moves after the illegal one taken back, the illegal move itself not yet: still on its way
             return cycle.irregularity_id if cycle is not None and cycle.partly_back else None
         if cycle is not None:
+            if len(g.records) <= cycle.ply + 1 and not cycle.partly_back:
+                return None  # not found later (no reply to take back): the press is :meth:`arbiter_restart`'s
             candidates = [(cycle.irregularity_id, cycle.before)]
         else:
             n = len(g.records)

@@ -295,25 +295,29 @@ class Correction:
         cycle = self.cycle
         if g.regime == Regime.OTHERWISE.value or (cycle is not None and cycle.reinstated_at is not None):
             return None
-        if g.phys.key() == g.index.key:
-            # the moves after the illegal one taken back, the illegal move itself not yet: still on its way
-            return cycle.irregularity_id if cycle is not None and cycle.partly_back else None
         if cycle is not None:
             if len(g.records) <= cycle.ply + 1 and not cycle.partly_back:
                 return None  # not found later (no reply to take back): the press is :meth:`arbiter_restart`'s
             candidates = [(cycle.irregularity_id, cycle.before)]
         else:
+            # (with findings withheld the later moves may be taken back already: the illegal move the last one)
             n = len(g.records)
             candidates = []
             for irr in g.irr.values():
-                if n - _TAKEBACK_DEPTH <= irr.ply < n - 1 and _reinstatable(irr) and not g.records[irr.ply].legal:
+                if n - _TAKEBACK_DEPTH <= irr.ply < (n if self.withheld else n - 1) and _reinstatable(irr) \
+                        and not g.records[irr.ply].legal:
                     fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
                     candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
+        if not candidates:
+            return None
+        if self.withheld or self.held:
+            return candidates[0][0]
+        if g.phys.key() == g.index.key:
+            # the moves after the illegal one taken back, the illegal move itself not yet: still on its way
+            return cycle.irregularity_id if cycle is not None and cycle.partly_back else None
         official = g.index
         squares = g.phys.squares
         for irr_id, before in candidates:
-            if self.withheld or self.held:
-                return irr_id
             # every square off the official position empty (a piece in a hand), showing the position before, or
             # showing a piece that the position before still needs elsewhere (set down on its way, not yet moved on);
             # and at least one of the squares the restoration changes on its way (the pieces say what is going on)

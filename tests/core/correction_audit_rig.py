@@ -282,3 +282,31 @@ def restore_running(rig: Rig, rng: random.Random, target: chess.BaseBoard, offen
     elif how.press == "offender-after" and rig.clock.running != offender:
         rig.press(offender)  # his side is down already: a press that moves nothing
         rig.t += rng.uniform(0.3, 1.5)
+
+
+def swap_steps(rng: random.Random, phys: dict[int, chess.Piece], square: int, queen: chess.Piece,
+               hands: Hands, *, origin: int) -> list[Step]:
+    """7.5.2 (from 2014): the pawn left on the last rank on *square* is exchanged for a *queen* of its colour, by the
+    arbiter or a player, on the running clock: the pawn lifted first (the queen in the other hand) or the queen set
+    down first next to it (then the pawn off, the queen moved over); the queen or the pawn set down on a wrong square
+    for a moment (not the pawn on *origin*, where it came from: that is the position before put back, 7.5.1); a piece
+    that is right lifted and put back first (the hand hesitating)."""
+    pawn = phys[square]
+    near = [e for e in chess.SQUARES if e not in phys and e != origin and 1 <= chess.square_distance(e, square) <= 2]
+    out: list[Step] = []
+    if hands.wrong_piece:
+        sq = rng.choice([s for s in phys if s != square])
+        out += [("lift", sq, None), ("place", sq, phys[sq])]
+    order = rng.choice(("pawn-first", "pawn-first", "queen-first"))
+    if order == "queen-first" and near:
+        parked = rng.choice(near)
+        out += [("place", parked, queen)] + ([("wait", parked, None)] if rng.random() < 0.5 else [])
+        out += [("lift", square, None), ("lift", parked, None), ("place", square, queen)]
+        return out
+    out.append(("lift", square, None))
+    if hands.wrong_square and near:
+        e = rng.choice(near)
+        moved = rng.choice((pawn, queen))  # the pawn put aside on the board, or the queen missing its square
+        out += [("place", e, moved)] + ([("wait", e, None)] if rng.random() < 0.5 else []) + [("lift", e, None)]
+    out.append(("place", square, queen))
+    return out

@@ -22,7 +22,15 @@ import pytest
 from boardd.core.events import Reinstate
 from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import Irregularity, Status
-from tests.core.correction_audit_rig import Rig, random_running, restore_running, restore_steps, run_steps
+from tests.core.correction_audit_rig import (
+    Rig,
+    detoured,
+    random_running,
+    restore_running,
+    restore_steps,
+    run_steps,
+    swap_steps,
+)
 from tests.core.test_correction_audit import (
     CASTLINGS,
     PENALTY,
@@ -472,3 +480,241 @@ def test_the_reply_to_an_illegal_move_not_noticed_raises_its_touch_findings_when
     rig.place(chess.E5, chess.Piece(chess.PAWN, chess.BLACK))
     rig.settle(1.5)  # made, not pressed yet
     assert "TOUCH_MOVE_SUSPECTED" in [i.code for i in rig.raised()]
+
+
+# ------------------------------------------------------------------------------------------- 7.5.2 on a running clock
+
+
+def _pawn_left(case: Case, rng: random.Random) -> tuple[Rig, chess.Color, chess.Board, chess.Move,
+                                                        Irregularity | None, list[str]]:
+    """E2014+: a pawn moved to the last rank, the clock pressed, the pawn not replaced (7.5.2)."""
+    fen, src, dst = PROMOTIONS[case.seed % len(PROMOTIONS)]
+    a, b = chess.parse_square(src), chess.parse_square(dst)
+    rig = Rig(fen, edition=case.edition, tc=case.tc, seconds=float(case.tc.split("+")[0]))
+    rig.t = 0.0
+    rig.outs.clear()
+    offender = rig.board.turn
+    before = rig.board.copy()
+    pawn = rig.phys[a]
+    if b in rig.phys and rng.random() < 0.5:
+        rig.lift(b)
+        rig.t += rng.uniform(0.1, 0.5)
+    rig.lift(a)
+    rig.t += rng.uniform(0.2, 0.6)
+    if b in rig.phys:
+        rig.lift(b)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(b, pawn)
+    rig.t += rng.uniform(0.3, 1.5)
+    finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [(i.code, i.subtype) for i in first]
+                                         == [("PAWN_NOT_REPLACED", None)], penalties=RUNNING_PENALTY)
+    queen = chess.Move(a, b, promotion=chess.QUEEN)
+    if finding is not None and finding.suggestion.move != before.san(queen):
+        problems.append(f"suggested move {finding.suggestion.move}")
+    return rig, offender, before, queen, finding, problems
+
+
+def _play_on(rig: Rig, rng: random.Random, plies: int = 3) -> None:
+    rig.t += rng.uniform(1.0, 3.0)
+    for _ in range(plies):
+        moves = list(rig.board.legal_moves)
+        if not moves or rig.board.is_game_over():
+            break
+        rig.play(rng.choice(moves))
+    rig.settle()
+
+
+def running_queen_swap(case: Case) -> list[str]:
+    """7.5.2 (2014+): the pawn exchanged for a queen on the running clock (the opponent's: the move stands), by the
+    arbiter or a player, in any order, with detours and two hands; then play on. One alert (the PAWN_NOT_REPLACED
+    finding: on a running clock without the arbiter seen it may stay open for him, the penalty is his), and the
+    record shows the promotion to a queen."""
+    rng = random.Random(case.seed)
+    rig, offender, _, queen, finding, problems = _pawn_left(case, rng)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    rig.t += rng.uniform(0.5, 4.0)
+    steps = swap_steps(rng, rig.phys, queen.to_square, chess.Piece(chess.QUEEN, offender), how.hands,
+                       origin=queen.from_square)
+    run_steps(rig, rng, iter(steps), how.hands)
+    rig.board.push(queen)
+    _play_on(rig, rng)
+    got = [p for p in _one_alert(rig, finding) if not p.startswith("finding not resolved")]
+    if rig.engine.state.moves[0].san != rig.board.root().san(queen):
+        got.append(f"record {rig.engine.state.moves[0].san}")
+    return problems + got + ([f"{how} {steps}"] if got else [])
+
+
+SWAP_CASES = [Case(c.seed, c.edition, c.tc) for c in _cases(240, 9305) if c.edition >= 2014]
+
+
+@pytest.mark.parametrize("case", SWAP_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in SWAP_CASES])
+def test_pawn_exchanged_for_a_queen_on_a_running_clock_is_one_alert(case: Case) -> None:
+    assert running_queen_swap(case) == []
+
+
+def swap_away(case: Case, kind: str) -> list[str]:
+    """What leads away from the 7.5.2 exchange is flagged: ``queen-left-wrong``, the pawn off and the queen set down
+    on a wrong square and left there; ``other-piece``, the exchange done, the offender moves another of his pieces
+    on the opponent's time and leaves it."""
+    rng = random.Random(case.seed)
+    rig, offender, _, queen, finding, problems = _pawn_left(case, rng)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    rig.t += rng.uniform(0.5, 4.0)
+    square = queen.to_square
+    piece = chess.Piece(chess.QUEEN, offender)
+    if kind == "queen-left-wrong":
+        if square in _capture_targets(rig):
+            return problems  # the pawn lifted may be the opponent's capture (his move): not the exchange's hands
+        near = [e for e in chess.SQUARES if e not in rig.phys and e != queen.from_square
+                and 1 <= chess.square_distance(e, square) <= 2]
+        rig.lift(square)
+        rig.t += rng.uniform(0.2, 1.0)
+        rig.place(rng.choice(near), piece)
+    else:
+        steps = swap_steps(rng, rig.phys, square, piece, how.hands, origin=queen.from_square)
+        run_steps(rig, rng, iter(steps), how.hands)
+        rig.t += rng.uniform(0.5, 2.0)
+        targets = _capture_targets(rig)
+        own = [sq for sq, p in rig.phys.items() if p.color == offender and sq != square and sq not in targets]
+        empties = [(sq, e) for sq in own for e in chess.SQUARES if e not in rig.phys
+                   and 1 <= chess.square_distance(e, sq) <= 2]
+        sq, e = rng.choice(empties)
+        moved = rig.phys[sq]
+        rig.lift(sq)
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.place(e, moved)
+    rig.settle(12.0)
+    raised = [i.code for i in rig.strong() if i.id != finding.id]
+    return problems + ([] if "OUT_OF_TURN_CHANGE" in raised else [f"{kind} not flagged: {raised} {how}"])
+
+
+SWAP_AWAY_CASES = [(case, kind) for case in SWAP_CASES[:30] for kind in ("queen-left-wrong", "other-piece")]
+
+
+@pytest.mark.parametrize(("case", "kind"), SWAP_AWAY_CASES,
+                         ids=[f"{kind}-seed{c.seed}-{c.edition}-{c.tc}" for c, kind in SWAP_AWAY_CASES])
+def test_away_from_the_queen_exchange_is_still_flagged(case: Case, kind: str) -> None:
+    assert swap_away(case, kind) == []
+
+
+# ------------------------------------------------------------------- a press in the middle of a found-later restoration
+
+
+def later_press_mid_restoration(case: Case) -> list[str]:
+    """7.5.1 found later, the position put back on the running clock, and the clock pressed once or twice in the
+    middle (whoever's clock runs: the opponent giving the offender his clock, the offender stopping his, the arbiter's
+    hand), before the position is back. Nobody is making a move: such a press is the clock handled in the
+    correction, never a press without a move (7.5.3, from 2018 an illegal move: a second one could lose the game)."""
+    rng = random.Random(case.seed)
+    rig, offender, before, move, finding, later, problems = _found_later_setup(case, rng)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    steps = list(restore_steps(rng, rig.phys, before, how.hands))
+    if how.hands.wrong_square:
+        steps = detoured(rng, rig.phys, before, steps, 0.5)
+    rig.t += rng.uniform(0.3, 4.0)
+    # after the pieces have begun to say that the position is going back (a step on a square the restoration
+    # changes); before that a press is a press like any other
+    official = chess.BaseBoard()
+    official.set_piece_map(rig.phys)
+    begun = next(i for i, (_, sq, _) in enumerate(steps) if before.piece_at(sq) != official.piece_at(sq))
+    slots = list(range(begun, max(begun + 1, len(steps) - 1)))
+    at = sorted(rng.sample(slots, min(rng.choice((1, 1, 2)), len(slots))))
+
+    def press() -> None:
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.press(rig.clock.running)  # type: ignore[arg-type]
+        rig.t += rng.uniform(0.5, 1.0)
+
+    run_steps(rig, rng, iter(steps), how.hands, [(i, press) for i in at])
+    rig.t += rng.uniform(0.2, 1.5)
+    if rig.clock.running != offender:
+        rig.press(not offender)  # the offender's clock restarted
+        rig.t += rng.uniform(0.3, 1.5)
+    _finish(rig, rng, move.from_square)
+    problems += _one_alert(rig, finding)
+    presses = [i for i in rig.raised() if i.code in ("CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND")
+               and is_illegal_move_class(i.code, case.edition)]
+    if presses:
+        problems.append(f"a press during the restoration counted as an illegal move: {[i.code for i in presses]}")
+    return problems + ([f"later plies {len(later.move_stack)} {how} presses at {at} of {len(steps)}"]
+                       if problems else [])
+
+
+LATER_PRESS_CASES = _cases(120, 9306)
+
+
+@pytest.mark.parametrize("case", LATER_PRESS_CASES,
+                         ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in LATER_PRESS_CASES])
+def test_press_in_the_middle_of_a_found_later_restoration_is_no_players_press(case: Case) -> None:
+    assert later_press_mid_restoration(case) == []
+
+
+def later_press_away(case: Case, kind: str) -> list[str]:
+    """Presses that are no restoration's, two moves after an illegal move not noticed (its reinstatement possible):
+    ``no-move``, the side to move presses without moving (CLOCK_PRESS_NO_MOVE, 7.5.3); ``in-hand``, he presses with a
+    piece of his in the hand that no restoration moves (CLOCK_PRESS_PIECE_IN_HAND). Judged as before."""
+    rng = random.Random(case.seed)
+    rig, _, before, _, finding, later, problems = _found_later_setup(case, rng, plies=(2,))
+    if finding is None or len(later.move_stack) != 2:
+        return problems
+    side = rig.clock.running
+    assert side is not None
+    rig.t += rng.uniform(0.5, 2.0)
+    code = "CLOCK_PRESS_NO_MOVE"
+    if kind == "in-hand":
+        official = chess.BaseBoard(rig.engine.state.fen.split(" ")[0])
+        own = [sq for sq, p in rig.phys.items() if p.color == side and before.piece_at(sq) == official.piece_at(sq)]
+        rig.lift(rng.choice(own))
+        rig.t += rng.uniform(0.3, 1.0)
+        code = "CLOCK_PRESS_PIECE_IN_HAND"
+    rig.press(side)
+    rig.settle(3.0)
+    raised = [i.code for i in rig.strong() if i.id != finding.id]
+    return problems + ([] if code in raised else [f"{kind} not flagged: {raised}"])
+
+
+LATER_PRESS_AWAY = [(case, kind) for case in _cases(24, 9307) for kind in ("no-move", "in-hand")]
+
+
+@pytest.mark.parametrize(("case", "kind"), LATER_PRESS_AWAY,
+                         ids=[f"{kind}-seed{c.seed}-{c.edition}-{c.tc}" for c, kind in LATER_PRESS_AWAY])
+def test_a_players_press_after_an_illegal_move_not_noticed_is_still_judged(case: Case, kind: str) -> None:
+    assert later_press_away(case, kind) == []
+
+
+def test_a_two_handed_move_after_an_illegal_move_not_noticed_is_completed_by_its_press() -> None:
+    """Two moves after an illegal move not noticed (its reinstatement possible, the findings of hands withheld) a
+    legal move made with two hands and pressed: the press completes it (no restoration's clock handling) and
+    publishes the two-hands suspicion with its TWO_HANDS_AT_PRESS."""
+    rig = Rig(None, edition=2023, tc="900+10", seconds=900.0)
+    rig.t = 0.0
+    rig.lift(chess.F1)  # Bf1-c4 through the pawn on e2: illegal (blocked), pressed
+    rig.t += 0.4
+    rig.place(chess.C4, chess.Piece(chess.BISHOP, chess.WHITE))
+    rig.t += 0.6
+    rig.press(chess.WHITE)
+    rig.settle(2.0)
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+    rig.board = chess.Board("rnbqkbnr/pppppppp/8/8/2B5/8/PPPPPPPP/RNBQK1NR b KQkq - 1 1")
+    rig.play(chess.Move.from_uci("e7e5"))
+    rig.t += 1.0
+    # Nc3 with two hands: the knight and the h-pawn lifted inside one scan, far apart, both put down at once
+    rig.lift(chess.B1)
+    rig.lift(chess.H2, at=rig.t + 0.03)
+    rig.t += 0.4
+    rig.place(chess.C3, chess.Piece(chess.KNIGHT, chess.WHITE))
+    rig.place(chess.H2, chess.Piece(chess.PAWN, chess.WHITE), at=rig.t + 0.03)
+    rig.t += 0.8
+    rig.press(chess.WHITE)
+    rig.settle(3.0)
+    assert rig.record()[-1] == "b1c3"
+    assert "TWO_HANDS_AT_PRESS" in [i.code for i in rig.raised()]
+    assert rig.engine.state.moves[-1].completed_at is not None
+    assert not [o for o in rig.outs if getattr(o, "type", None) == "ARBITER_ACTION"
+                and "clock_pressed_during_restoration" in getattr(o, "details", {})]

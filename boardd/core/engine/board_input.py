@@ -247,13 +247,13 @@ class BoardInput:
         outs.append(MoveMade(move=rec))
         outs.append(MoveCompleted(move=rec))
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"fixed": irr_id, "move": san}))
-        cycle = self.e.correction.cycle
-        if self.g.paused or (cycle is not None and cycle.arbiter_seen):
-            # put right by the arbiter (7.5.2): the pieces handled meanwhile were not touched by the player on
-            # move (4.3); his thinking time still runs from the press
-            self.g.seg_lifts = []
-            self.g.seg_places = []
-            self.g.seg_evidence = []
+        # put right (7.5.2: the pawn exchanged for a queen; a castling finished), by the arbiter or by a player on a
+        # running clock, in any order, with detours: the pieces handled until the board showed it are the hands of
+        # the fix, part of the illegal move's incident, not touched by the player on move (4.3); his thinking time
+        # still runs from the press
+        self.g.seg_lifts = []
+        self.g.seg_places = []
+        self.g.seg_evidence = []
         self.e.correction.board_fixed(outs, irr_id, san, at)
         outs.append(StateChanged(at=at))
         return True

@@ -18,7 +18,9 @@ On a running clock (the players put the position back themselves, or the arbiter
 that bring the board back belong to the illegal move's incident, one incident, one alert: a piece set down off
 the position being reinstated waits until it stays (``on_the_way``); after an illegal move found later, the
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
-(published: ``withholds``). What leads away from the reinstatement is still flagged, only after the wait.
+(published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
+(``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
+What leads away from the reinstatement is still flagged, only after the wait. docs/architecture.md has the whole.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class _Cycle:
     restarted: bool = False
     arbiter_seen: bool = False  # the clock was paused during the cycle (the arbiter stepped in)
     fixed: str | None = None  # the law-based move the board was put right to (7.5.2 queen, a finished move)
+    partly_back: bool = False  # the moves after the illegal one were taken back on the board (found later, 7.5.1)
 
 
 def _reinstatable(irr: Irregularity) -> bool:
@@ -175,7 +178,10 @@ class Correction:
         restoration's, part of the illegal move's incident; left there for ``_ON_THE_WAY_S`` they are judged as a
         change of their own (:meth:`judge_held`: what leads away from the reinstatement is still flagged)."""
         cycle = self.cycle
-        if cycle is None or cycle.reinstated_at is not None or not self._room_for(cycle.before, placed):
+        if cycle is None or cycle.reinstated_at is not None:
+            return False
+        fixed = self._fix_target(cycle)
+        if not self._room_for(cycle.before, placed) and (fixed is None or not self._room_for(fixed, placed)):
             return False
         g = self.g
         for sq in placed:
@@ -278,6 +284,71 @@ class Correction:
         return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
                    and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
 
+    def press_during_restoration(self) -> str | None:
+        """Is a press now one in the middle of a restoration found later (the id of the illegal-move finding whose
+        position is being put back), not a player's press?
+
+        After an illegal move noticed only after the opponent's reply (7.5.1: the position immediately before it is
+        reinstated, the later moves with it), the board on its way back on a running clock (findings of hands
+        withheld, or every square that differs from the official position one that the restoration changes, showing
+        what the position before has there or empty: a piece in the hand putting it back): nobody is making a move.
+        A press then is the clock handled during the correction (the opponent giving the offender his clock back,
+        the offender stopping his, the arbiter's hand), not the completion of a move nor a press without a move
+        (7.5.3, illegal-move class from 2018): no player's irregularity, least of all an illegal move."""
+        g = self.g
+        cycle = self.cycle
+        if g.regime == Regime.OTHERWISE.value or (cycle is not None and cycle.reinstated_at is not None):
+            return None
+        if cycle is not None:
+            if len(g.records) <= cycle.ply + 1 and not cycle.partly_back:
+                return None  # not found later (no reply to take back): the press is :meth:`arbiter_restart`'s
+            candidates = [(cycle.irregularity_id, cycle.before)]
+        else:
+            # (with findings withheld the later moves may be taken back already: the illegal move the last one)
+            n = len(g.records)
+            candidates = []
+            for irr in g.irr.values():
+                if n - _TAKEBACK_DEPTH <= irr.ply < (n if self.withheld else n - 1) and _reinstatable(irr) \
+                        and not g.records[irr.ply].legal:
+                    fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
+                    candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
+        if not candidates:
+            return None
+        if self.withheld or self.held:
+            return candidates[0][0]
+        if g.phys.key() == g.index.key:
+            # the moves after the illegal one taken back, the illegal move itself not yet: still on its way
+            return cycle.irregularity_id if cycle is not None and cycle.partly_back else None
+        official = g.index
+        squares = g.phys.squares
+        for irr_id, before in candidates:
+            # every square off the official position empty (a piece in a hand), showing the position before, or
+            # showing a piece that the position before still needs elsewhere (set down on its way, not yet moved on);
+            # and at least one of the squares the restoration changes on its way (the pieces say what is going on)
+            differing = [sq for sq in chess.SQUARES if squares[sq] != official.piece_at(sq)]
+            wanted = {before.piece_at(sq) for sq in chess.SQUARES if squares[sq] != before.piece_at(sq)}
+            if all(squares[sq] is None or squares[sq] == before.piece_at(sq) or squares[sq] in wanted
+                   for sq in differing) and any(before.piece_at(sq) != official.piece_at(sq) for sq in differing):
+                return irr_id
+        return None
+
+    def clock_handled(self, outs: list[Output], presser: chess.Color, irr_id: str, at: float) -> None:
+        """A press during a restoration found later (:meth:`press_during_restoration`): the clock handled in the
+        correction, an event of the incident; the findings of the hands keep waiting for the position."""
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
+                              details={"clock_pressed_during_restoration": "white" if presser == chess.WHITE
+                                       else "black", "irregularity": irr_id}))
+
+    def _fix_target(self, cycle: _Cycle) -> chess.BaseBoard | None:
+        """The law-based outcome the board may be put right to instead of the position before (7.5.2 from 2014:
+        the pawn replaced by a queen; a castling finished), when one is pending for this cycle's finding."""
+        pending = self.g.pending_fix
+        if pending is None or pending[4] != cycle.irregularity_id or pending[0] != len(self.g.records):
+            return None
+        after = pending[3].copy(stack=False)
+        after.push(pending[2])
+        return after
+
     def _coming_back(self, piece: chess.Piece) -> bool:
         """Is a piece like this one on the board a captured piece coming back from beside it (more of them on the
         board than the official position has, and the position being reinstated has room for it)?"""
@@ -362,6 +433,7 @@ class Correction:
             # the pieces put back in an order that passes it (a move before the illegal one undone by the reply)
             return ply < cycle.ply
         self.e.restoration.retract_to(outs, ply, at, "position being reinstated (7.5.1)")
+        cycle.partly_back = True
         return True
 
     def note_reinstated(self, outs: list[Output], at: float, how: str) -> None:

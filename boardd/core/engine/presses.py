@@ -126,7 +126,10 @@ class Presses:
         press = self.g.press
         assert press is not None
         self.g.press = None
-        self.e.correction.release_withheld(outs, due)  # a press: the findings of the hands before it are out
+        if press.lever_before is None or self.restoration_press(press.lever_before) is None:
+            # a press: the findings of the hands before it are out (not one in the middle of a restoration found
+            # later, the clock handled in the correction: they wait for the position)
+            self.e.correction.release_withheld(outs, due)
         if press.transitions > 1:
             withdrawn = press.fast_record is not None and press.lever_after == press.lever_before
             self.e.findings.raise_finding(outs, "CLOCK_BOUNCE", None, press.first_at, press.evidence,
@@ -154,6 +157,18 @@ class Presses:
                 continue
             self.e._dispatch(outs, event, event.at)
 
+    def restoration_press(self, side: chess.Color) -> str | None:
+        """Is *side*'s press one in the middle of a restoration found later (the illegal-move finding's id:
+        :meth:`Correction.press_during_restoration`)? Never a press that completes a move of his: his made move
+        not completed yet and standing on the board, or the board showing a legal move of his."""
+        ply = self.g.uncompleted.get(side)
+        if side != self.g.board.turn and ply is not None and ply == len(self.g.records) \
+                and self.g.records[ply - 1].completed_at is None and self.g.phys.key() == self.g.index.key:
+            return None
+        if side == self.g.board.turn and self.g.index.classify(self.g.phys).kind is DiffClass.LEGAL:
+            return None
+        return self.e.correction.press_during_restoration()
+
     def on_press(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence) -> None:
         self.g.last_press_at = at
         if self.g.phase.state is Phase.GAME_OVER or self.g.phase.state is Phase.AWAIT_RESTORE:
@@ -161,6 +176,10 @@ class Presses:
         self.e.recognition.flush_early(outs)
         if self.e.correction.arbiter_restart(outs, side, at):
             return  # 7.5.1: the arbiter gives the offender the clock back; no press by the opponent
+        restoring = self.restoration_press(side)
+        if restoring is not None:
+            self.e.correction.clock_handled(outs, side, restoring, at)
+            return  # 7.5.1 found later: the clock handled while the position is put back, no player's press
         if self.e.restoration.adopted_press(outs, side, at):
             return  # after a gap of unknown parity: the presser moved last
         turn = self.g.board.turn

@@ -1,13 +1,13 @@
-"""A two-handed move nested in another finding's incident, from the engine to the tablet (pure, no broker).
+"""A two-handed move right after the opponent's illegal move, from the engine to the tablet (pure, no broker).
 
-Black's king makes an illegal move (not yet ruled on); White then castles queenside with both hands. White's
-TWO_HANDS_SUSPECTED joins the incident under way (led by Black's illegal move), and so does the
-TWO_HANDS_AT_PRESS of the press that completed it. The engine (``boardd.daemon.replay.Replay``: engine and
-contract publisher) publishes what the daemon would; the web service's hub folds it; a model of the tablet
-page (:class:`tests.consumers.alerts.Tablet`) counts the cards. One incident is one card; the press finding
-names its suspicion in data (``related``), not only in its text; the card's Confirm two hands (the hub's
-``two_hands``) rules on the press finding and the whole incident closes: nothing open on the board, in the
-state nor on the tablet.
+Black's king makes an illegal move (not yet ruled on); White then castles queenside with both hands, within the
+one completed move an incident stays open for. Each player's irregularity is ruled on and counted for that
+player (7.5.5): White's TWO_HANDS_SUSPECTED opens an incident of its own (the TWO_HANDS_AT_PRESS of the press
+that completed it joins it), Black's illegal move keeps its own. The engine (``boardd.daemon.replay.Replay``:
+engine and contract publisher) publishes what the daemon would; the web service's hub folds it; a model of
+the tablet page (:class:`tests.consumers.alerts.Tablet`) counts the cards: two incidents, two cards. The card
+of White's incident offers Confirm two hands (the hub's ``two_hands``, the press finding named in ``related``);
+ruling through it closes White's incident and leaves Black's open for its own ruling.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _events() -> list[Event]:
 
 
 @pytest.mark.parametrize("accept", [True, False])
-def test_a_nested_two_hands_incident_is_one_card_and_closes_as_one(accept: bool) -> None:
+def test_two_hands_after_the_opponents_illegal_move_is_its_own_card(accept: bool) -> None:
     replay = Replay(None, ReplayOptions(board=BOARD, prefix=PREFIX))
     tablet = Tablet()
     watch = Watch(PREFIX, [tablet])
@@ -58,26 +58,32 @@ def test_a_nested_two_hands_incident_is_one_card_and_closes_as_one(accept: bool)
     feed(10.0)  # the press is judged once its timers ran
     by_code = {str(body["code"]): body for body in wire}
     illegal, suspected, at_press = (by_code[c] for c in ("ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"))
-    # the contract: nested under Black's illegal move, the press finding names the suspicion it completes
-    assert suspected["incident"] == at_press["incident"] == illegal["id"]
+    # the contract: White's two hands an incident of its own, the press finding naming the suspicion it completes
+    assert "incident" not in suspected or suspected["incident"] is None
+    assert at_press["incident"] == suspected["id"] and illegal.get("incident") is None
     assert at_press["related"] == [suspected["id"]] and "related" not in suspected
-    # the hub: one incident, led by Black's illegal move, whose card offers Confirm two hands on the press finding
+    # the hub: two incidents; White's card offers Confirm two hands on the press finding
     view = watch.hub.arbiter_view(BOARD, watch.now)
     assert view is not None
-    (incident,) = [i for i in view["incidents"] if i["needs_arbiter"]]
-    assert (incident["id"], incident["target"], incident["two_hands"]) == (illegal["id"], illegal["id"], at_press["id"])
-    assert sorted(incident["related"]) == sorted([suspected["id"], at_press["id"]])
-    # the arbiter rules through the card: the whole incident closes, whatever its primary
+    needing = {i["id"]: i for i in view["incidents"] if i["needs_arbiter"]}
+    assert set(needing) == {illegal["id"], suspected["id"]}
+    white = needing[suspected["id"]]
+    assert (white["target"], white["two_hands"]) == (suspected["id"], at_press["id"])
+    assert white["related"] == [at_press["id"]] and needing[illegal["id"]]["two_hands"] is None
+    # the arbiter rules through White's card: White's incident closes, Black's illegal move stays for its ruling
     feed(Resolve(at=30.0, irregularity_id=str(at_press["id"]), ruling="two hands", accept=accept))
     view = watch.hub.arbiter_view(BOARD, watch.now)
-    assert view is not None and view["open_ids"] == [] and view["rank"] == 0
-    assert not [i for i in view["incidents"] if i["needs_arbiter"]]
-    assert {f["id"]: f["status"] for f in view["flags"]} == {illegal["id"]: "resolved", suspected["id"]: "resolved",
+    assert view is not None and view["open_ids"] == [illegal["id"]]
+    assert [i["id"] for i in view["incidents"] if i["needs_arbiter"]] == [illegal["id"]]
+    assert {f["id"]: f["status"] for f in view["flags"]} == {illegal["id"]: "open", suspected["id"]: "resolved",
                                                             at_press["id"]: "resolved"}
     assert replay.engine.state.illegal_moves_white == (1 if accept else 0)  # White's own two-handed move
-    # the page: one card for the incident, gone once ruled on; a late joiner sees nothing open
-    assert tablet.cards[(BOARD, str(view["state"]["game"]["id"]), str(illegal["id"]))] == 1
-    assert sum(tablet.cards.values()) == 1 and tablet.needing[BOARD] == set()
+    assert replay.engine.state.illegal_moves_black == 1
+    # the page: one card each, White's gone once ruled on; a late joiner sees Black's only
+    game = str(view["state"]["game"]["id"])
+    assert tablet.cards[(BOARD, game, str(illegal["id"]))] == 1
+    assert tablet.cards[(BOARD, game, str(suspected["id"]))] == 1
+    assert sum(tablet.cards.values()) == 2 and tablet.needing[BOARD] == {str(illegal["id"])}
     late = Tablet()
     watch.attach(late)
-    assert late.needing[BOARD] == set()
+    assert late.needing[BOARD] == {str(illegal["id"])}

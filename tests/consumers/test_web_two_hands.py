@@ -152,10 +152,10 @@ async def test_two_hands_incident_is_confirmed_or_dismissed_as_one(mosquitto: Br
         assert errors == []
 
 
-async def test_a_nested_two_hands_incident_is_led_by_its_primary_and_closes_as_one(mosquitto: Broker) -> None:
-    """White's two-handed castling joined the incident of Black's illegal move (the move before, not yet ruled
-    on): one card, led by that illegal move, whose Resolve stays the ruling on it and Confirm two hands beside
-    it rules on the press finding; confirmed, the whole incident closes and White's illegal move is counted."""
+async def test_two_hands_after_the_opponents_illegal_move_is_a_card_of_its_own(mosquitto: Broker) -> None:
+    """White's two-handed castling right after Black's illegal move (not yet ruled on): two incidents, two
+    cards. White's card has Confirm two hands; confirmed, White's incident closes and White's illegal move is
+    counted, while Black's card stays for its own ruling (7.5.5: each player's irregularity for that player)."""
     replay = Replay(None, ReplayOptions(board=BOARD, prefix=PREFIX))
     publications = [(p.topic, p.payload_bytes(), p.retain, p.qos) for event in _events() for p in replay.feed(event)]
     publications += [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in replay.fire_timers(10.0)]
@@ -170,17 +170,20 @@ async def test_a_nested_two_hands_incident_is_led_by_its_primary_and_closes_as_o
         dialogs: list[str] = []
         page = await log_in(chromium, service.http_port, errors, dialogs)
         board = page.locator(f'.tboard[data-board="{BOARD}"]')
-        card = board.locator(f'.open-incidents .flag[data-incident="{illegal}"]')
-        await card.wait_for(timeout=5000)
-        assert await board.locator(".open-incidents .flag.incident").count() == 1  # one card for the incident
-        assert await card.locator(f'.related-finding[data-flag="{suspected}"]').count() == 1
-        assert await card.locator("button.resolve").inner_text() == "Resolve"  # the ruling on the illegal move
-        await card.locator("button.confirm").click()
+        white = board.locator(f'.open-incidents .flag[data-incident="{suspected}"]')
+        black = board.locator(f'.open-incidents .flag[data-incident="{illegal}"]')
+        await white.wait_for(timeout=5000)
+        await black.wait_for(timeout=5000)
+        assert await board.locator(".open-incidents .flag.incident").count() == 2  # one card per incident
+        assert await black.locator("button.confirm").count() == 0
+        await white.locator("button.confirm").click()
         await wait_until(lambda: len(received) == 1, 5)
         assert received[0][0] == "resolve" and received[0][1]["irregularity"] == at_press
         assert received[0][1]["accept"] is True
         state = replay.engine.state
-        assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
-        await card.wait_for(state="detached", timeout=5000)
-        assert await board.locator(".open-incidents").count() == 0
+        assert state.open_irregularities == (illegal,)
+        assert (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
+        await white.wait_for(state="detached", timeout=5000)
+        assert await board.locator(".open-incidents .flag.incident").count() == 1
+        assert await black.count() == 1
         assert errors == []

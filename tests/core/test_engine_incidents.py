@@ -110,8 +110,9 @@ def test_dismissing_two_hands_closes_the_incident_without_a_penalty() -> None:
     assert r.engine.state.open_irregularities == ()
 
 
-# Black's illegal move (Ke8-e6, not yet ruled on), then White castles queenside with both hands: White's
-# suspicion joins the incident under way (one completed move), led by Black's illegal move.
+# Black's illegal move (Ke8-e6, not yet ruled on), then White castles queenside with both hands, within the
+# one completed move an incident stays open for: White's two-handed move is an incident of its own (each
+# player's irregularity is ruled on and counted for that player, 7.5.5), not a finding of Black's incident.
 _NESTED = Scn("B", "0 L e8 · 300 P e6 bK · 600 C B · 2000 L e1 · 2030 L a1 · 2330 P c1 wK · 2360 P d1 wR · 2700 C W",
               ("!", "O-O-O"), ("ILLEGAL_MOVE/GEOMETRY", "TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"))
 
@@ -121,41 +122,45 @@ def _nested() -> tuple[Run, Irregularity, Irregularity, Irregularity]:
     check(_NESTED, r)
     found = {i.code: i for i in r.engine.irregularities}
     illegal, suspected, at_press = found["ILLEGAL_MOVE"], found["TWO_HANDS_SUSPECTED"], found["TWO_HANDS_AT_PRESS"]
-    assert suspected.incident == illegal.id and at_press.incident == illegal.id  # nested under the other primary
+    # two incidents: Black's illegal move, White's two hands (before: White's joined Black's)
+    assert illegal.incident is None and suspected.incident is None and at_press.incident == suspected.id
     assert at_press.related == (suspected.id,)  # the relation in data, not only in the text
     return r, illegal, suspected, at_press
 
 
-def test_two_hands_nested_in_another_incident_closes_it_as_one_and_counts_for_its_own_side() -> None:
-    """A ruling on the press finding closes the suspicion it names (``related``) and the incident it belongs
-    to, whatever its primary: nothing is left open. The confirmation counts for White: the incident's primary
-    is Black's illegal move, not an illegal move of the same press (before: White not counted, the suspicion
-    and Black's finding left open)."""
+def test_two_hands_after_the_opponents_illegal_move_is_an_incident_of_its_own() -> None:
+    """Confirming White's two hands closes White's incident and counts for White; Black's illegal move, not yet
+    ruled on, stays open for its own ruling (before: it was closed "resolved with" White's press finding)."""
     r, illegal, suspected, at_press = _nested()
     outs = r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
     updated = [(o.irregularity.id, o.irregularity.status) for o in outs if isinstance(o, IrregularityUpdated)]
-    assert updated == [(suspected.id, Status.RESOLVED), (illegal.id, Status.RESOLVED), (at_press.id, Status.RESOLVED)]
+    assert updated == [(suspected.id, Status.RESOLVED), (at_press.id, Status.RESOLVED)]
     found = {i.id: i for i in r.engine.irregularities}
-    assert found[suspected.id].ruling == found[illegal.id].ruling == f"resolved with {at_press.id}: confirmed"
+    assert found[suspected.id].ruling == f"resolved with {at_press.id}: confirmed"
     assert found[at_press.id].severity is Severity.ILLEGAL_MOVE
+    assert found[illegal.id].status is Status.OPEN and found[illegal.id].ruling is None
     state = r.engine.state
-    assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
+    assert state.open_irregularities == (illegal.id,)
+    assert (state.illegal_moves_white, state.illegal_moves_black) == (1, 1)
 
 
-def test_two_hands_nested_and_dismissed_closes_the_incident_without_a_penalty() -> None:
-    r, _, _, at_press = _nested()
+def test_two_hands_after_the_opponents_illegal_move_dismissed_leaves_that_move_open() -> None:
+    r, illegal, _, at_press = _nested()
     r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="dismissed", accept=False))
     state = r.engine.state
-    assert state.open_irregularities == () and (state.illegal_moves_white, state.illegal_moves_black) == (0, 1)
+    assert state.open_irregularities == (illegal.id,)
+    assert (state.illegal_moves_white, state.illegal_moves_black) == (0, 1)
 
 
-def test_two_hands_nested_closes_with_a_ruling_on_its_primary() -> None:
-    """The arbiter rules on the incident's primary (Black's illegal move): the two-handed findings close with it."""
+def test_a_ruling_on_the_opponents_illegal_move_leaves_the_two_hands_open() -> None:
+    """The arbiter rules on Black's illegal move: White's two-handed move still waits for its own ruling
+    (before: it closed with Black's finding, unconfirmed)."""
     r, illegal, suspected, at_press = _nested()
     r.engine.feed(Resolve(at=10.0, irregularity_id=illegal.id, ruling="+2 min to White"))
     found = {i.id: i for i in r.engine.irregularities}
-    assert found[suspected.id].status is found[at_press.id].status is Status.RESOLVED
-    assert r.engine.state.open_irregularities == ()
+    assert found[illegal.id].status is Status.RESOLVED
+    assert found[suspected.id].status is found[at_press.id].status is Status.OPEN
+    assert set(r.engine.state.open_irregularities) == {suspected.id, at_press.id}
 
 
 def test_two_hands_counted_once_names_the_illegal_move_and_is_not_counted_twice() -> None:

@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 _APPENDIX_A_OTHERWISE = frozenset({"FLAG_FALL", "BOTH_FLAGS_FALLEN"})
 
 
+#: Irregularities the arbiter rules on by themselves: one of these by the other player than the incident's
+#: primary opens an incident of its own instead of joining it (a ruling on one must not close the other's:
+#: each is judged and counted for its player, 7.5.5). The other player's findings that follow from the
+#: incident (a press in a takeback by agreement, T50) still join it.
+_OWN_INCIDENT = frozenset({"ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED"})
+
+
 class Findings:
     """Findings: ids, raise, update, status, penalties, claim windows (rules-spec §4, §5)."""
 
@@ -78,6 +85,10 @@ class Findings:
             constraints = tuple(cite_all(c, self.g.edition) for c in constraints)
         if incident is None:
             incident = self.current_incident()
+            if incident is not None and side is not None and code in _OWN_INCIDENT:
+                primary = self.g.irr.get(incident)
+                if primary is not None and primary.side is not None and primary.side != side:
+                    incident = None   # the other player's own irregularity, ruled on by itself
         ident = self.new_id()
         withheld = self.e.correction.withholds(code)
         if incident is None and not info and not withheld:

@@ -293,7 +293,9 @@ class _Table:
     def get_int(self, name: str, default: int | None = None, *, lo: int | None = None, hi: int | None = None) -> Any:
         value = self._get(name, (int,), "an integer", default)
         if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
-            raise self.error(name, f"expected an integer in {lo}..{hi}, got {value!r}")
+            wanted = (f"in {lo}..{hi}" if lo is not None and hi is not None
+                      else f">= {lo}" if lo is not None else f"<= {hi}")
+            raise self.error(name, f"expected an integer {wanted}, got {value!r}")
         return value
 
     def get_float(self, name: str, default: float | None = None) -> Any:
@@ -682,7 +684,7 @@ _RELAY_BOARD_KEYS = ("board", "board_no", "round", "white", "black", "white_fide
                      "tags")
 _LICHESS_KEYS = ("base", "round_id", "token", "token_file", "round", "rounds", "min_interval")
 _WEB_KEYS = ("host", "port", "title", "cookie_secure", "idle_timeout", "sound", "command_token",
-             "command_token_file", "users")
+             "command_token_file", "users", "link_grace", "link_unstable_drops", "link_window", "link_settle")
 
 
 def config_kind(data: Mapping[str, Any], *, path: str = "<config>") -> str:
@@ -783,6 +785,15 @@ def _check_web_keys(root: _Table) -> None:
         raise w.error("idle_timeout", f"expected seconds > 0, got {idle!r}")
     w.get_str("command_token")
     w.get_path("command_token_file")
+    # the tablet's link debounce (boardd.consumers.web.links.LinkPolicy)
+    for key in ("link_grace", "link_settle"):
+        seconds = w.get_float(key)
+        if seconds is not None and seconds < 0:
+            raise w.error(key, f"expected seconds >= 0, got {seconds!r}")
+    window = w.get_float("link_window")
+    if window is not None and window <= 0:
+        raise w.error("link_window", f"expected seconds > 0, got {window!r}")
+    w.get_int("link_unstable_drops", lo=2)
     users = _free_table(w, "users")
     for name, encoded in users.data.items():
         if not isinstance(encoded, str) or not encoded.startswith("scrypt$"):

@@ -171,6 +171,11 @@ WEB_BROKEN = [
     ('title = "Club championship"', 'titel = "x"', "[web.titel]", "did you mean 'title'?"),
     ("arbiter = ", "arbiter = \"plain-password\"\nold = ", "[web.users.arbiter]", "expected a password hash"),
     ('host = "hall.local"', 'host = "hall.local"\nprefix = "a/+"', "[mqtt.prefix]", "without wildcards"),
+    ("cookie_secure = true", "cookie_secure = true\nlink_window = 0", "[web.link_window]", "expected seconds > 0"),
+    ("cookie_secure = true", "cookie_secure = true\nlink_grace = -1", "[web.link_grace]", "expected seconds >= 0"),
+    ("cookie_secure = true", "cookie_secure = true\nlink_unstable_drops = 1", "[web.link_unstable_drops]",
+     "expected an integer >= 2, got 1"),
+    ("cookie_secure = true", 'cookie_secure = true\nlink_settle = "10 s"', "[web.link_settle]", "expected a number"),
 ]
 
 

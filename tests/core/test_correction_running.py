@@ -105,6 +105,7 @@ def running_restoration(case: Case) -> list[str]:
     finding, problems = _judged(rig, rng, offender, case)
     if finding is None:
         return problems
+    start = len(rig.outs)
     if tablet == "before":
         rig.feed(Reinstate(at=rig.t, ply=ply))
         rig.t += rng.uniform(0.2, 1.0)
@@ -112,6 +113,7 @@ def running_restoration(case: Case) -> list[str]:
     if tablet == "after":
         rig.feed(Reinstate(at=rig.t, ply=ply))
         rig.t += rng.uniform(0.2, 1.0)
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     return problems + ([f"{how} tablet {tablet}"] if problems else [])
@@ -127,6 +129,12 @@ def _one_alert(rig: Rig, finding: Irregularity) -> list[str]:
     if joined:
         problems.append(f"warnings joined to the incident: {joined}")
     return problems
+
+
+def _no_move_shown(rig: Rig, start: int) -> list[str]:
+    """No move published as made during the restoration (from ``rig.outs[start]``) and retracted again."""
+    shown = made_then_retracted(rig.outs[start:])
+    return [f"published as made and retracted during the restoration: {shown}"] if shown else []
 
 
 def _mates(board: chess.Board, move: chess.Move) -> bool:
@@ -181,7 +189,9 @@ def found_later_running(case: Case) -> list[str]:
         # a press before the position is back, after moves that followed the illegal move, is a press like any
         # other (the pieces have not said yet that the position is being put back)
         how = dataclasses.replace(how, press="opponent-after")
+    start = len(rig.outs)
     restore_running(rig, rng, before, offender, how)
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     return problems + ([f"later plies {len(later.move_stack)} {how}"] if problems else [])
@@ -760,9 +770,7 @@ def found_later_legal_detours(case: Case) -> list[str]:
     if how.press == "opponent-after" and rig.clock.running != offender:
         rig.press(not offender)
         rig.t += rng.uniform(0.3, 1.5)
-    shown = made_then_retracted(rig.outs[start:])
-    if shown:
-        problems.append(f"published as made and retracted during the restoration: {shown}")
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     made = [out.move.uci for out in rig.outs[start:] if isinstance(out, MoveMade)]

@@ -20,7 +20,11 @@ the position being reinstated waits until it stays (``on_the_way``); after an il
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
 (published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
 (``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
-What leads away from the reinstatement is still flagged, only after the wait. docs/architecture.md has the whole.
+What leads away from the reinstatement is still flagged, only after the wait. A state that reads as a legal move of
+the side to move, its piece on a square the restoration changes, is not published as made until it stays, is pressed,
+or a change of its own follows (``restoration_hands``, ``moving_on``): the broadcast never shows the restoration's
+hands as a move. The cycle follows its finding: dismissed or closed with another finding's ruling, its position is
+no longer awaited; confirmed, it still is (``ruled``). docs/architecture.md has the whole.
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ import pytest
 
 from boardd.core.events import Reinstate
 from boardd.core.laws.codes import is_illegal_move_class
-from boardd.core.outputs import Irregularity, Status
+from boardd.core.outputs import Irregularity, MoveMade, MovesRetracted, Output, Status
 from tests.core.correction_audit_rig import (
     Rig,
     detoured,
+    legal_detoured,
     random_running,
     restore_running,
     restore_steps,
@@ -104,6 +105,7 @@ def running_restoration(case: Case) -> list[str]:
     finding, problems = _judged(rig, rng, offender, case)
     if finding is None:
         return problems
+    start = len(rig.outs)
     if tablet == "before":
         rig.feed(Reinstate(at=rig.t, ply=ply))
         rig.t += rng.uniform(0.2, 1.0)
@@ -111,6 +113,7 @@ def running_restoration(case: Case) -> list[str]:
     if tablet == "after":
         rig.feed(Reinstate(at=rig.t, ply=ply))
         rig.t += rng.uniform(0.2, 1.0)
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     return problems + ([f"{how} tablet {tablet}"] if problems else [])
@@ -126,6 +129,12 @@ def _one_alert(rig: Rig, finding: Irregularity) -> list[str]:
     if joined:
         problems.append(f"warnings joined to the incident: {joined}")
     return problems
+
+
+def _no_move_shown(rig: Rig, start: int) -> list[str]:
+    """No move published as made during the restoration (from ``rig.outs[start]``) and retracted again."""
+    shown = made_then_retracted(rig.outs[start:])
+    return [f"published as made and retracted during the restoration: {shown}"] if shown else []
 
 
 def _mates(board: chess.Board, move: chess.Move) -> bool:
@@ -180,7 +189,9 @@ def found_later_running(case: Case) -> list[str]:
         # a press before the position is back, after moves that followed the illegal move, is a press like any
         # other (the pieces have not said yet that the position is being put back)
         how = dataclasses.replace(how, press="opponent-after")
+    start = len(rig.outs)
     restore_running(rig, rng, before, offender, how)
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     return problems + ([f"later plies {len(later.move_stack)} {how}"] if problems else [])
@@ -718,3 +729,133 @@ def test_a_two_handed_move_after_an_illegal_move_not_noticed_is_completed_by_its
     assert rig.engine.state.moves[-1].completed_at is not None
     assert not [o for o in rig.outs if getattr(o, "type", None) == "ARBITER_ACTION"
                 and "clock_pressed_during_restoration" in getattr(o, "details", {})]
+
+
+# ------------------------------------------------------------------- detours that read as legal moves (found later)
+
+
+def made_then_retracted(outs: list[Output]) -> list[str]:
+    """Moves published as made (move topic, state, live PGN) and retracted again: a move the broadcast showed that
+    was never played."""
+    made: dict[int, str] = {}
+    gone = []
+    for out in outs:
+        if isinstance(out, MoveMade):
+            made[out.move.ply] = out.move.san
+        elif isinstance(out, MovesRetracted):
+            gone += [san for ply, san in sorted(made.items()) if ply > out.to_ply]
+            made = {ply: san for ply, san in made.items() if ply <= out.to_ply}
+    return gone
+
+
+def found_later_legal_detours(case: Case) -> list[str]:
+    """7.5.1 found later, the position put back on the running clock, the hands stopping on the way where the board
+    reads as a legal move of the side to move (the offender after the reply: his piece set down on a wrong square; the
+    illegally moved piece put back first when that is a legal move too): the restoration's hands, never published
+    as a made move; the record right, one alert; the replacement and the moves after it recognised."""
+    rng = random.Random(case.seed)
+    rig, offender, before, move, finding, later, problems = _found_later_setup(case, rng)
+    if finding is None:
+        return problems
+    how = random_running(rng)
+    if how.press in ("opponent-before", "opponent-during"):
+        how = dataclasses.replace(how, press="opponent-after")
+    official = chess.Board(rig.engine.state.fen)
+    steps, detours = legal_detoured(rng, rig.phys, official, before, list(restore_steps(rng, rig.phys, before,
+                                                                                          how.hands)))
+    start = len(rig.outs)
+    rig.t += rng.uniform(0.3, 4.0)
+    run_steps(rig, rng, iter(steps), how.hands)
+    rig.t += rng.uniform(0.2, 1.5)
+    if how.press == "opponent-after" and rig.clock.running != offender:
+        rig.press(not offender)
+        rig.t += rng.uniform(0.3, 1.5)
+    problems += _no_move_shown(rig, start)
+    _finish(rig, rng, move.from_square)
+    problems += _one_alert(rig, finding)
+    made = [out.move.uci for out in rig.outs[start:] if isinstance(out, MoveMade)]
+    truth = [m.uci() for m in rig.board.move_stack[len(before.move_stack):]]
+    if made != truth:
+        problems.append(f"made moves published {made} != played {truth}")
+    return problems + ([f"later plies {len(later.move_stack)} detours {detours} {how} {steps}"] if problems else [])
+
+
+LEGAL_DETOUR_CASES = _cases(120, 9308)
+
+
+@pytest.mark.parametrize("case", LEGAL_DETOUR_CASES,
+                         ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in LEGAL_DETOUR_CASES])
+def test_found_later_restoration_detours_that_read_as_moves_are_not_published(case: Case) -> None:
+    assert found_later_legal_detours(case) == []
+
+
+def _bishop_through_the_pawn_not_noticed() -> Rig:
+    """1.Bf1-c4 through the pawn on e2 (illegal, pressed, not noticed), 1...e5 pressed: White on move."""
+    rig = Rig(None, edition=2023, tc="900+10", seconds=900.0)
+    rig.t = 0.0
+    rig.lift(chess.F1)
+    rig.t += 0.4
+    rig.place(chess.C4, chess.Piece(chess.BISHOP, chess.WHITE))
+    rig.t += 0.6
+    rig.press(chess.WHITE)
+    rig.settle(2.0)
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+    rig.board = chess.Board("rnbqkbnr/pppppppp/8/8/2B5/8/PPPPPPPP/RNBQK1NR b KQkq - 1 1")
+    rig.play(chess.Move.from_uci("e7e5"))
+    rig.t += 1.0
+    rig.outs.clear()
+    return rig
+
+
+def test_a_detour_of_the_offenders_piece_that_reads_as_his_move_is_not_published() -> None:
+    """The restoration after the reply: the bishop set down on b5 for a while (Bb5 is legal for White) on its way
+    back to f1, then the pawn back to e7: no Bb5 on the broadcast, the position reinstated."""
+    rig = _bishop_through_the_pawn_not_noticed()
+    bishop = chess.Piece(chess.BISHOP, chess.WHITE)
+    rig.lift(chess.C4)
+    rig.t += 0.4
+    rig.place(chess.B5, bishop)
+    rig.t += 1.5  # well past T_settle
+    rig.lift(chess.B5)
+    rig.t += 0.4
+    rig.place(chess.F1, bishop)
+    rig.t += 0.8
+    rig.lift(chess.E5)
+    rig.t += 0.4
+    rig.place(chess.E7, chess.Piece(chess.PAWN, chess.BLACK))
+    rig.settle(8.0)
+    assert not [o for o in rig.outs if isinstance(o, MoveMade)]
+    assert rig.record() == []
+    assert made_then_retracted(rig.outs) == []
+
+
+def test_a_genuine_move_of_the_piece_a_restoration_would_move_is_recognised() -> None:
+    """The illegal move not noticed, White moves the bishop on (Bb5) and presses: the move is completed by the press
+    (made when the bishop was set down); without a press it is made once it stayed, or when Black then moves a piece
+    of his own (made first, then Black's move)."""
+    rig = _bishop_through_the_pawn_not_noticed()
+    rig.board = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/2B5/8/PPPPPPPP/RNBQK1NR w KQkq - 0 2")
+    rig.play(chess.Move.from_uci("c4b5"))
+    rig.settle(1.0)
+    assert rig.record()[-1] == "c4b5"
+    moves = [o.move for o in rig.outs if isinstance(o, MoveMade)]
+    done = rig.engine.state.moves[-1].completed_at
+    assert [m.uci for m in moves] == ["c4b5"] and done is not None and moves[0].made_at < done
+
+    for pressed_by_reply in (False, True):
+        rig = _bishop_through_the_pawn_not_noticed()
+        bishop = chess.Piece(chess.BISHOP, chess.WHITE)
+        rig.lift(chess.C4)
+        rig.t += 0.4
+        rig.place(chess.B5, bishop)  # not pressed
+        if pressed_by_reply:
+            rig.t += 1.5
+            rig.lift(chess.G8)  # Black replies Nf6 at once
+            rig.t += 0.4
+            rig.place(chess.F6, chess.Piece(chess.KNIGHT, chess.BLACK))
+            rig.settle(2.0)
+            assert rig.record()[-2:] == ["c4b5", "g8f6"]
+        else:
+            rig.settle(8.0)
+            assert rig.record()[-1] == "c4b5"
+        assert made_then_retracted(rig.outs) == []

@@ -20,7 +20,11 @@ the position being reinstated waits until it stays (``on_the_way``); after an il
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
 (published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
 (``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
-What leads away from the reinstatement is still flagged, only after the wait. docs/architecture.md has the whole.
+What leads away from the reinstatement is still flagged, only after the wait. A state that reads as a legal move of
+the side to move, its piece on a square the restoration changes, is not published as made until it stays, is pressed,
+or a change of its own follows (``restoration_hands``, ``moving_on``): the broadcast never shows the restoration's
+hands as a move. The cycle follows its finding: dismissed or closed with another finding's ruling, its position is
+no longer awaited; confirmed, it still is (``ruled``). docs/architecture.md has the whole.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _TAKEBACK_DEPTH
+from boardd.core.events import Content
 from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
 from boardd.core.settings import Regime
 
@@ -79,11 +84,12 @@ class _Cycle:
     partly_back: bool = False  # the moves after the illegal one were taken back on the board (found later, 7.5.1)
 
 
-def _reinstatable(irr: Irregularity) -> bool:
-    """An illegal move still unresolved whose position before it is to be reinstated (7.5.1): its correction
-    cycle can be (re)opened when the arbiter puts that position back."""
-    return irr.severity is Severity.ILLEGAL_MOVE and irr.status is not Status.RESOLVED and irr.side is not None \
-        and irr.suggestion.reinstate_ply == irr.ply
+def _reinstatable(irr: Irregularity, confirmed: set[str]) -> bool:
+    """An illegal move still unresolved (or confirmed by the arbiter and not reinstated yet: *confirmed*) whose
+    position before it is to be reinstated (7.5.1): its correction cycle can be (re)opened when that position is
+    put back. A dismissed one, or one closed with another finding's ruling, is not."""
+    return irr.severity is Severity.ILLEGAL_MOVE and (irr.status is not Status.RESOLVED or irr.id in confirmed) \
+        and irr.side is not None and irr.suggestion.reinstate_ply == irr.ply
 
 
 class Correction:
@@ -97,6 +103,8 @@ class Correction:
         self.held: dict[int, tuple[float, chess.Piece]] = {}
         #: findings of hands withheld while the position before an illegal move found later may be coming back
         self.withheld: list[Irregularity] = []
+        #: illegal-move findings the arbiter confirmed (closed by his ruling) whose position is still awaited
+        self.confirmed: set[str] = set()
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -107,6 +115,42 @@ class Correction:
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
                             before=chess.BaseBoard(fen.split(" ")[0]))
 
+    def ruled(self, outs: list[Output], closed: list[Irregularity], *, accept: bool, at: float) -> None:
+        """The arbiter ruled: these findings were closed by it (the one he ruled on, and those closed with it: the
+        incident's primary and the findings that joined it, ``Findings.close_two_hands``, ``_resolve_related``).
+
+        The correction cycle follows its finding's status. Confirmed (the suggestion applied), an illegal move that
+        asks for the reinstatement still awaits its position (the board putting it back reinstates it, found later
+        too). Dismissed, or closed with a dismissed finding, its position is no longer awaited: the cycle ends (the
+        board put back is then the players' takeback, not a reinstatement; the opponent's press is his, not the
+        arbiter's restart), and so do its 7.5.2 fix and its replacement under touch-move; the findings of hands
+        withheld for it are published (what they were waiting for will not come)."""
+        ids = {irr.id for irr in closed if irr.severity is Severity.ILLEGAL_MOVE}
+        if not ids:
+            return
+        if accept:
+            self.confirmed |= ids
+            return
+        self.confirmed -= ids
+        g = self.g
+        cycle = self.cycle
+        if cycle is not None and cycle.irregularity_id in ids and cycle.reinstated_at is None:
+            self.cycle = None
+            standing = any(g.phys.squares[sq] == piece for sq, (_, piece) in self.held.items())
+            self.held.clear()
+            if standing and not g.oot_raised and g.playing:
+                # a piece set down off that position, waiting to be told from the hands putting it back: a change
+                # of its own now
+                self.e.whose_change.raise_out_of_turn(outs, not g.board.turn, at)
+        if g.pending_fix is not None and g.pending_fix[4] in ids:
+            g.pending_fix = None
+        if g.replacement is not None and g.replacement[0] in ids:
+            g.replacement = None
+        if g.replacement_due is not None and g.replacement_due[0] in ids:
+            g.replacement_due = None
+        if self.withheld and self.cycle is None and not self._later_reinstatable(on_board=True):
+            self.release_withheld(outs, at)
+
     def reopen(self, ply: int) -> bool:
         """The arbiter reinstates the position before an illegal move found only later (7.5.1: "if during a
         game it is found that an illegal move has been completed"), after its cycle closed when play went on:
@@ -114,7 +158,7 @@ class Correction:
         if self.cycle is not None and self.cycle.ply == ply:
             return True
         for irr in reversed(list(self.g.irr.values())):
-            if irr.ply == ply and _reinstatable(irr):
+            if irr.ply == ply and _reinstatable(irr, self.confirmed):
                 assert irr.side is not None
                 self.open(irr, irr.side, ply)
                 if self.g.paused:  # paused before: the times now are what the arbiter's correction changes
@@ -236,6 +280,57 @@ class Correction:
         # (not the touch findings of the reply itself: a move made, judged as any move)
         return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1 and code not in _TOUCH_CODES
 
+    def _befores(self) -> list[chess.BaseBoard]:
+        """The positions a restoration found later may be bringing back (7.5.1: the position before an illegal move
+        the opponent replied to, still unresolved, of the last plies); empty when none can be under way."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value:
+            return []
+        cycle = self.cycle
+        n = len(g.records)
+        if cycle is not None:
+            return [cycle.before] if cycle.reinstated_at is None and n > cycle.ply + 1 else []
+        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH):
+            return []
+        out = []
+        for irr in g.irr.values():
+            if n - _TAKEBACK_DEPTH <= irr.ply < n - 1 and _reinstatable(irr, self.confirmed) \
+                    and not g.records[irr.ply].legal:
+                fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
+                out.append(chess.BaseBoard(fen.split(" ")[0]))
+        return out
+
+    def restoration_hands(self, move: chess.Move) -> bool:
+        """May the board showing a legal move of the side to move be the hands of a restoration found later, not a
+        move (7.5.1: after the opponent's reply to an illegal move not yet noticed, the position before it is put back
+        on the running clock, in any order, a piece set down on the way: the offender, on move after the reply, sets
+        his piece down where it reads as a move of his; or he puts the illegally moved piece back first, itself a
+        legal move)? So when the piece moved stands on a square the restoration changes (the position before has
+        something else there): such a state is made only once it stayed ``_ON_THE_WAY_S`` (a piece left there is a
+        move), at the press (the move completed, 6.2.1), or when a change of its own follows it
+        (:meth:`moving_on`); the hands moving on, it was never a move (nothing published)."""
+        official = self.g.index
+        return any(before.piece_at(move.from_square) != official.piece_at(move.from_square)
+                   for before in self._befores())
+
+    @staticmethod
+    def hold_s() -> float:
+        return _ON_THE_WAY_S
+
+    def moving_on(self, move: chess.Move, batch: list[tuple[int, Content, Content]] | None) -> bool:
+        """After a state held as a restoration's hands (:meth:`restoration_hands`), is this change the hands moving
+        on (the piece moved lifted again or its square refilled, or a change on a square the restoration changes),
+        not a change of its own that leaves the move standing?"""
+        if not batch:
+            return True
+        befores = self._befores()
+        official = self.g.index
+        after = official.board.copy(stack=False)
+        after.push(move)
+        own = {sq for sq in chess.SQUARES if after.piece_at(sq) != official.piece_at(sq)}
+        return all(sq in own or any(before.piece_at(sq) != official.piece_at(sq) for before in befores)
+                   for sq, _, _ in batch)
+
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)
         due = self.g.last_board_t + _ON_THE_WAY_S
@@ -281,7 +376,7 @@ class Correction:
         if g.regime == Regime.OTHERWISE.value:
             return False
         n = len(g.records)
-        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr)
+        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr, self.confirmed)
                    and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
 
     def press_during_restoration(self) -> str | None:
@@ -308,8 +403,8 @@ class Correction:
             n = len(g.records)
             candidates = []
             for irr in g.irr.values():
-                if n - _TAKEBACK_DEPTH <= irr.ply < (n if self.withheld else n - 1) and _reinstatable(irr) \
-                        and not g.records[irr.ply].legal:
+                if n - _TAKEBACK_DEPTH <= irr.ply < (n if self.withheld else n - 1) \
+                        and _reinstatable(irr, self.confirmed) and not g.records[irr.ply].legal:
                     fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
                     candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
         if not candidates:
@@ -443,6 +538,7 @@ class Correction:
             return
         cycle.reinstated_at = at
         cycle.how = how
+        self.confirmed.discard(cycle.irregularity_id)
         self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
         self._rule(outs, cycle, at, final=False)
 

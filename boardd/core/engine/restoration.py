@@ -247,6 +247,15 @@ class Restoration:
         outs.append(StateChanged(at=at))
 
     def on_resolve(self, outs: list[Output], event: Resolve, at: float) -> None:
+        """The arbiter's ruling; the correction cycle of an illegal-move finding it closed (directly or with the
+        finding ruled on) follows it (:meth:`Correction.ruled`)."""
+        before = {irr.id: irr.status for irr in self.g.irr.values()}
+        self._on_resolve(outs, event, at)
+        closed = [irr for irr in self.g.irr.values() if irr.status is Status.RESOLVED
+                  and before.get(irr.id) in (Status.OPEN, Status.ACKNOWLEDGED)]
+        self.e.correction.ruled(outs, closed, accept=event.accept, at=at)
+
+    def _on_resolve(self, outs: list[Output], event: Resolve, at: float) -> None:
         irr = self.g.irr.get(event.irregularity_id)
         if irr is None:
             _LOGGER.warning("resolve for unknown irregularity %s", event.irregularity_id)

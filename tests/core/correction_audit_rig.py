@@ -351,3 +351,18 @@ def legal_detoured(rng: random.Random, phys: dict[int, chess.Piece], official: c
         elif piece is not None:
             cur[sq] = piece
     return out, made
+
+
+def pawn_to_last_rank(rig: Rig, rng: random.Random, a: int, b: int, pawn: chess.Piece) -> None:
+    """The pawn on *a* set down on the last rank *b* (a piece there taken off before or after the pawn is
+    lifted), and not replaced (7.5.2): the hand leaves it, the press is the caller's."""
+    if b in rig.phys and rng.random() < 0.5:
+        rig.lift(b)
+        rig.t += rng.uniform(0.1, 0.5)
+    rig.lift(a)
+    rig.t += rng.uniform(0.2, 0.6)
+    if b in rig.phys:
+        rig.lift(b)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(b, pawn)
+    rig.t += rng.uniform(0.3, 1.5)

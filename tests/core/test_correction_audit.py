@@ -27,7 +27,7 @@ import pytest
 from boardd.core.events import Reinstate
 from boardd.core.laws.codes import code_info, is_illegal_move_class
 from boardd.core.outputs import Irregularity, Severity, Status
-from tests.core.correction_audit_rig import Hands, Rig, random_hands, restore_steps, run_steps
+from tests.core.correction_audit_rig import Hands, Rig, pawn_to_last_rank, random_hands, restore_steps, run_steps
 from tests.core.test_correction_cycle import _illegal_moves
 
 #: info notes raised during the corrections (not alarms; reported by the audit)
@@ -293,16 +293,7 @@ def pawn_not_replaced(case: Case) -> list[str]:
     assert pawn is not None
     clocking = random_clocking(rng)
     hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
-    if b in rig.phys and rng.random() < 0.5:
-        rig.lift(b)
-        rig.t += rng.uniform(0.1, 0.5)
-    rig.lift(a)
-    rig.t += rng.uniform(0.2, 0.6)
-    if b in rig.phys:
-        rig.lift(b)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(b, pawn)
-    rig.t += rng.uniform(0.3, 1.5)
+    pawn_to_last_rank(rig, rng, a, b, pawn)
     finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [(i.code, i.subtype) for i in first]
                                          == [("PAWN_NOT_REPLACED", None)])
     if finding is None:

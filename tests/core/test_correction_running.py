@@ -26,6 +26,7 @@ from tests.core.correction_audit_rig import (
     Rig,
     detoured,
     legal_detoured,
+    pawn_to_last_rank,
     random_running,
     restore_running,
     restore_steps,
@@ -507,16 +508,7 @@ def _pawn_left(case: Case, rng: random.Random) -> tuple[Rig, chess.Color, chess.
     offender = rig.board.turn
     before = rig.board.copy()
     pawn = rig.phys[a]
-    if b in rig.phys and rng.random() < 0.5:
-        rig.lift(b)
-        rig.t += rng.uniform(0.1, 0.5)
-    rig.lift(a)
-    rig.t += rng.uniform(0.2, 0.6)
-    if b in rig.phys:
-        rig.lift(b)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(b, pawn)
-    rig.t += rng.uniform(0.3, 1.5)
+    pawn_to_last_rank(rig, rng, a, b, pawn)
     finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: [(i.code, i.subtype) for i in first]
                                          == [("PAWN_NOT_REPLACED", None)], penalties=RUNNING_PENALTY)
     queen = chess.Move(a, b, promotion=chess.QUEEN)

@@ -24,6 +24,7 @@ from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import Irregularity, MoveMade, MovesRetracted, Output, Status
 from tests.core.correction_audit_rig import (
     Rig,
+    Running,
     detoured,
     legal_detoured,
     pawn_to_last_rank,
@@ -178,6 +179,16 @@ def _found_later_setup(case: Case, rng: random.Random, plies: tuple[int, ...] = 
     return rig, offender, before, move, finding, later, [f"before the correction: {mid}"] if mid else []
 
 
+def _running_after_reply(rng: random.Random) -> Running:
+    """How a found-later restoration runs: the opponent presses after the position is back, if at all (a press
+    before that, after moves that followed the illegal move, is a press like any other: the pieces have not
+    said yet that the position is being put back)."""
+    how = random_running(rng)
+    if how.press in ("opponent-before", "opponent-during"):
+        how = dataclasses.replace(how, press="opponent-after")
+    return how
+
+
 def found_later_running(case: Case) -> list[str]:
     """7.5.1 found later (the opponent replied, the offender maybe moved again): the players put the position
     before the illegal move back in any order on the running clock (not move by move), no tablet."""
@@ -185,11 +196,7 @@ def found_later_running(case: Case) -> list[str]:
     rig, offender, before, move, finding, later, problems = _found_later_setup(case, rng)
     if finding is None:
         return problems
-    how = random_running(rng)
-    if how.press in ("opponent-before", "opponent-during"):
-        # a press before the position is back, after moves that followed the illegal move, is a press like any
-        # other (the pieces have not said yet that the position is being put back)
-        how = dataclasses.replace(how, press="opponent-after")
+    how = _running_after_reply(rng)
     start = len(rig.outs)
     restore_running(rig, rng, before, offender, how)
     problems += _no_move_shown(rig, start)
@@ -749,9 +756,7 @@ def found_later_legal_detours(case: Case) -> list[str]:
     rig, offender, before, move, finding, later, problems = _found_later_setup(case, rng)
     if finding is None:
         return problems
-    how = random_running(rng)
-    if how.press in ("opponent-before", "opponent-during"):
-        how = dataclasses.replace(how, press="opponent-after")
+    how = _running_after_reply(rng)
     official = chess.Board(rig.engine.state.fen)
     steps, detours = legal_detoured(rng, rig.phys, official, before, list(restore_steps(rng, rig.phys, before,
                                                                                           how.hands)))

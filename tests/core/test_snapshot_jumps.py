@@ -274,3 +274,43 @@ def test_presses_seen_while_frames_in_an_unknown_order_were_lost_are_withdrawn_w
     assert gap.recovered == "gap" and (gap.completion, gap.completed_at) == (Completion.PRESS, 6.3)
     assert all(r.completion is Completion.PRESS for r in state.moves[3:])
     _gap_then_fill(engine, outs, OPENING, 2)
+
+
+def test_presses_seen_while_field_updates_were_lost_are_withdrawn_by_the_dump() -> None:
+    """A DGT board (field updates) loses the updates of O-O and Nf6, the board link never down; each player
+    presses: the engine sees no change, so each press is judged a press without a move (from 2018 an
+    illegal-move-class finding: a penalty). The dump that follows shows both moves: recovered, and the presses
+    explained and withdrawn, their illegal-move counts undone, as for a snapshot-only board's lost frames."""
+    engine, clock = with_clock()
+    board = chess.Board()
+    outs = engine.feed(snapshot(board, 0.8))  # the start-up dump
+    t = 1.0
+    for san in ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5"]:
+        side = board.turn
+        for ev in _field_events(board, san, t):
+            outs += engine.feed(ev)
+        board.push_san(san)
+        outs += engine.feed(clock.press(side, t + 0.3))
+        outs += engine.advance(t + 0.8)
+        t += 1.0
+    for san in ["O-O", "Nf6"]:  # their field updates are lost
+        side = board.turn
+        board.push_san(san)
+        outs += engine.feed(clock.press(side, t + 0.3))
+        outs += engine.advance(t + 0.8)
+        t += 1.0
+    raised = [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
+    assert [irr.code for irr in raised] == ["CLOCK_PRESS_NO_MOVE"] * 2  # before the dump came
+    assert engine.state.illegal_moves_white == 1
+    outs += engine.feed(snapshot(board, t))  # the periodic dump: six squares changed
+    outs += engine.advance(t + 2.0)
+    for ev in _field_events(board, "d3", t + 3.0):
+        outs += engine.feed(ev)
+    board.push_san("d3")
+    outs += engine.advance(t + 5.0)
+    assert [m.san for m in engine.state.moves] == ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "O-O", "Nf6", "d3"]
+    state = engine.state
+    assert state.open_irregularities == () and state.illegal_moves_white == state.illegal_moves_black == 0
+    for irr in engine.irregularities:
+        assert irr.status is Status.RESOLVED and irr.ruling is not None and "field updates were lost" in irr.ruling
+    assert [r.completion for r in state.moves[6:8]] == [Completion.PRESS] * 2

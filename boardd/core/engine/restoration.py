@@ -85,7 +85,7 @@ class Restoration:
         down.forget_log()
         if result.kind is RecoveryKind.AMBIGUOUS:
             for judged in self.gap_presses().values():
-                for irr in judged:  # a frame was lost: the press completed one of the moves of the gap
+                for irr in judged:  # a frame (or field updates) lost: the press completed one of the gap's moves
                     self.withdraw_gap_press(outs, irr, "a move of the gap")
             down.apply(outs, result, squares, at, down.missed_reason())
             self.divergence_key = None
@@ -153,13 +153,13 @@ class Restoration:
                 if irr.side is not None]
 
     def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
-        """Snapshot-only boards: the presses judged "no move" since the official position, oldest first.
+        """The presses judged "no move" since the official position, oldest first.
 
-        A lost frame hides the move from the press that completed it; the recovered jump explains them.
+        A lost frame (snapshot-only boards) or lost field updates (DGT: the dump that follows shows the moves)
+        hide the move from the press that completed it; the recovered jump explains them (a false
+        ``CLOCK_PRESS_NO_MOVE``, from 2018 an illegal move, is withdrawn).
         """
         found: dict[chess.Color, list[Irregularity]] = {chess.WHITE: [], chess.BLACK: []}
-        if self.g.field_updates:
-            return found
         for irr in self.g.irr.values():
             if irr.code == "CLOCK_PRESS_NO_MOVE" and irr.ply == len(self.g.records) and irr.side is not None \
                     and irr.status is not Status.RESOLVED:
@@ -180,7 +180,8 @@ class Restoration:
             self.g.pressed_no_move = None
         self.e.findings.update_finding(outs, dataclasses.replace(
             irr, status=Status.RESOLVED,
-            ruling=f"withdrawn: a board frame was lost; {san} was on the board at the press (recovered)"))
+            ruling=f"withdrawn: {'field updates were' if self.g.field_updates else 'a board frame was'} lost; {san} "
+                   "was on the board at the press (recovered)"))
 
     def reconcile(self, outs: list[Output], at: float) -> None:
         """A board dump that is no move in progress: missed updates, else POSITION_DIVERGENCE (R15)."""

@@ -93,7 +93,13 @@ def test_two_ply_jump_without_clock_is_recovered(lost: set[int]) -> None:
 def test_three_ply_jump_without_clock_is_recovered() -> None:
     engine = no_clock()
     outs = play(engine, OPENING, lost={4, 5})  # Bb5, a6 lost; Ba4 can only come after Bb5: one order
-    assert made(outs) == OPENING and findings(outs) == [] and not recovered(outs)
+    assert made(outs) == OPENING and findings(outs) == []
+    # recovered by search, said so as after a restart: on the moves (recovered_by) and in one event
+    assert [m.recovered for m in engine.state.moves] == ["", "", "", "", "search", "search", "search", "", "", ""]
+    [event] = recovered(outs)
+    assert (event["kind"], event["method"], event["reason"], event["from_ply"], event["to_ply"]) == \
+        ("unique", "search", "missed updates", 5, 7)
+    assert event["moves"] == ["Bb5", "a6", "Ba4"]
 
 
 def _gap_then_fill(engine: Engine, outs: list[Output], sans: list[str], ply: int) -> None:
@@ -106,6 +112,7 @@ def _gap_then_fill(engine: Engine, outs: list[Output], sans: list[str], ply: int
     assert [m.uci() for m in truth] in event["candidates"]  # type: ignore[operator]
     recs = engine.state.moves
     assert (recs[ply].uci, recs[ply].legal, recs[ply].recovered) == ("0000", False, "gap")
+    assert recs[ply].san.startswith("gap after missed board updates: ")  # what happened: no downtime
     assert [r.san for r in recs[:ply]] + [r.san for r in recs[ply + 1:]] == sans[:ply] + sans[ply + 3:]
     assert engine.state.open_irregularities == ()
     engine.feed(FillGap(at=60.0, ply=ply + 1, moves=tuple(m.uci() for m in truth)))
@@ -313,4 +320,6 @@ def test_presses_seen_while_field_updates_were_lost_are_withdrawn_by_the_dump() 
     assert state.open_irregularities == () and state.illegal_moves_white == state.illegal_moves_black == 0
     for irr in engine.irregularities:
         assert irr.status is Status.RESOLVED and irr.ruling is not None and "field updates were lost" in irr.ruling
-    assert [r.completion for r in state.moves[6:8]] == [Completion.PRESS] * 2
+    assert [(r.completion, r.recovered) for r in state.moves[6:8]] == [(Completion.PRESS, "search")] * 2
+    [event] = recovered(outs)
+    assert (event["kind"], event["method"], event["reason"]) == ("unique", "search", "missed updates")

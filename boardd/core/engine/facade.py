@@ -410,7 +410,7 @@ class Engine:
                     return
                 self.board_input.on_snapshot(outs, event, at)
             case LinkChanged():
-                self.downtime.on_link(event)
+                self.downtime.on_link(outs, event, at)
                 self.links.on_link(outs, event, at)
             case BoardLog():
                 self.downtime.on_log(event)

@@ -74,8 +74,8 @@ class Restoration:
 
         Up to ``_JUMP_DEPTH`` plies, found as after a restart (:meth:`Downtime.missed`): the board's log read at
         the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the presses seen
-        meanwhile. One sequence: its moves are recorded (the board's log: marked ``eeprom``, one
-        ``MOVES_RECOVERED``). Several (moves that commute, a piece by two routes): which was played cannot be
+        meanwhile. One sequence: its moves are recorded, marked ``eeprom`` or ``search``, and one
+        ``MOVES_RECOVERED`` says so, as after a restart. Several (moves that commute, a piece by two routes): which was played cannot be
         known, so none is recorded: a gap with the candidates, one ``MOVES_RECOVERED``, exactly as after a
         restart (:meth:`Downtime.apply`); the arbiter fills it (``fill-gap``). None: False (a divergence).
         """
@@ -126,12 +126,9 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
-        if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
-            # the clock is out of sight (on the board's jack): its first reading may tell more (Downtime._revise)
-            down.unsure = (from_ply, tuple(squares), len(path), down.missed_reason())
-        if result.method == "eeprom":
-            # the order is the board's own log's: said so on the moves and in one event, as after a restart
-            down.from_log(outs, result, start, from_ply, at)
+        # how the moves were found: said so on the moves and in one event, as after a restart (with the clock out
+        # of sight, on the board's jack, the event waits for its first reading: Downtime._revise)
+        down.recorded(outs, result, start, from_ply, squares, at)
         self.divergence_key = None
         return True
 

@@ -13,7 +13,7 @@ game goes on from the board. Either way one ``GameEvent MOVES_RECOVERED`` says w
 nothing is raised against the players.
 
 Plies missed while the daemon runs (a board link outage, lost frames: ``Restoration.forward_jump``) are
-recovered the same way (:meth:`Downtime.missed`):
+recovered the same way (:meth:`Downtime.missed`; a link outage as deep as a restart, ``DEFAULT_MAX_PLIES``):
 the moves are marked as recovered and announced by the same ``MOVES_RECOVERED``; when their order is not known
 they leave the same gap, through the same :meth:`Downtime.apply`.
 """

@@ -31,7 +31,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
-from boardd.core.recovery import RecoveryKind
+from boardd.core.recovery import DEFAULT_MAX_PLIES, RecoveryKind
 from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
@@ -72,16 +72,19 @@ class Restoration:
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
 
-        Up to ``_JUMP_DEPTH`` plies, found as after a restart (:meth:`Downtime.missed`): the board's log read at
-        the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the presses seen
-        meanwhile. One sequence: its moves are recorded, marked ``eeprom`` or ``search``, and one
-        ``MOVES_RECOVERED`` says so, as after a restart. Several (moves that commute, a piece by two routes): which was played cannot be
-        known, so none is recorded: a gap with the candidates, one ``MOVES_RECOVERED``, exactly as after a
-        restart (:meth:`Downtime.apply`); the arbiter fills it (``fill-gap``). None: False (a divergence).
+        Found as after a restart (:meth:`Downtime.missed`), after a board link outage as deep as after a restart
+        (``DEFAULT_MAX_PLIES``: the arbiter sees the same whether the daemon or the cable was down), else (lost
+        frames, a dump after lost field updates, the board in sight) up to ``_JUMP_DEPTH`` plies: the board's log
+        read at the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the
+        presses seen meanwhile. One sequence: its moves are recorded, marked ``eeprom`` or ``search``, and one
+        ``MOVES_RECOVERED`` says so, as after a restart. Several (moves that commute, a piece by two routes):
+        which was played cannot be known, so none is recorded: a gap with the candidates, one
+        ``MOVES_RECOVERED``, exactly as after a restart (:meth:`Downtime.apply`); the arbiter fills it
+        (``fill-gap``). None: False (a divergence).
         """
         down = self.e.downtime
         squares = list(self.g.phys.squares)
-        result = down.missed(squares, _JUMP_DEPTH, self._presses_seen())
+        result = down.missed(squares, self.jump_depth(), self._presses_seen())
         down.forget_log()
         if result.kind is RecoveryKind.AMBIGUOUS:
             for judged in self.gap_presses().values():
@@ -131,6 +134,10 @@ class Restoration:
         down.recorded(outs, result, start, from_ply, squares, at)
         self.divergence_key = None
         return True
+
+    def jump_depth(self) -> int:
+        """How many missed plies a reconciling dump is searched for: a link outage as many as a restart."""
+        return DEFAULT_MAX_PLIES if self.g.board_down else _JUMP_DEPTH
 
     def _presses_seen(self) -> list[chess.Color] | None:
         """The sides of the presses seen while the board was blind, in order; None when some may be missing.
@@ -195,10 +202,12 @@ class Restoration:
             self.g.phase.fire(PhaseTrigger.PIECES_MISSING)
             return
         self.divergence_key = key
+        depth = self.jump_depth()
+        searched = " found by the search" if depth > _JUMP_DEPTH else ""  # within its budget
         irr = self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at,
                                                                                              event="board dump")],
                           text="the board differs from the official position and no sequence of up to "
-                               f"{_JUMP_DEPTH} legal moves explains it: "
+                               f"{depth} legal moves{searched} explains it: "
                                f"{describe_change(self.g.board, self.g.phys.squares)}; reinstate the last official "
                                "position" + ("; clock presses are not judged until this is resolved"
                                              if self.g.board_down else ""),

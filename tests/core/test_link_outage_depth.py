@@ -94,7 +94,7 @@ def test_six_plies_missed_on_a_link_outage_are_searched_as_after_a_restart() -> 
     arbiter fills it and the game goes on."""
     assert DEFAULT_MAX_PLIES >= 6 > _JUMP_DEPTH
     board = chess.Board()
-    line = [board.push_san(san) for san in "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7".split()]
+    line = [board.push_san(san) for san in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7"]]
     r = Outage(chess.Board(), random.Random(5), "own-link")
     r.play(line[:2], seen=True)
     r.down()

@@ -435,7 +435,7 @@ class Downtime:
         """``MOVES_RECOVERED.reason`` of plies missed while the daemon runs."""
         return OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
 
-    def recorded(self, outs: list[Output], result: Recovery, start: int, from_ply: int, squares: list[Content],
+    def recorded(self, outs: list[Output], result: Recovery, start: int, from_ply: int, *, squares: list[Content],
                  at: float) -> None:
         """Plies missed while the daemon ran, recorded (the board's log's order, or the one sequence the search
         found): marked ``eeprom`` or ``search`` (the records after *from_ply*, and their outputs from *start* on),
@@ -679,7 +679,8 @@ class Downtime:
         board.fullmove_number = self.g.board.fullmove_number + (
             (plies + (1 if side == chess.BLACK else 0)) // 2 if plies is not None else 0)
         desc = describe_change(self.g.board, squares)
-        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])}: {desc}",
+        text = GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])  # what happened: a restart, the link down, lost updates
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{text}: {desc}",
                          side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
         self.g.records.append(rec)
         self.g.board = board

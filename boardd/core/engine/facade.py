@@ -57,7 +57,8 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   progress is reconciled: missed updates (after a board link outage as many plies as after a restart,
   else up to three) are recovered by forward search when their order is known (one sequence, or the board's
   log read at the reconnection; marked ``recovered`` and announced by ``MOVES_RECOVERED``; several orders leave
-  the restart's gap for the arbiter's ``fill-gap``, ``Downtime.missed``), otherwise ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
+  the restart's gap for the arbiter's ``fill-gap``, ``Downtime.missed``), otherwise ``POSITION_DIVERGENCE``.
+  Resolving it with ``accept`` reinstates the official position;
   dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
 * **Board link outage.** While the board link is down (``LinkChanged`` until the next board event) the
   clock's presses are recorded (time, presser from the lever, the clock then) but never judged: no press

@@ -131,7 +131,7 @@ class Restoration:
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
         # how the moves were found: said so on the moves and in one event, as after a restart (with the clock out
         # of sight, on the board's jack, the event waits for its first reading: Downtime._revise)
-        down.recorded(outs, result, start, from_ply, squares, at)
+        down.recorded(outs, result, start, from_ply, squares=squares, at=at)
         self.divergence_key = None
         return True
 

@@ -333,15 +333,20 @@ def _above_info(outs: list[Output]) -> list[str]:
             if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
 
 
-def _outage_game(sans_blind: list[str]) -> tuple[Engine, ClockSim, chess.Board, list[Output], float,
-                                                  list[ClockReading]]:
+def _outage_game(sans_blind: list[str], knocked: chess.Square | None = None) -> tuple[
+        Engine, ClockSim, chess.Board, list[Output], float, list[ClockReading]]:
+    """Moves played and pressed while the board link is down (and the piece on *knocked* taken off the board)."""
     engine, clock, board, outs, t = _clocked_opening(2)
     outs += engine.feed(LinkChanged(at=t, link=Link.BOARD, up=False, detail="unplugged"))
     more, t, presses = _blind(engine, board, sans_blind, t, clock)
     outs += more
     outs += engine.feed(clock.reading(t + 1.0))  # the clock goes on reporting
     outs += engine.feed(LinkChanged(at=t + 1.5, link=Link.BOARD, up=True))
-    outs += engine.feed(_dump(board, t + 1.6))
+    shown = board.copy()
+    if knocked is not None:
+        shown.remove_piece_at(knocked)
+        board.remove_piece_at(knocked)
+    outs += engine.feed(_dump(shown, t + 1.6))
     outs += engine.advance(t + 2.5)
     return engine, clock, board, outs, t + 2.5, presses
 
@@ -358,8 +363,9 @@ def test_board_outage_plies_pressed_meanwhile_are_recovered_with_their_clocks() 
     assert (nc6.completion, nc6.completed_at) == (Completion.PRESS, presses[1].at)
     assert nf3.clock_white == presses[0].left and nc6.clock_black == presses[1].right
     assert nf3.clock_white != engine.state.clock.white  # the clock at the press, not at the reconnection
-    pgn = engine.pgn()
+    pgn = " ".join(engine.pgn().split())  # the recovery's comment makes the lines wrap elsewhere
     assert "2. Nf3 { [%clk 0:04:5" in pgn and "2... Nc6 { [%clk 0:04:5" in pgn
+    assert [m.recovered for m in moves] == ["", "", "search", "search"] and "(search) } 2... Nc6" in pgn
     notes = [o for o in outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
     assert [(n.details["presses"], n.details["matched"]) for n in notes] == [(2, 2)]
     # play goes on with the board: presses are judged again
@@ -373,9 +379,27 @@ def test_board_outage_plies_pressed_meanwhile_are_recovered_with_their_clocks() 
     assert [c for c, _ in raised(more)] == ["CLOCK_PRESS_NO_MOVE"]
 
 
-def test_board_outage_press_without_a_recoverable_move_accuses_no_one() -> None:
-    """Five plies during the outage: beyond the search, POSITION_DIVERGENCE for the arbiter, no press findings."""
+def test_board_outage_of_five_plies_is_the_restarts_gap_and_accuses_no_one() -> None:
+    """Five plies during the outage, in an order the board cannot tell (Nf3, Bc4 and c3 commute): searched as
+    after a restart (no longer beyond the search), a gap with the candidates, no press findings; play goes on."""
     engine, clock, board, outs, t, presses = _outage_game(_OPENING[2:7])
+    assert len(presses) == 5
+    assert _above_info(outs) == []
+    [event] = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
+    assert (event["kind"], event["reason"]) == ("ambiguous", "board link down")
+    moves = engine.state.moves
+    assert [m.san for m in moves[:2]] == ["e4", "e5"] and moves[2].recovered == "gap"
+    more, t = _play(engine, board, _OPENING[7:9], t, clock)
+    more += engine.advance(t + 1.0)
+    assert raised(more) == []
+    assert [(m.san, m.completion) for m in engine.state.moves[3:]] == [("Nf6", Completion.PRESS),
+                                                                        ("d4", Completion.PRESS)]
+
+
+def test_board_outage_press_without_a_recoverable_move_accuses_no_one() -> None:
+    """Five plies during the outage and a pawn knocked off the board: no sequence explains the board,
+    POSITION_DIVERGENCE for the arbiter, no press findings."""
+    engine, clock, board, outs, t, presses = _outage_game(_OPENING[2:7], knocked=chess.H2)
     assert len(presses) == 5
     codes = [c for c, _ in raised(outs)]
     assert not _PRESS_CODES & set(codes), codes

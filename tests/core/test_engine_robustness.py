@@ -173,12 +173,15 @@ def test_set_orientation_forces_the_frame() -> None:
 # --- missed updates ------------------------------------------------------------------------
 
 
-def _jump(moves: str) -> tuple[Engine, list[Output]]:
+def _jump(moves: str, extra: chess.Square | None = None) -> tuple[Engine, list[Output]]:
+    """*moves* played while the board link is down (and a white knight put on *extra*: no sequence explains it)."""
     engine = Engine(RulesConfig(clock_expected=False))
     engine.feed(snapshot(chess.Board(), 0.0))
     board = chess.Board()
     for san in moves.split():
         board.push_san(san)
+    if extra is not None:
+        board.set_piece_at(extra, chess.Piece(chess.KNIGHT, chess.WHITE))
     outs = engine.feed(LinkChanged(at=1.0, link=Link.BOARD, up=False))
     outs += engine.feed(LinkChanged(at=5.0, link=Link.BOARD, up=True))
     outs += engine.feed(snapshot(board, 5.1))
@@ -196,7 +199,12 @@ def test_missed_updates_three_plies_recovered() -> None:
     # Bc4 needs e4 first: one order only
     engine, outs = _jump("e4 c5 Bc4")
     assert [m.san for m in engine.state.moves] == ["e4", "c5", "Bc4"]
-    assert not codes(outs) and not events(outs, "MOVES_RECOVERED")
+    assert not codes(outs)
+    # recovered by search: said so, as after a restart (the moves' recovered_by, one event)
+    assert [m.recovered for m in engine.state.moves] == ["search"] * 3
+    [event] = events(outs, "MOVES_RECOVERED")
+    assert (event.details["kind"], event.details["method"], event.details["reason"]) == \
+        ("unique", "search", "board link down")
 
 
 def test_missed_updates_in_an_order_the_board_cannot_tell_leave_a_gap() -> None:
@@ -220,8 +228,19 @@ def test_missed_updates_in_an_order_the_board_cannot_tell_leave_a_gap() -> None:
     assert [m.san for m in engine.state.moves] == ["d4", "Nf6", "c4", "e6", "Nc3"]
 
 
-def test_missed_updates_more_than_three_plies_is_a_divergence() -> None:
+def test_missed_updates_more_than_three_plies_are_searched_as_after_a_restart() -> None:
+    """Five plies missed on a link outage: no longer a divergence; Nf3 and Bb5 (e5 and Nc6) commute, a gap."""
     engine, outs = _jump("e4 e5 Nf3 Nc6 Bb5")
+    assert not codes(outs)
+    [gap] = engine.state.moves
+    assert (gap.uci, gap.recovered) == ("0000", "gap")
+    [event] = events(outs, "MOVES_RECOVERED")
+    assert (event.details["kind"], event.details["reason"]) == ("ambiguous", "board link down")
+    assert ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"] in event.details["candidates"]  # type: ignore[operator]
+
+
+def test_missed_updates_no_sequence_explains_is_a_divergence() -> None:
+    engine, outs = _jump("e4 e5 Nf3 Nc6 Bb5", extra=chess.H2)  # and a third white knight for the pawn on h2
     assert engine.state.ply == 0
     assert "POSITION_DIVERGENCE" in codes(outs)
 
@@ -244,11 +263,13 @@ def _moves(engine: Engine, board: chess.Board, sans: str, t: float) -> list[Outp
 
 
 def test_dismissed_divergence_adopts_the_board_and_the_record_goes_on() -> None:
-    """After a long outage the record was stuck at the divergence; dismissing it plays on from the board."""
-    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5")
+    """After an outage no sequence explains the record was stuck at the divergence; dismissing it plays on from
+    the board."""
+    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5", extra=chess.H2)
     board = chess.Board()
     for san in ["e4", "e5", "Nf3", "Nc6", "Bb5"]:
         board.push_san(san)
+    board.set_piece_at(chess.H2, chess.Piece(chess.KNIGHT, chess.WHITE))
     outs = engine.feed(Resolve(at=8.0, irregularity_id=_divergence_id(engine), accept=False,
                                ruling="play on from the board"))
     assert [(m.legal, m.uci) for m in engine.state.moves] == [(False, "0000")]
@@ -262,7 +283,7 @@ def test_dismissed_divergence_adopts_the_board_and_the_record_goes_on() -> None:
 
 
 def test_accepted_divergence_waits_for_the_official_position() -> None:
-    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5")
+    engine, _ = _jump("e4 e5 Nf3 Nc6 Bb5", extra=chess.H2)
     outs = engine.feed(Resolve(at=8.0, irregularity_id=_divergence_id(engine), accept=True))
     assert engine.state.ply == 0 and not events(outs, "REINSTATED")
     outs = engine.feed(snapshot(chess.Board(), 9.0))  # the arbiter has the start position put back

@@ -315,7 +315,10 @@ def test_presses_seen_meanwhile_tell_a_pawn_that_took_two_moves() -> None:
     its own link saw three presses, White, Black, White: only the three plies were completed by them (6.2.1)."""
     r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "own-link", eeprom=False)
     assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
-    assert r.recovered == []  # recorded as any recovered jump
+    assert [m.recovered for m in r.engine.state.moves] == ["", "", "search", "search", "search", "", ""]
+    [event] = r.recovered  # recovered by search alone: said so as after a restart
+    assert (event["kind"], event["method"], event["reason"], event["from_ply"], event["to_ply"]) == \
+        ("unique", "search", "board link down", 3, 5)
     notes = [o.details for o in r.outs if isinstance(o, GameEvent) and o.type == "PRESSES_NOT_JUDGED"]
     assert [(n["presses"], n["matched"]) for n in notes] == [(3, 3)]
 
@@ -366,6 +369,8 @@ def test_transposed_moves_with_the_log_are_recorded_without_it_a_gap() -> None:
             assert got == [m.uci() for m in line]
             continue
         assert got == ["e2e4", "e7e5", "0000", "g8f6", "g1f3"]
+        # the gap says what happened: the board link was down (the daemon was not)
+        assert r.engine.state.moves[2].san.startswith("gap after the board link was down: ")
         # the broadcast PGN stops at the gap and says why; the moves after it keep their numbers (3... Nf6)
         assert r.engine.state.fen.endswith(" b KQkq - 2 4")
         pgn = r.engine.pgn()

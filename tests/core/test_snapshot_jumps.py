@@ -93,7 +93,13 @@ def test_two_ply_jump_without_clock_is_recovered(lost: set[int]) -> None:
 def test_three_ply_jump_without_clock_is_recovered() -> None:
     engine = no_clock()
     outs = play(engine, OPENING, lost={4, 5})  # Bb5, a6 lost; Ba4 can only come after Bb5: one order
-    assert made(outs) == OPENING and findings(outs) == [] and not recovered(outs)
+    assert made(outs) == OPENING and findings(outs) == []
+    # recovered by search, said so as after a restart: on the moves (recovered_by) and in one event
+    assert [m.recovered for m in engine.state.moves] == ["", "", "", "", "search", "search", "search", "", "", ""]
+    [event] = recovered(outs)
+    assert (event["kind"], event["method"], event["reason"], event["from_ply"], event["to_ply"]) == \
+        ("unique", "search", "missed updates", 5, 7)
+    assert event["moves"] == ["Bb5", "a6", "Ba4"]
 
 
 def _gap_then_fill(engine: Engine, outs: list[Output], sans: list[str], ply: int) -> None:
@@ -106,6 +112,7 @@ def _gap_then_fill(engine: Engine, outs: list[Output], sans: list[str], ply: int
     assert [m.uci() for m in truth] in event["candidates"]  # type: ignore[operator]
     recs = engine.state.moves
     assert (recs[ply].uci, recs[ply].legal, recs[ply].recovered) == ("0000", False, "gap")
+    assert recs[ply].san.startswith("gap after missed board updates: ")  # what happened: no downtime
     assert [r.san for r in recs[:ply]] + [r.san for r in recs[ply + 1:]] == sans[:ply] + sans[ply + 3:]
     assert engine.state.open_irregularities == ()
     engine.feed(FillGap(at=60.0, ply=ply + 1, moves=tuple(m.uci() for m in truth)))
@@ -274,3 +281,45 @@ def test_presses_seen_while_frames_in_an_unknown_order_were_lost_are_withdrawn_w
     assert gap.recovered == "gap" and (gap.completion, gap.completed_at) == (Completion.PRESS, 6.3)
     assert all(r.completion is Completion.PRESS for r in state.moves[3:])
     _gap_then_fill(engine, outs, OPENING, 2)
+
+
+def test_presses_seen_while_field_updates_were_lost_are_withdrawn_by_the_dump() -> None:
+    """A DGT board (field updates) loses the updates of O-O and Nf6, the board link never down; each player
+    presses: the engine sees no change, so each press is judged a press without a move (from 2018 an
+    illegal-move-class finding: a penalty). The dump that follows shows both moves: recovered, and the presses
+    explained and withdrawn, their illegal-move counts undone, as for a snapshot-only board's lost frames."""
+    engine, clock = with_clock()
+    board = chess.Board()
+    outs = engine.feed(snapshot(board, 0.8))  # the start-up dump
+    t = 1.0
+    for san in ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5"]:
+        side = board.turn
+        for ev in _field_events(board, san, t):
+            outs += engine.feed(ev)
+        board.push_san(san)
+        outs += engine.feed(clock.press(side, t + 0.3))
+        outs += engine.advance(t + 0.8)
+        t += 1.0
+    for san in ["O-O", "Nf6"]:  # their field updates are lost
+        side = board.turn
+        board.push_san(san)
+        outs += engine.feed(clock.press(side, t + 0.3))
+        outs += engine.advance(t + 0.8)
+        t += 1.0
+    raised = [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
+    assert [irr.code for irr in raised] == ["CLOCK_PRESS_NO_MOVE"] * 2  # before the dump came
+    assert engine.state.illegal_moves_white == 1
+    outs += engine.feed(snapshot(board, t))  # the periodic dump: six squares changed
+    outs += engine.advance(t + 2.0)
+    for ev in _field_events(board, "d3", t + 3.0):
+        outs += engine.feed(ev)
+    board.push_san("d3")
+    outs += engine.advance(t + 5.0)
+    assert [m.san for m in engine.state.moves] == ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "O-O", "Nf6", "d3"]
+    state = engine.state
+    assert state.open_irregularities == () and state.illegal_moves_white == state.illegal_moves_black == 0
+    for irr in engine.irregularities:
+        assert irr.status is Status.RESOLVED and irr.ruling is not None and "field updates were lost" in irr.ruling
+    assert [(r.completion, r.recovered) for r in state.moves[6:8]] == [(Completion.PRESS, "search")] * 2
+    [event] = recovered(outs)
+    assert (event["kind"], event["method"], event["reason"]) == ("unique", "search", "missed updates")

@@ -13,8 +13,9 @@ game goes on from the board. Either way one ``GameEvent MOVES_RECOVERED`` says w
 nothing is raised against the players.
 
 Plies missed while the daemon runs (a board link outage, lost frames: ``Restoration.forward_jump``) are
-recovered the same way (:meth:`Downtime.missed`, 2..3 plies): when their order is not known they leave the
-same gap, through the same :meth:`Downtime.apply`.
+recovered the same way (:meth:`Downtime.missed`; a link outage as deep as a restart, ``DEFAULT_MAX_PLIES``):
+the moves are marked as recovered and announced by the same ``MOVES_RECOVERED``; when their order is not known
+they leave the same gap, through the same :meth:`Downtime.apply`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from boardd.core.recovery import DEFAULT_MAX_PLIES, Recovery, RecoveryKind, come
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
-__all__ = ["MISSED_DETAIL", "OUTAGE_DETAIL", "RESTART_DETAIL", "Downtime"]
+__all__ = ["GAP_TEXT", "MISSED_DETAIL", "OUTAGE_DETAIL", "RESTART_DETAIL", "Downtime"]
 
 #: ``LinkChanged.detail`` of the outage the daemon reports when it starts again on a game in progress.
 RESTART_DETAIL = "daemon restarted"
@@ -62,6 +63,9 @@ RESTART_DETAIL = "daemon restarted"
 OUTAGE_DETAIL = "board link down"
 #: ``MOVES_RECOVERED.reason`` of plies missed with the board in sight: lost frames, a dump after lost updates.
 MISSED_DETAIL = "missed updates"
+#: The gap entry's text (its ``san``) by ``MOVES_RECOVERED.reason``: what happened, for people.
+GAP_TEXT = {RESTART_DETAIL: "gap after downtime", OUTAGE_DETAIL: "gap after the board link was down",
+            MISSED_DETAIL: "gap after missed board updates"}
 #: Positions the search may visit at a restart (about 1-2 s of CPU at worst).
 NODE_BUDGET = 150_000
 #: How long a dump no sequence explains is held (a move in progress?) before it is taken as a gap.
@@ -95,11 +99,12 @@ class Downtime:
         #: The clock was out of sight (or not there) during the board link's outage: presses may be missing.
         self.clock_missed = True
         #: Plies recovered by search while the clock was out of sight (its first reading may tell another
-        #: number of plies fits): the ply before them, the placement they explain (official frame), how many,
-        #: and the reason of the event a gap would publish.
-        self.unsure: tuple[int, tuple[Content, ...], int, str] | None = None
+        #: number of plies fits): the ply before them, the placement they explain (official frame), the
+        #: recovery, and the reason of its event. The one ``MOVES_RECOVERED`` waits for that reading: the
+        #: recovery's (kind ``unique``), or the gap's when the reading turns the plies into one.
+        self.unsure: tuple[int, tuple[Content, ...], Recovery, str] | None = None
 
-    def on_link(self, event: LinkChanged) -> None:
+    def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
             self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
         if event.link is Link.CLOCK and not event.up:
@@ -107,7 +112,7 @@ class Downtime:
         if event.link is Link.BOARD and not event.up and event.detail != RESTART_DETAIL and not self.pending:
             # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
             # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
-            self.unsure = None
+            self.settle_unsure(outs, at)
             self.log = ()
             self.board_log = False
             self.clock_missed = not self.g.clock_seen or self.g.clock_down or self.g.clock_resync
@@ -289,8 +294,8 @@ class Downtime:
         if self.held is not None:
             self._try_log(outs, at)
         unsure, self.unsure = self.unsure, None
-        if unsure is not None and lever is not None:
-            self._revise(outs, unsure, lever, at)
+        if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
+            self._announce_unsure(outs, unsure, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
         if ply is None or ply != len(self.g.records) or lever is None:
             return
@@ -299,31 +304,49 @@ class Downtime:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
 
-    def _revise(self, outs: list[Output], unsure: tuple[int, tuple[Content, ...], int, str], lever: chess.Color,
-                at: float) -> None:
+    def settle_unsure(self, outs: list[Output], at: float) -> None:
+        """Plies recovered while the clock was out of sight, its reading not come (the board lost again): announced
+        as they stand (no reading to revise them by)."""
+        unsure, self.unsure = self.unsure, None
+        if unsure is not None:
+            self._announce_unsure(outs, unsure, at)
+
+    def _announce_unsure(self, outs: list[Output], unsure: tuple[int, tuple[Content, ...], Recovery, str],
+                         at: float) -> None:
+        ply, _, result, reason = unsure
+        records = self.g.records
+        plies = len(result.moves)
+        if len(records) >= ply + plies and all(rec.recovered == result.method for rec in records[ply:ply + plies]):
+            self.announce(outs, result, ply, at, reason, to_ply=ply + plies)
+
+    def _revise(self, outs: list[Output], unsure: tuple[int, tuple[Content, ...], Recovery, str], lever: chess.Color,
+                at: float) -> bool:
         """The clock read again after plies were recovered without it: does another number of plies fit too?
 
         The recovered plies leave the other side to move than the one whose clock runs: they fit if their last
         mover has not pressed yet; a sequence one ply longer that leaves the running side to move (a pawn by
         e3 and e4 where e4 would do) fits as well. Then the record did not know: the plies are retracted and the
         gap of :meth:`apply` takes their place, with both kinds, as :meth:`_recover` decides after a restart.
+        True: they were (the gap's event published), False: they stand.
         """
-        ply, squares, plies, reason = unsure
+        ply, squares, recovered, reason = unsure
+        plies = len(recovered.moves)
         records = self.g.records
         if len(records) != ply + plies or self.g.board.turn == lever:
-            return  # play went on from them (its mover tells the side), or the clock agrees
+            return False  # play went on from them (its mover tells the side), or the clock agrees
         before = self.e.restoration.replay_board(ply)
         if before is None:
-            return
+            return False
         longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2, node_budget=NODE_BUDGET)
         other = longer.sequences()
         if not other:
-            return  # the last mover has not pressed yet: the only way
+            return False  # the last mover has not pressed yet: the only way
         recorded = tuple(chess.Move.from_uci(rec.uci) for rec in records[ply:])
         result = Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=(*other[:8], recorded), method="search",
                           nodes=longer.nodes)
         self.e.restoration.retract_to(outs, ply, at, "missed updates: the clock read again fits another order")
         self.apply(outs, result, list(squares), at, reason)
+        return True
 
     def _release(self) -> None:
         self.pending = False
@@ -370,15 +393,17 @@ class Downtime:
         if result.kind is RecoveryKind.UNIQUE:
             self._recovered(outs, result, at)
         else:
-            self.gap(outs, result, squares, at)
+            self.gap(outs, result, squares, at, reason)
         self.announce(outs, result, from_ply, at, reason)
         self.e.restoration.divergence_key = None
 
-    def announce(self, outs: list[Output], result: Recovery, from_ply: int, at: float, reason: str) -> None:
-        """The one ``MOVES_RECOVERED`` of an incident: what was recovered after ply *from_ply*, or the gap."""
+    def announce(self, outs: list[Output], result: Recovery, from_ply: int, at: float, reason: str, *,
+                 to_ply: int | None = None) -> None:
+        """The one ``MOVES_RECOVERED`` of an incident: what was recovered after ply *from_ply* (up to *to_ply*, by
+        default the record's end), or the gap."""
         details: dict[str, object] = {
             "kind": result.kind.value, "method": result.method, "from_ply": from_ply + 1,
-            "to_ply": len(self.g.records), "moves": list(result.sans),
+            "to_ply": len(self.g.records) if to_ply is None else to_ply, "moves": list(result.sans),
             "candidates": [[m.uci() for m in c] for c in result.candidates], "reason": reason,
             "text": result.describe()}
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
@@ -410,10 +435,17 @@ class Downtime:
         """``MOVES_RECOVERED.reason`` of plies missed while the daemon runs."""
         return OUTAGE_DETAIL if self.g.board_down else MISSED_DETAIL
 
-    def from_log(self, outs: list[Output], result: Recovery, start: int, from_ply: int, at: float) -> None:
-        """Plies missed while the daemon ran, recorded in the order of the board's log: marked ``eeprom`` (the
-        records after *from_ply*, and their outputs from *start* on), and one ``MOVES_RECOVERED``."""
-        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), "eeprom")
+    def recorded(self, outs: list[Output], result: Recovery, start: int, from_ply: int, *, squares: list[Content],
+                 at: float) -> None:
+        """Plies missed while the daemon ran, recorded (the board's log's order, or the one sequence the search
+        found): marked ``eeprom`` or ``search`` (the records after *from_ply*, and their outputs from *start* on),
+        as after a restart, and one ``MOVES_RECOVERED``. Found by search with the clock out of sight (on the
+        DGT's jack), the event waits for the clock's first reading, which may turn the plies into a gap
+        (:meth:`clock_back`)."""
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method)
+        if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
+            self.unsure = (from_ply, tuple(squares), result, self.missed_reason())
+            return
         self.announce(outs, result, from_ply, at, self.missed_reason())
 
     def forget_log(self) -> None:
@@ -624,7 +656,8 @@ class Downtime:
             else:
                 self.e.made_moves.complete(outs, ply, at, Completion.NEXT_MOVE)
 
-    def gap(self, outs: list[Output], result: Recovery, squares: list[Content], at: float) -> None:
+    def gap(self, outs: list[Output], result: Recovery, squares: list[Content], at: float,
+            reason: str = RESTART_DETAIL) -> None:
         """No unique sequence: the game goes on from the board (a marked gap the arbiter may fill later)."""
         self._complete_pending(outs, at)
         side = self.g.board.turn
@@ -646,7 +679,8 @@ class Downtime:
         board.fullmove_number = self.g.board.fullmove_number + (
             (plies + (1 if side == chess.BLACK else 0)) // 2 if plies is not None else 0)
         desc = describe_change(self.g.board, squares)
-        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"gap after downtime: {desc}",
+        text = GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])  # what happened: a restart, the link down, lost updates
+        rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{text}: {desc}",
                          side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
         self.g.records.append(rec)
         self.g.board = board

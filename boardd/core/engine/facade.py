@@ -54,10 +54,11 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   transparently (``GameEvent ORIENTATION_CHANGED``); a quarter turn is also
   ``SETUP_INCORRECT`` (7.2.2). ``SetOrientation`` forces the frame.
 * **Board dumps** are applied as changes at one instant. A dump that is no move in
-  progress is reconciled: up to three plies of missed updates are recovered by forward
-  search when their order is known (one sequence, or the board's log read at the reconnection; several
-  orders leave the restart's gap for the arbiter's ``fill-gap``, ``Downtime.missed``), otherwise
-  ``POSITION_DIVERGENCE``. Resolving it with ``accept`` reinstates the official position;
+  progress is reconciled: missed updates (after a board link outage as many plies as after a restart,
+  else up to three) are recovered by forward search when their order is known (one sequence, or the board's
+  log read at the reconnection; marked ``recovered`` and announced by ``MOVES_RECOVERED``; several orders leave
+  the restart's gap for the arbiter's ``fill-gap``, ``Downtime.missed``), otherwise ``POSITION_DIVERGENCE``.
+  Resolving it with ``accept`` reinstates the official position;
   dismissing it adopts the board's position (a ``legal=False`` entry) so the record goes on from there.
 * **Board link outage.** While the board link is down (``LinkChanged`` until the next board event) the
   clock's presses are recorded (time, presser from the lever, the clock then) but never judged: no press
@@ -410,7 +411,7 @@ class Engine:
                     return
                 self.board_input.on_snapshot(outs, event, at)
             case LinkChanged():
-                self.downtime.on_link(event)
+                self.downtime.on_link(outs, event, at)
                 self.links.on_link(outs, event, at)
             case BoardLog():
                 self.downtime.on_log(event)

@@ -31,7 +31,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
-from boardd.core.recovery import RecoveryKind
+from boardd.core.recovery import DEFAULT_MAX_PLIES, RecoveryKind
 from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
@@ -72,20 +72,23 @@ class Restoration:
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
 
-        Up to ``_JUMP_DEPTH`` plies, found as after a restart (:meth:`Downtime.missed`): the board's log read at
-        the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the presses seen
-        meanwhile. One sequence: its moves are recorded (the board's log: marked ``eeprom``, one
-        ``MOVES_RECOVERED``). Several (moves that commute, a piece by two routes): which was played cannot be
-        known, so none is recorded: a gap with the candidates, one ``MOVES_RECOVERED``, exactly as after a
-        restart (:meth:`Downtime.apply`); the arbiter fills it (``fill-gap``). None: False (a divergence).
+        Found as after a restart (:meth:`Downtime.missed`), after a board link outage as deep as after a restart
+        (``DEFAULT_MAX_PLIES``: the arbiter sees the same whether the daemon or the cable was down), else (lost
+        frames, a dump after lost field updates, the board in sight) up to ``_JUMP_DEPTH`` plies: the board's log
+        read at the reconnection (DGT EEPROM) gives the order; else the search, narrowed by the clock and the
+        presses seen meanwhile. One sequence: its moves are recorded, marked ``eeprom`` or ``search``, and one
+        ``MOVES_RECOVERED`` says so, as after a restart. Several (moves that commute, a piece by two routes):
+        which was played cannot be known, so none is recorded: a gap with the candidates, one
+        ``MOVES_RECOVERED``, exactly as after a restart (:meth:`Downtime.apply`); the arbiter fills it
+        (``fill-gap``). None: False (a divergence).
         """
         down = self.e.downtime
         squares = list(self.g.phys.squares)
-        result = down.missed(squares, _JUMP_DEPTH, self._presses_seen())
+        result = down.missed(squares, self.jump_depth(), self._presses_seen())
         down.forget_log()
         if result.kind is RecoveryKind.AMBIGUOUS:
             for judged in self.gap_presses().values():
-                for irr in judged:  # a frame was lost: the press completed one of the moves of the gap
+                for irr in judged:  # a frame (or field updates) lost: the press completed one of the gap's moves
                     self.withdraw_gap_press(outs, irr, "a move of the gap")
             down.apply(outs, result, squares, at, down.missed_reason())
             self.divergence_key = None
@@ -126,14 +129,15 @@ class Restoration:
                            press_at=press.t_raised, recovered=True)
                 continue
             self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE, recovered=True)
-        if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
-            # the clock is out of sight (on the board's jack): its first reading may tell more (Downtime._revise)
-            down.unsure = (from_ply, tuple(squares), len(path), down.missed_reason())
-        if result.method == "eeprom":
-            # the order is the board's own log's: said so on the moves and in one event, as after a restart
-            down.from_log(outs, result, start, from_ply, at)
+        # how the moves were found: said so on the moves and in one event, as after a restart (with the clock out
+        # of sight, on the board's jack, the event waits for its first reading: Downtime._revise)
+        down.recorded(outs, result, start, from_ply, squares=squares, at=at)
         self.divergence_key = None
         return True
+
+    def jump_depth(self) -> int:
+        """How many missed plies a reconciling dump is searched for: a link outage as many as a restart."""
+        return DEFAULT_MAX_PLIES if self.g.board_down else _JUMP_DEPTH
 
     def _presses_seen(self) -> list[chess.Color] | None:
         """The sides of the presses seen while the board was blind, in order; None when some may be missing.
@@ -153,13 +157,13 @@ class Restoration:
                 if irr.side is not None]
 
     def gap_presses(self) -> dict[chess.Color, list[Irregularity]]:
-        """Snapshot-only boards: the presses judged "no move" since the official position, oldest first.
+        """The presses judged "no move" since the official position, oldest first.
 
-        A lost frame hides the move from the press that completed it; the recovered jump explains them.
+        A lost frame (snapshot-only boards) or lost field updates (DGT: the dump that follows shows the moves)
+        hide the move from the press that completed it; the recovered jump explains them (a false
+        ``CLOCK_PRESS_NO_MOVE``, from 2018 an illegal move, is withdrawn).
         """
         found: dict[chess.Color, list[Irregularity]] = {chess.WHITE: [], chess.BLACK: []}
-        if self.g.field_updates:
-            return found
         for irr in self.g.irr.values():
             if irr.code == "CLOCK_PRESS_NO_MOVE" and irr.ply == len(self.g.records) and irr.side is not None \
                     and irr.status is not Status.RESOLVED:
@@ -180,7 +184,8 @@ class Restoration:
             self.g.pressed_no_move = None
         self.e.findings.update_finding(outs, dataclasses.replace(
             irr, status=Status.RESOLVED,
-            ruling=f"withdrawn: a board frame was lost; {san} was on the board at the press (recovered)"))
+            ruling=f"withdrawn: {'field updates were' if self.g.field_updates else 'a board frame was'} lost; {san} "
+                   "was on the board at the press (recovered)"))
 
     def reconcile(self, outs: list[Output], at: float) -> None:
         """A board dump that is no move in progress: missed updates, else POSITION_DIVERGENCE (R15)."""
@@ -197,10 +202,12 @@ class Restoration:
             self.g.phase.fire(PhaseTrigger.PIECES_MISSING)
             return
         self.divergence_key = key
+        depth = self.jump_depth()
+        searched = " found by the search" if depth > _JUMP_DEPTH else ""  # within its budget
         irr = self.e.findings.raise_finding(outs, "POSITION_DIVERGENCE", None, at, [Evidence(at=at,
                                                                                              event="board dump")],
                           text="the board differs from the official position and no sequence of up to "
-                               f"{_JUMP_DEPTH} legal moves explains it: "
+                               f"{depth} legal moves{searched} explains it: "
                                f"{describe_change(self.g.board, self.g.phys.squares)}; reinstate the last official "
                                "position" + ("; clock presses are not judged until this is resolved"
                                              if self.g.board_down else ""),

@@ -89,7 +89,29 @@ def _game(rng: random.Random, plies: int, chess960: bool) -> tuple[chess.Board, 
     return start, moves
 
 
-class Restart:
+class Played:
+    """What a game through the engine ended with: play on to the end, the findings that ask for the arbiter,
+    the recoveries published (the restart's and the link outage's rigs)."""
+
+    engine: Engine
+    outs: list[Output]
+    t: float
+
+    def finish(self) -> None:
+        self.t += 5.0
+        self.outs += self.engine.advance(self.t)
+
+    @property
+    def strong(self) -> list[str]:
+        return [f"{o.irregularity.code} ply {o.irregularity.ply}" for o in self.outs
+                if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
+
+    @property
+    def recovered(self) -> list[dict[str, object]]:
+        return [dict(o.details) for o in self.outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
+
+
+class Restart(Played):
     """One game through the engine: moves seen, a restart, moves missed, the board back, moves seen again."""
 
     def __init__(self, start: chess.Board, rng: random.Random) -> None:
@@ -148,18 +170,6 @@ class Restart:
         self.t += 3.0
         self.outs += self.engine.advance(self.t)
 
-    def finish(self) -> None:
-        self.t += 5.0
-        self.outs += self.engine.advance(self.t)
-
-    @property
-    def strong(self) -> list[str]:
-        return [f"{o.irregularity.code} ply {o.irregularity.ply}" for o in self.outs
-                if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
-
-    @property
-    def recovered(self) -> list[dict[str, object]]:
-        return [dict(o.details) for o in self.outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
 
 
 def _sans(board: chess.Board, text: str) -> list[chess.Move]:

@@ -42,11 +42,11 @@ from boardd.core.events import (
     LoggedPress,
     SquareChanged,
 )
-from boardd.core.outputs import GameEvent, IrregularityRaised, MovesRetracted, Output, Severity
+from boardd.core.outputs import GameEvent, MovesRetracted, Output
 from boardd.core.settings import RulesConfig
 from tests.conftest import PGN_DIR
 from tests.core.scenario import ClockSim
-from tests.core.test_downtime_parity import _steps
+from tests.core.test_downtime_parity import Played, _steps
 
 #: Where the clock is during the board's outage.
 CLOCKS = ("own-link", "on-the-board", "none")
@@ -105,7 +105,7 @@ def _orders(board: chess.Board, target: tuple[int, ...], plies: int) -> list[tup
 
 
 @dataclass
-class Outage:
+class Outage(Played):
     """One game through the engine: moves seen, the board link lost for some plies, the board back, play on."""
 
     start: chess.Board
@@ -172,19 +172,6 @@ class Outage:
             self.outs += self.engine.feed(self.clock.reading(self.t + 0.1))
         self.t += 2.0
         self.outs += self.engine.advance(self.t)
-
-    def finish(self) -> None:
-        self.t += 5.0
-        self.outs += self.engine.advance(self.t)
-
-    @property
-    def strong(self) -> list[str]:
-        return [f"{o.irregularity.code} ply {o.irregularity.ply}" for o in self.outs
-                if isinstance(o, IrregularityRaised) and o.irregularity.severity is not Severity.INFO]
-
-    @property
-    def recovered(self) -> list[dict[str, object]]:
-        return [dict(o.details) for o in self.outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
 
 
 @dataclass(frozen=True)

@@ -232,3 +232,18 @@ def test_a_change_waiting_for_a_dismissed_illegal_moves_position_is_flagged_at_t
     _ruled(rig, finding, accept=False)
     assert [(i.code, i.t_raised <= at) for i in rig.strong() if i.code == "OUT_OF_TURN_CHANGE"] == [
         ("OUT_OF_TURN_CHANGE", True)]
+
+
+def test_a_queen_sliding_away_after_the_7_5_2_fix_is_one_move() -> None:
+    """2023, blitz: Black's pawn set down on e1 without a queen (PAWN_NOT_REPLACED), the pawn exchanged for a
+    queen with the clock paused, then two moves later that queen slides e1-e7, its sensors reporting each square
+    on the way. The record already shows f2xe1=Q: there is no position left to bring back, so the slide is one
+    move, Qe7 (4.7), not a Qe2 "presumed released" and changed (RELEASED_MOVE_CHANGED). Bench game clumsy:618
+    of ``bench false-alarms``, where the held restoration state made Qe2 at the queen's next square."""
+    from bench.bench_false_alarms import Item, build, code_of, expected_record, run_engine
+
+    sim, what = build(Item("clumsy", 618))
+    assert what == "correction/pawn-not-replaced/960"
+    moves, found = run_engine(sim)
+    assert moves == expected_record(sim)
+    assert "RELEASED_MOVE_CHANGED" not in [code_of(i) for i in found]

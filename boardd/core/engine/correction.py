@@ -289,7 +289,9 @@ class Correction:
         cycle = self.cycle
         n = len(g.records)
         if cycle is not None:
-            return [cycle.before] if cycle.reinstated_at is None and n > cycle.ply + 1 else []
+            # (a cycle put right, 7.5.2's queen or a finished move standing in the record, has nothing to bring back)
+            return [cycle.before] if cycle.reinstated_at is None and cycle.fixed is None and n > cycle.ply + 1 \
+                and not g.records[cycle.ply].legal else []
         if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH):
             return []
         out = []

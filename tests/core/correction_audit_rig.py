@@ -312,47 +312,6 @@ def swap_steps(rng: random.Random, phys: dict[int, chess.Piece], square: int, qu
     return out
 
 
-def legal_detoured(rng: random.Random, phys: dict[int, chess.Piece], official: chess.Board, target: chess.BaseBoard,
-                   steps: list[Step], *, share: float = 0.8) -> tuple[list[Step], int]:
-    """*steps* with detours that form legal moves: a piece of the side to move in *official* set down on the way on
-    an empty square where the board then shows the official position plus one of his legal moves (the hand putting
-    it back stops there, maybe for a while, and moves on). The restoration's hands, not a move: nothing of it may be
-    published as made. Returns the steps and how many such detours they have."""
-    cur = dict(phys)
-    out: list[Step] = []
-    made = 0
-    afters: dict[str, chess.Move] = {}
-    for m in official.legal_moves:
-        official.push(m)
-        afters[official.board_fen()] = m
-        official.pop()
-    lifted: int | None = None
-    for what, sq, piece in steps:
-        # (not the wrong piece put back where it was lifted: moved elsewhere, it would be a move of its own)
-        if what == "place" and piece is not None and piece.color == official.turn and sq != lifted \
-                and rng.random() < share:
-            options = []
-            for e in chess.SQUARES:
-                if e in cur or e == sq or target.piece_at(e) == piece:
-                    continue
-                probe = chess.BaseBoard.empty()
-                probe.set_piece_map({**cur, e: piece})
-                if probe.board_fen() in afters:
-                    options.append(e)
-            if options:
-                e = rng.choice(options)
-                made += 1
-                out += [("place", e, piece)] + ([("wait", e, None)] if rng.random() < 0.7 else []) \
-                    + [("lift", e, None)]
-        out.append((what, sq, piece))
-        lifted = sq if what == "lift" else None
-        if what == "lift":
-            cur.pop(sq, None)
-        elif piece is not None:
-            cur[sq] = piece
-    return out, made
-
-
 def pawn_to_last_rank(rig: Rig, rng: random.Random, a: int, b: int, pawn: chess.Piece) -> None:
     """The pawn on *a* set down on the last rank *b* (a piece there taken off before or after the pawn is
     lifted), and not replaced (7.5.2): the hand leaves it, the press is the caller's."""

@@ -239,7 +239,8 @@ def test_a_queen_sliding_away_after_the_7_5_2_fix_is_one_move() -> None:
     queen with the clock paused, then two moves later that queen slides e1-e7, its sensors reporting each square
     on the way. The record already shows f2xe1=Q: there is no position left to bring back, so the slide is one
     move, Qe7 (4.7), not a Qe2 "presumed released" and changed (RELEASED_MOVE_CHANGED). Bench game clumsy:618
-    of ``bench false-alarms``, where the held restoration state made Qe2 at the queen's next square."""
+    of ``bench false-alarms``, where a hold of restoration states (taken out again) made Qe2 at the queen's next
+    square."""
     from bench.bench_false_alarms import Item, build, code_of, expected_record, run_engine
 
     sim, what = build(Item("clumsy", 618))

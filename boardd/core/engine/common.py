@@ -128,9 +128,6 @@ class _Candidate:
     at: float
     deadline: float
     replace: bool = False  # post-made replacement of the last mover's move (R07)
-    #: the state may be the hands of a restoration found later (:meth:`Correction.restoration_hands`): made only
-    #: once it stayed (``deadline``), at the press, or when a change of its own follows; never if the hands move on
-    held: bool = False
 
 
 @dataclass(slots=True)

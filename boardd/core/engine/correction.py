@@ -20,11 +20,10 @@ the position being reinstated waits until it stays (``on_the_way``); after an il
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
 (published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
 (``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
-What leads away from the reinstatement is still flagged, only after the wait. A state that reads as a legal move of
-the side to move, its piece on a square the restoration changes, is not published as made until it stays, is pressed,
-or a change of its own follows (``restoration_hands``, ``moving_on``): the broadcast never shows the restoration's
-hands as a move. The cycle follows its finding: dismissed or closed with another finding's ruling, its position is
-no longer awaited; confirmed, it still is (``ruled``). docs/architecture.md has the whole.
+What leads away from the reinstatement is still flagged, only after the wait. (A state on the way that reads as a
+legal move of the side to move is made like any move, and retracted when the board goes on back: holding it lost real
+moves, see docs/architecture.md.) The cycle follows its finding: dismissed or closed with another finding's
+ruling, its position is no longer awaited; confirmed, it still is (``ruled``). docs/architecture.md has the whole.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _TAKEBACK_DEPTH
-from boardd.core.events import Content
 from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
 from boardd.core.settings import Regime
 
@@ -279,59 +277,6 @@ class Correction:
         # noticed after the opponent's reply (7.5.1): his move goes back with it, the offender to move meanwhile
         # (not the touch findings of the reply itself: a move made, judged as any move)
         return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1 and code not in _TOUCH_CODES
-
-    def _befores(self) -> list[chess.BaseBoard]:
-        """The positions a restoration found later may be bringing back (7.5.1: the position before an illegal move
-        the opponent replied to, still unresolved, of the last plies); empty when none can be under way."""
-        g = self.g
-        if g.regime == Regime.OTHERWISE.value:
-            return []
-        cycle = self.cycle
-        n = len(g.records)
-        if cycle is not None:
-            # (a cycle put right, 7.5.2's queen or a finished move standing in the record, has nothing to bring back)
-            return [cycle.before] if cycle.reinstated_at is None and cycle.fixed is None and n > cycle.ply + 1 \
-                and not g.records[cycle.ply].legal else []
-        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH):
-            return []
-        out = []
-        for irr in g.irr.values():
-            if n - _TAKEBACK_DEPTH <= irr.ply < n - 1 and _reinstatable(irr, self.confirmed) \
-                    and not g.records[irr.ply].legal:
-                fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
-                out.append(chess.BaseBoard(fen.split(" ")[0]))
-        return out
-
-    def restoration_hands(self, move: chess.Move) -> bool:
-        """May the board showing a legal move of the side to move be the hands of a restoration found later, not a
-        move (7.5.1: after the opponent's reply to an illegal move not yet noticed, the position before it is put back
-        on the running clock, in any order, a piece set down on the way: the offender, on move after the reply, sets
-        his piece down where it reads as a move of his; or he puts the illegally moved piece back first, itself a
-        legal move)? So when the piece moved stands on a square the restoration changes (the position before has
-        something else there): such a state is made only once it stayed ``_ON_THE_WAY_S`` (a piece left there is a
-        move), at the press (the move completed, 6.2.1), or when a change of its own follows it
-        (:meth:`moving_on`); the hands moving on, it was never a move (nothing published)."""
-        official = self.g.index
-        return any(before.piece_at(move.from_square) != official.piece_at(move.from_square)
-                   for before in self._befores())
-
-    @staticmethod
-    def hold_s() -> float:
-        return _ON_THE_WAY_S
-
-    def moving_on(self, move: chess.Move, batch: list[tuple[int, Content, Content]] | None) -> bool:
-        """After a state held as a restoration's hands (:meth:`restoration_hands`), is this change the hands moving
-        on (the piece moved lifted again or its square refilled, or a change on a square the restoration changes),
-        not a change of its own that leaves the move standing?"""
-        if not batch:
-            return True
-        befores = self._befores()
-        official = self.g.index
-        after = official.board.copy(stack=False)
-        after.push(move)
-        own = {sq for sq in chess.SQUARES if after.piece_at(sq) != official.piece_at(sq)}
-        return all(sq in own or any(before.piece_at(sq) != official.piece_at(sq) for before in befores)
-                   for sq, _, _ in batch)
 
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)

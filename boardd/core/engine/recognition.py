@@ -52,13 +52,6 @@ class Recognition:
             return
         if self.e.correction.board_reinstated(outs, at):
             return
-        cand = self.g.cand
-        if cand is not None and cand.held and not self.e.correction.moving_on(cand.move, batch):
-            diff = self.g.index.classify(self.g.phys)
-            if not (diff.kind is DiffClass.LEGAL and diff.move == cand.move):
-                # a change of its own after the state held as a restoration's hands (not the moved piece moving on,
-                # no square the restoration changes): the move stood, made when it was (then this change is judged)
-                self.e.made_moves.settle(outs, at)
         turn = self.g.board.turn
         mover = not turn
         post_open = self.post_made_open()
@@ -228,9 +221,7 @@ class Recognition:
             assert diff.move is not None
             self.e.whose_change.note_started(outs, turn, at)
             if self.g.cand is None:
-                held = self.e.correction.restoration_hands(diff.move)
-                self.g.cand = _Candidate(diff.move, at, at + (self.e.correction.hold_s() if held
-                                                              else self.rules.timing.t_settle), held=held)
+                self.g.cand = _Candidate(diff.move, at, at + self.rules.timing.t_settle)
                 self.g.match_t = at
             self.e.whose_change.check_out_of_turn_move(outs, turn, at)
             return

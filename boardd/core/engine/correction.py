@@ -29,6 +29,7 @@ ruling, its position is no longer awaited; confirmed, it still is (``ruled``). d
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -108,10 +109,9 @@ class Correction:
 
     def open(self, irr: Irregularity, offender: chess.Color, ply: int) -> None:
         """An illegal-move-class completion (or a mismatch at a press) that the arbiter may correct."""
-        fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
         self.held.clear()
         self.cycle = _Cycle(irregularity_id=irr.id, offender=offender, ply=ply,
-                            before=chess.BaseBoard(fen.split(" ")[0]))
+                            before=chess.BaseBoard(self.g.fen_before(ply).split(" ")[0]))
 
     def ruled(self, outs: list[Output], closed: list[Irregularity], *, accept: bool, at: float) -> None:
         """The arbiter ruled: these findings were closed by it (the one he ruled on, and those closed with it: the
@@ -235,7 +235,7 @@ class Correction:
         if at >= due:
             self.held.clear()
             return False
-        g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+        g.recheck_by(due)
         return True
 
     def judge_held(self, at: float) -> bool | None:
@@ -254,7 +254,7 @@ class Correction:
             return False
         due = min(since for since, _ in standing.values()) + _ON_THE_WAY_S
         if at < due:
-            g.oot_recheck = due if g.oot_recheck is None else min(g.oot_recheck, due)
+            g.recheck_by(due)
             return None
         self.held.clear()
         return True
@@ -281,7 +281,7 @@ class Correction:
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)
         due = self.g.last_board_t + _ON_THE_WAY_S
-        self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+        self.g.recheck_by(due)
 
     def update_withheld(self, irr: Irregularity) -> bool:
         """A withheld finding updated (withdrawn, resolved) before it was published: True if it was one."""
@@ -311,7 +311,7 @@ class Correction:
             return
         due = self.g.last_board_t + _ON_THE_WAY_S
         if at < due:
-            self.g.oot_recheck = due if self.g.oot_recheck is None else min(self.g.oot_recheck, due)
+            self.g.recheck_by(due)
             return
         self.release_withheld(outs, at)
 
@@ -322,9 +322,13 @@ class Correction:
         g = self.g
         if g.regime == Regime.OTHERWISE.value:
             return False
-        n = len(g.records)
-        return any(n - _TAKEBACK_DEPTH <= irr.ply < n and _reinstatable(irr, self.confirmed)
-                   and not (on_board and g.records[irr.ply].legal) for irr in g.irr.values())
+        return any(not (on_board and g.records[irr.ply].legal) for irr in self._recent_reinstatable(len(g.records)))
+
+    def _recent_reinstatable(self, upto: int) -> Iterator[Irregularity]:
+        """The reinstatable illegal-move findings (:func:`_reinstatable`) of the last ``_TAKEBACK_DEPTH`` plies of
+        the record, before ply *upto*."""
+        low = len(self.g.records) - _TAKEBACK_DEPTH
+        return (irr for irr in self.g.irr.values() if low <= irr.ply < upto and _reinstatable(irr, self.confirmed))
 
     def press_during_restoration(self) -> str | None:
         """Is a press now one in the middle of a restoration found later (the id of the illegal-move finding whose
@@ -348,12 +352,9 @@ class Correction:
         else:
             # (with findings withheld the later moves may be taken back already: the illegal move the last one)
             n = len(g.records)
-            candidates = []
-            for irr in g.irr.values():
-                if n - _TAKEBACK_DEPTH <= irr.ply < (n if self.withheld else n - 1) \
-                        and _reinstatable(irr, self.confirmed) and not g.records[irr.ply].legal:
-                    fen = g.records[irr.ply - 1].fen_after if irr.ply > 0 else g.start_fen
-                    candidates.append((irr.id, chess.BaseBoard(fen.split(" ")[0])))
+            candidates = [(irr.id, chess.BaseBoard(g.fen_before(irr.ply).split(" ")[0]))
+                          for irr in self._recent_reinstatable(n if self.withheld else n - 1)
+                          if not g.records[irr.ply].legal]
         if not candidates:
             return None
         if self.withheld or self.held:

@@ -488,8 +488,7 @@ class Restoration:
     def retract_to(self, outs: list[Output], ply: int, at: float, reason: str) -> None:
         if ply >= len(self.g.records):
             return
-        fen = self.g.records[ply - 1].fen_after if ply > 0 else self.g.start_fen
-        board = chess.Board(fen, chess960=self.g.game.chess960)
+        board = chess.Board(self.g.fen_before(ply), chess960=self.g.game.chess960)
         # rebuild the move stack from the last legal restart so repetition checks keep working
         del self.g.records[ply:]
         del self.g.keys[ply + 1:]

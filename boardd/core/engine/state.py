@@ -208,3 +208,11 @@ class Game:
         self.flag_t: dict[chess.Color, float] = {}
         self.clock = ClockState()
         self.last_press_at: float | None = None
+
+    def fen_before(self, ply: int) -> str:
+        """The FEN of the position before the record's move *ply* (the start position before the first)."""
+        return self.records[ply - 1].fen_after if ply > 0 else self.start_fen
+
+    def recheck_by(self, due: float) -> None:
+        """The out-of-turn recheck timer fires at *due* at the latest (an earlier one set stays)."""
+        self.oot_recheck = due if self.oot_recheck is None else min(self.oot_recheck, due)

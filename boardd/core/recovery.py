@@ -62,7 +62,8 @@ import chess
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
 
-__all__ = ["COMES_BACK", "DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "comes_back", "place_presses", "recover"]
+__all__ = ["COMES_BACK", "DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "comes_back", "place_presses", "recover",
+           "sans_of"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
@@ -143,7 +144,8 @@ def _target_board(target: Sequence[Content]) -> chess.BaseBoard:
     return base
 
 
-def _sans(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[str, ...]:
+def sans_of(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[str, ...]:
+    """The SAN of *moves* played from *board* in turn."""
     work = board.copy(stack=False)
     out: list[str] = []
     for move in moves:
@@ -172,7 +174,7 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
         if found is not None:
             moves, used, nodes = found
             return Recovery(kind=RecoveryKind.UNIQUE, moves=tuple(moves), method="eeprom", changes_used=tuple(used),
-                            nodes=nodes, sans=_sans(board, moves))
+                            nodes=nodes, sans=sans_of(board, moves))
     if max_plies <= 0:
         return Recovery(kind=RecoveryKind.GAP, detail="0")
     search = _Search(board, goal, goal_key, node_budget, max_candidates)
@@ -188,7 +190,7 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
                                 detail=COMES_BACK)
             if len(found_seqs) == 1:
                 return Recovery(kind=RecoveryKind.UNIQUE, moves=found_seqs[0], nodes=search.nodes,
-                                sans=_sans(board, found_seqs[0]))
+                                sans=sans_of(board, found_seqs[0]))
             return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(found_seqs), nodes=search.nodes)
     return Recovery(kind=RecoveryKind.GAP, nodes=search.nodes, detail=str(max_plies))
 

@@ -50,7 +50,15 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import PositionIndex, describe_change
-from boardd.core.recovery import DEFAULT_MAX_PLIES, Recovery, RecoveryKind, comes_back, place_presses, recover
+from boardd.core.recovery import (
+    DEFAULT_MAX_PLIES,
+    Recovery,
+    RecoveryKind,
+    comes_back,
+    place_presses,
+    recover,
+    sans_of,
+)
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -426,7 +434,7 @@ class Downtime:
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
         if len(fit) == 1 and not comes_back(self.g.board, fit[0]):  # presses show no route
             return Recovery(kind=RecoveryKind.UNIQUE, moves=fit[0], method=result.method, nodes=result.nodes,
-                            sans=_sans(self.g.board, fit[0]))
+                            sans=sans_of(self.g.board, fit[0]))
         if fit:
             return dataclasses.replace(result, candidates=fit)
         return result  # the presses fit none (one forgotten, one without a move): they tell nothing
@@ -698,15 +706,6 @@ class Downtime:
             self.awaiting_clock = rec.ply
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
-
-
-def _sans(board: chess.Board, moves: tuple[chess.Move, ...]) -> tuple[str, ...]:
-    work = board.copy(stack=False)
-    out = []
-    for move in moves:
-        out.append(work.san(move))
-        work.push(move)
-    return tuple(out)
 
 
 def _pressed(board: chess.Board, moves: tuple[chess.Move, ...], presses: list[chess.Color]) -> bool:

@@ -41,6 +41,11 @@ _APPENDIX_A_OTHERWISE = frozenset({"FLAG_FALL", "BOTH_FLAGS_FALLEN"})
 _OWN_INCIDENT = frozenset({"ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED"})
 
 
+def _resolved_with(ruled: Irregularity) -> str:
+    """The ruling of a finding closed with *ruled* (one incident, one status)."""
+    return f"resolved with {ruled.id}" + (f": {ruled.ruling}" if ruled.ruling else "")
+
+
 class Findings:
     """Findings: ids, raise, update, status, penalties, claim windows (rules-spec §4, §5)."""
 
@@ -152,7 +157,7 @@ class Findings:
         a late joiner (a restarted web service, a new tablet) would show a resolved incident as open. Those
         joining it later (explicitly) are raised after this and keep their own status.
         """
-        ruling = f"resolved with {primary.id}" + (f": {primary.ruling}" if primary.ruling else "")
+        ruling = _resolved_with(primary)
         for other in list(self.g.irr.values()):
             if other.incident == primary.id and other.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
@@ -171,7 +176,7 @@ class Findings:
         would read as a new open illegal move.
         """
         self.g.irr[resolved.id] = resolved  # not closed again below as a related finding of its primary
-        ruling = f"resolved with {resolved.id}" + (f": {resolved.ruling}" if resolved.ruling else "")
+        ruling = _resolved_with(resolved)
         suspected = [i for i in resolved.related if (f := self.g.irr.get(i)) is not None
                      and f.code == "TWO_HANDS_SUSPECTED"]
         for ident in [*suspected, *([resolved.incident] if resolved.incident else [])]:

@@ -19,7 +19,7 @@ import pytest
 
 from tests.consumers.feed import Feed, interleave
 from tests.consumers.test_web import PASSWORD, PREFIX, USER, browser, publish, round_of, wait_until
-from tests.consumers.test_web_links import POLICY, status, web_with
+from tests.consumers.test_web_links import POLICY, flap, status, web_with
 from tests.mosquitto import Broker
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker]
@@ -66,15 +66,7 @@ async def test_a_flapping_link_does_not_flicker_in_the_hall_view(mosquitto: Brok
         await page.evaluate(WATCH)
         t1 = feeds[0]
         t1.now += time.monotonic() - published  # the Pi's clock moved on while the page started
-        started = time.monotonic()
-        drops = 0
-        while time.monotonic() - started < 6.0:
-            for up in (False, True):
-                pause = rng.uniform(0.1, 0.4)
-                await publish(mosquitto, [status(t1, up=up)])
-                drops += not up
-                await asyncio.sleep(pause)
-                t1.now += pause
+        drops = await flap(mosquitto, t1, rng, 6.0)
         assert drops >= 10
         await asyncio.sleep(0.5)
         seen = await page.evaluate("() => window.__hall")

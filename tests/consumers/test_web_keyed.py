@@ -23,7 +23,7 @@ import pytest
 from tests.consumers.feed import Feed, interleave
 from tests.consumers.test_web import PREFIX, browser, publish, round_of, wait_until
 from tests.consumers.test_web_incidents import log_in
-from tests.consumers.test_web_links import POLICY, status, web_with
+from tests.consumers.test_web_links import POLICY, flap, status, web_with
 from tests.mosquitto import Broker
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker]
@@ -89,14 +89,7 @@ async def test_only_the_changed_board_is_redrawn_and_buttons_still_work(mosquitt
             # board 1: a loose connector and a move
             t1 = feeds[0]
             t1.now += time.monotonic() - published
-            started, drops = time.monotonic(), 0
-            while time.monotonic() - started < 5.0:
-                for up in (False, True):
-                    pause = rng.uniform(0.1, 0.4)
-                    await publish(mosquitto, [status(t1, up=up)])
-                    drops += not up
-                    await asyncio.sleep(pause)
-                    t1.now += pause
+            drops = await flap(mosquitto, t1, rng, 5.0)
             await publish(mosquitto, [p for step in t1.publications(upto=5)[5:] for p in step])
             await page.wait_for_selector('.tboard:not(.quiet)[data-board="t1"] .link-state', timeout=3000)
             await asyncio.sleep(0.5)  # the page draws at most every 150 ms

@@ -59,6 +59,21 @@ def status(feed: Feed, *, up: bool) -> Publication:
                                    "at": feed.iso(feed.now), "at_s": feed.now})
 
 
+async def flap(broker: Broker, feed: Feed, rng: random.Random, seconds: float) -> int:
+    """A loose connector for *seconds*: the board's status degraded/online every 100-400 ms (seeded), each sent
+    when it happens, the Pi's time moving along; the number of drops."""
+    started = time.monotonic()
+    drops = 0
+    while time.monotonic() - started < seconds:
+        for up in (False, True):
+            pause = rng.uniform(0.1, 0.4)
+            await publish(broker, [status(feed, up=up)])
+            drops += not up
+            await asyncio.sleep(pause)
+            feed.now += pause
+    return drops
+
+
 @contextlib.asynccontextmanager
 async def web_with(broker: Broker, links: LinkPolicy) -> AsyncIterator[WebService]:
     config = WebConfig(mqtt=MqttSettings(port=broker.port, prefix=PREFIX), host="127.0.0.1", port=0,
@@ -92,14 +107,7 @@ async def test_a_flapping_link_does_not_flicker_in_the_needs_you_list(mosquitto:
         # that began seconds ago: down past the grace period at once)
         t1.now += time.monotonic() - published
         started = time.monotonic()
-        drops = 0
-        while time.monotonic() - started < 8.0:
-            for up in (False, True):
-                pause = rng.uniform(0.1, 0.4)
-                await publish(mosquitto, [status(t1, up=up)])
-                drops += not up
-                await asyncio.sleep(pause)
-                t1.now += pause
+        drops = await flap(mosquitto, t1, rng, 8.0)
         assert drops >= 15
         await asyncio.sleep(0.5)  # the page draws at most every 150 ms
         seen = await page.evaluate("() => window.__t1")

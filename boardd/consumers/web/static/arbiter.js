@@ -461,25 +461,45 @@ function boardHead(v, entry) {
   if (v.illegal_moves && (v.illegal_moves.white || v.illegal_moves.black)) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
-  const link = linkState(v);
-  const alert = linkAlert(v);
-  if (alert) {
-    const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
-      link === "degraded" ? "DEGRADED" : "LINK BACK";
-    head.append(el("span", "link-state " + (link === "offline" ? "offline" : "degraded"), word));
-  }
+  if (linkAlert(v)) head.append(el("span", "link-state"));  // its word and colour: patchLink
   return head;
 }
 
-function boardBody(v, card) {
+// What a card says of the board's link: the badge, the incident's text, the reasons. With a flapping link
+// these change with every drop (the raw link degraded/online, "N drops", "down now / up now"): patchLink
+// writes them into the card in place; the card is rebuilt only when the incident starts or ends (the
+// board enters or leaves the needs-you list: cardSignature).
+function linkLines(v) {
   const link = linkState(v);
   const alert = linkAlert(v);
-  if (alert && alert.text) card.append(el("p", "link-alert", "Link: " + alert.text));
-  if (alert && (link === "offline" || link === "degraded") && (v.link_why || []).length) {
-    const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
-    card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
-      (lost ? " — moves on this board are not being recorded." : "")));
+  if (!alert) return {link, alert: null};
+  const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
+    link === "degraded" ? "DEGRADED" : "LINK BACK";
+  const down = link === "offline" || link === "degraded";
+  const why = v.link_why || [];
+  const lost = link === "offline" || why.some((w) => w.startsWith("board disconnected"));
+  return {link, alert, word, badge: "link-state " + (link === "offline" ? "offline" : "degraded"),
+    text: alert.text ? "Link: " + alert.text : "",
+    why: down && why.length ? (link === "offline" ? "Offline: " : "Degraded: ") + why.join("; ") +
+      (lost ? " — moves on this board are not being recorded." : "") : ""};
+}
+
+function patchLink(card, v) {
+  const lines = linkLines(v);
+  if (card.dataset.link !== lines.link) card.dataset.link = lines.link;
+  if (!lines.alert) return;
+  const badge = card.querySelector(".tboard-head .link-state");
+  if (badge) { if (badge.className !== lines.badge) badge.className = lines.badge; setText(badge, lines.word); }
+  for (const [cls, text] of [["link-alert", lines.text], ["link-why", lines.why]]) {
+    const line = card.querySelector(":scope > ." + cls + ", :scope > .quiet-row > ." + cls);
+    if (!line) continue;
+    setText(line, text);
+    if (line.hidden !== !text) line.hidden = !text;
   }
+}
+
+function boardBody(v, card) {
+  if (linkAlert(v)) card.append(el("p", "link-alert"), el("p", "link-why"));  // their text: patchLink
   const byId = new Map((v.flags || []).map((f) => [f.id, f]));
   const incidents = incidentsOf(v);
   const active = incidents.filter((i) => i.needs_arbiter).sort((a, b) =>
@@ -517,11 +537,11 @@ function boardCard(entry, quiet) {
   const v = entry.view;
   const card = el("section", "tboard rank-" + v.rank + (quiet ? " quiet" : ""));
   card.dataset.board = v.board;
-  card.dataset.link = linkState(v);
   card.dataset.open = String(openIncidents(v));
   if (!quiet) {
     card.append(boardHead(v, entry));
     boardBody(v, card);
+    patchLink(card, v);
     return card;
   }
   const row = el("details", "quiet-row");
@@ -531,9 +551,14 @@ function boardCard(entry, quiet) {
   row.append(summary);
   if (row.open) boardBody(v, row);
   row.addEventListener("toggle", () => {
-    if (row.open) { expanded.add(v.board); if (row.children.length === 1) boardBody(v, row); } else expanded.delete(v.board);
+    if (row.open) {
+      expanded.add(v.board);
+      // the board's latest view (a link change is written in place, without a new card)
+      if (row.children.length === 1) { const now = boards.get(v.board); boardBody(now ? now.view : v, row); patchLink(card, now ? now.view : v); }
+    } else expanded.delete(v.board);
   });
   card.append(row);
+  patchLink(card, v);
   return card;
 }
 
@@ -551,18 +576,23 @@ const cards = new Map();       // board -> {sig, node}
 let quietSection = null;       // <details> of the boards with nothing for the arbiter (kept across renders)
 let allQuiet = null;           // <p> "Nothing needs you." / "No boards yet." (kept across renders)
 
-// Everything a card shows, but the clocks (counted down in place every 500 ms) and the message counters.
+// Everything a card shows, but the clocks (counted down in place every 500 ms), the message counters and
+// the link as it changes drop by drop (written in place by patchLink): of the link, only whether the board
+// has a link incident (it entered or left the needs-you list for it) makes a new card.
 const UNSHOWN = new Set(["clock", "seq", "session", "status"]);
+const LINK_LIVE = new Set(["link", "online", "link_why", "link_alert"]);
 function signature(entry, quiet) {
   const v = entry.view;
   const outcomes = [...results.entries()].filter(([key]) => key.startsWith(v.board + "/"));
-  return JSON.stringify([quiet, outcomes, v], (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
+  const shownView = Object.fromEntries(Object.entries(v).filter(([key]) => !LINK_LIVE.has(key)));
+  return JSON.stringify([quiet, outcomes, linkAlert(v) !== null, shownView],
+    (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
 }
 
 function cardOf(entry, quiet) {
   const sig = signature(entry, quiet);
   const kept = cards.get(entry.view.board);
-  if (kept && kept.sig === sig) return kept.node;
+  if (kept && kept.sig === sig) { patchLink(kept.node, entry.view); return kept.node; }
   const node = boardCard(entry, quiet);
   cards.set(entry.view.board, {sig, node});
   return node;

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import getpass
 import hmac
 import json
@@ -534,10 +535,9 @@ def run(args: argparse.Namespace) -> int:
     mqtt = MqttSettings(host=args.host or mqtt.host, port=args.port or mqtt.port, username=mqtt.username,
                         password=mqtt.password, prefix=args.prefix or mqtt.prefix, identifier=mqtt.identifier,
                         keepalive=mqtt.keepalive)
-    config = WebConfig(mqtt=mqtt, host=args.http_host or config.host,
-                       port=args.http_port if args.http_port is not None else config.port, users=config.users,
-                       command_token=config.command_token, cookie_secure=config.cookie_secure,
-                       idle_timeout=config.idle_timeout, title=config.title, sound=config.sound)
+    # the command line overrides only these; everything else (links, ...) is the file's
+    config = dataclasses.replace(config, mqtt=mqtt, host=args.http_host or config.host,
+                                 port=args.http_port if args.http_port is not None else config.port)
     if not config.users:
         _LOGGER.warning("no [web.users]: nobody can log in to the arbiter tablet")
     service = WebService(config)

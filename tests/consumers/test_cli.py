@@ -70,3 +70,17 @@ def test_web_runs_with_the_files_link_debounce(tmp_path: Path, monkeypatch: pyte
     (used,) = started
     assert used.links == LinkPolicy(grace=5.0, unstable=4, window=30.0, settle=2.0)
     assert used.port == 9001 and used.mqtt.prefix == "q"
+
+
+def test_web_ring_setting() -> None:
+    """``[web] ring``: what rings on the tablet; info findings never (they are notes)."""
+    from boardd.consumers.relay import MqttSettings
+    from boardd.consumers.web.app import RINGS, web_config
+    from boardd.core.errors import ConfigError
+
+    assert web_config({}, MqttSettings()).ring == RINGS == ("illegal-move", "warning", "link")
+    assert web_config({"web": {"ring": ["illegal-move"]}}, MqttSettings()).ring == ("illegal-move",)
+    assert web_config({"web": {"ring": []}}, MqttSettings()).ring == ()
+    for wrong in ("warning", ["info"], ["link", "link"], [1]):
+        with pytest.raises(ConfigError, match="ring"):
+            web_config({"web": {"ring": wrong}}, MqttSettings())

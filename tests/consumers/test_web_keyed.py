@@ -122,7 +122,9 @@ FLAPPING = """() => {
   const card = () => document.querySelector('.tboard:not(.quiet)[data-board="t1"]');
   const count = (node) => {
     if (node.nodeType !== 1) return;
-    for (const c of [node, ...node.querySelectorAll(".tboard")]) if (c.matches('.tboard[data-board="t1"]')) seen.changes += 1;
+    for (const c of [node, ...node.querySelectorAll(".tboard")]) {
+      if (c.matches('.tboard[data-board="t1"]')) seen.changes += 1;
+    }
   };
   new MutationObserver((records) => {
     for (const record of records) {

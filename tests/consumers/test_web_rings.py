@@ -224,6 +224,12 @@ async def test_info_findings_never_ring_nor_need_the_arbiter_warnings_do(mosquit
         assert await page.locator(f'.tboard[data-board="t1"] .flag[data-flag="{last_note}"]').count() == 0
         assert await rings(page) == (1, 2)
         assert await page.locator(".tboard:not(.quiet)").count() == 1
+        # The hall view's detail of board 1: the warning is its one incident; the notes are a list of their own.
+        await hall.click('.tile[data-board="t1"]')
+        await hall.wait_for_selector(f'#detail-flags li[data-flag="{warning.id}"]', timeout=5000)
+        shown = [await li.get_attribute("data-flag") for li in await hall.locator("#detail-flags li").all()]
+        assert shown == [warning.id], shown
+        assert await hall.locator("#detail-notes li[data-flag]").count() == len(notes)
         assert errors == []
 
 

@@ -36,8 +36,9 @@ and exactly as many captures of a colour remain as it has pieces more than the b
 moves left plus those captures must cover the squares where its placement differs. All sequences of the fewest plies are
 collected (up to ``max_candidates``); one is the answer, several are ambiguous. A node budget bounds
 the work: when it runs out, nothing is proven (a longer or another sequence may fit as well as those found),
-so the answer is never taken as fact: a gap (``detail`` :data:`BUDGET_EXHAUSTED`), ``ambiguous`` with the
-sequences found at the depth it ran out at, ``gap`` when none was; :attr:`Recovery.exhausted`.
+so the answer is never taken as fact (``detail`` :data:`BUDGET_EXHAUSTED`, :attr:`Recovery.exhausted`):
+``ambiguous`` with the sequences found at the depth it ran out at (candidates for the arbiter), ``gap`` when
+none was.
 
 **What the board cannot show.** The only sequence found is not taken as fact when one of its pieces
 leaves its square and comes back to it (``Bxh6 g5 Bxg5 Kg7 Be3 Kg8`` for two pawns gone from g7 and h6):
@@ -136,8 +137,8 @@ class Recovery:
                     "it (pieces taken off by hand?); the arbiter chooses")
         if self.kind is RecoveryKind.AMBIGUOUS and self.exhausted:
             plies = "/".join(str(n) for n in sorted({len(c) for c in self.candidates}))
-            return (f"{len(self.candidates)} sequence(s) of {plies} plies found before the {BUDGET_EXHAUSTED} "
-                    f"({self.nodes} positions): others may fit; the arbiter chooses")
+            return (f"{BUDGET_EXHAUSTED} ({self.nodes} positions): {len(self.candidates)} sequence(s) of {plies} "
+                    "plies found, others may fit; the arbiter chooses")
         if self.kind is RecoveryKind.AMBIGUOUS:
             plies = "/".join(str(n) for n in sorted({len(c) for c in self.candidates}))
             return f"{len(self.candidates)} sequences of {plies} plies fit; the arbiter chooses"

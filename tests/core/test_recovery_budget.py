@@ -160,3 +160,17 @@ def test_clock_read_again_longer_search_out_of_budget_retracts() -> None:
     assert enough.recovered == real.recovered and "incomplete" not in real.recovered[0]
     assert sorted(real.recovered[0]["candidates"]) == [  # type: ignore[type-var]
         ["e2e3", "d7d6", "e3e4"], ["e2e4", "d7d6"]]
+
+
+def test_restart_search_out_of_budget_with_nothing_found_is_a_gap_that_says_so() -> None:
+    """Budget 5: the first search runs out before any sequence (Ra3 Kd8 needs 19 positions). Before, the gap's
+    event said "no sequence of up to 12 plies explains the board" (12 plies were not searched); now it says the
+    budget ran out (``incomplete``), and the side to move is left to the first move after it."""
+    r = _restart(5)
+    assert r.strong == []
+    [event] = r.recovered
+    assert (event["kind"], event["candidates"], event.get("incomplete")) == ("gap", [], BUDGET_EXHAUSTED)
+    assert "no sequence of up to" not in str(event["text"]) and BUDGET_EXHAUSTED in str(event["text"])
+    moves = r.engine.state.moves
+    assert [m.recovered for m in moves] == ["", "", "gap", "", "", ""]
+    assert [m.uci for m in moves][3:] == ["d8c8", "a3b3", "c8c7"]

@@ -12,7 +12,38 @@ from __future__ import annotations
 import chess
 import pytest
 
-from tests.core.chess960_audit import Rig960
+from tests.core.chess960_audit import Case, IllegalCase, Rig960, cases, illegal_cases, run, run_illegal
+
+LEGAL = cases(2960, 160)
+ILLEGAL = illegal_cases(3960, 160)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_chess960_castling_by_hand_with_noise_is_recorded(chunk: int) -> None:
+    """Every geometry, procedure and noise of the rig, pressed or without a clock, 2018 and 2023: the castling
+    and the reply recorded, nothing above info (the order note only where a piece stood released first)."""
+    bad = [(c, run(c)) for c in LEGAL[chunk::4]]
+    assert [(c, r) for c, r in bad if r[2]] == []
+
+
+def test_the_samples_cover_every_geometry() -> None:
+    assert {run(c)[0] for c in LEGAL} >= {"king and rook move", "king and rook swap", "king moves one square",
+                                          "king only (rook on its final square)",
+                                          "rook only (king on its final square)", "rook passes the king"}
+    assert {c.noise for c in LEGAL} == {"none", "slide", "wrong_square", "place_before_lift"}
+    assert {c.press for c in LEGAL} == {True, False} and {c.edition for c in LEGAL} == {2018, 2023}
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_illegal_chess960_castling_is_an_illegal_castling_and_corrected(chunk: int) -> None:
+    """Rights gone, king in check, a square crossed attacked, a piece in the way; by any procedure: one
+    ILLEGAL_MOVE/CASTLING_ILLEGAL at the press; the arbiter's correction (7.5.1, any hands and clocking) and the
+    replacement the Laws bind (4.4.3 king, 4.4.2 rook, 4.3.1) leave one alert and the record right. 15 of these
+    160 failed before (a lone king or rook relocation read as GEOMETRY/BLOCKED; the replacement bound to the rook
+    lifted in the king's scan, or when the king could not move)."""
+    bad = [(c, run_illegal(c)) for c in ILLEGAL[chunk::4]]
+    assert [(c, r) for c, r in bad if r[2]] == []
+
 
 # -- the defects one by one --------------------------------------------------------------------------------------
 
@@ -54,3 +85,50 @@ def test_a_lone_king_or_rook_castling_that_is_illegal_is_an_illegal_castling(
     assert not any(board.is_castling(m) for m in board.legal_moves), why
     rig = _pressed(fen, steps)
     assert [(i.code, i.subtype) for i in rig.strong()] == [("ILLEGAL_MOVE", "CASTLING_ILLEGAL")], why
+
+
+def test_king_and_rook_lifted_in_one_scan_bind_the_king_after_an_illegal_castling() -> None:
+    """The rook's lift reported 0.1 s before the king's: one scan, no order (rules-spec §2), touched together
+    (4.4.1). Castling without the right: another king move (4.4.3), not the rook as if touched first (4.4.2).
+    Before: 'the rook on h1 must move'."""
+    rig = _pressed("4k3/8/8/8/8/8/8/4K2R w - - 0 1",
+                   [("h1", None, 0.1), ("e1", None, 0.3), ("g1", _K, 0.1), ("f1", _R, 0.3)])
+    (finding,) = rig.strong()
+    assert (finding.code, finding.subtype) == ("ILLEGAL_MOVE", "CASTLING_ILLEGAL")
+    assert finding.suggestion.constraints[0].startswith("the wK on e1 must move")
+
+
+def test_rook_lifted_a_scan_before_the_king_binds_the_rook() -> None:
+    """More than one scan apart the order is known: rook first, no castling on that side, the rook moves (4.4.2,
+    4.3.1). Passed before as well."""
+    rig = _pressed("4k3/8/8/8/8/8/8/4K2R w - - 0 1",
+                   [("h1", None, 0.1), ("f1", _R, 0.3), ("e1", None, 0.3), ("g1", _K, 0.3)])
+    (finding,) = rig.strong()
+    assert finding.suggestion.constraints[0].startswith("the wR on h1 must move")
+
+
+def test_illegal_castling_begun_with_the_king_that_cannot_move_leaves_any_move() -> None:
+    """4.4.3: 'If the king has no legal move, the player is free to make any legal move.' The bishop on b3 covers
+    d1 (long castling over it is illegal) and the king's other squares are his own men's: after the king first,
+    then the rook, any legal move; before, the rook was bound as the next piece touched."""
+    fen = "7k/8/8/8/8/1b6/3PPP2/R3KB2 w A - 0 1"
+    board = chess.Board(fen, chess960=True)
+    assert not any(m.from_square == chess.E1 for m in board.legal_moves)
+    assert not any(board.is_castling(m) for m in board.legal_moves)
+    rig = _pressed(fen, [("e1", None, 0.3), ("c1", _K, 0.4), ("a1", None, 0.3), ("d1", _R, 0.3)])
+    (finding,) = rig.strong()
+    assert (finding.code, finding.subtype) == ("ILLEGAL_MOVE", "CASTLING_ILLEGAL")
+    assert finding.suggestion.constraints[0].startswith("any legal move (the king, touched to castle, has no legal")
+    # the replacement with the rook or a pawn is no touch-move violation
+    rig.lift(chess.C1)
+    rig.lift(chess.D1)
+    rig.place(chess.E1, _K)
+    rig.place(chess.A1, _R)
+    rig.t += 2.0
+    rig.play(chess.Move.from_uci("d2d4"))
+    rig.settle()
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+
+
+def test_samples_are_seeded() -> None:
+    assert cases(2960, 3) == cases(2960, 3) and isinstance(LEGAL[0], Case) and isinstance(ILLEGAL[0], IllegalCase)

@@ -15,7 +15,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.core.chess960_audit import cases, illegal_cases, run, run_illegal
+from tests.core.chess960_audit import (
+    cases,
+    illegal_cases,
+    later_cases,
+    run,
+    run_found_later,
+    run_illegal,
+    run_king_released,
+)
 
 
 def main() -> int:
@@ -25,12 +33,20 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("--arrays", type=int, default=960, help="the first N arrays (0..N-1)")
     ap.add_argument("--illegal", type=int, default=0, help="N illegal castlings (with corrections) instead")
+    ap.add_argument("--king-released", type=int, default=0, help="N kings released on the castling square, rook unmoved")
+    ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
     args = ap.parse_args()
     todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))
     runner = run
     if args.illegal:
         todo = illegal_cases(args.seed, args.illegal)  # type: ignore[assignment]
         runner = run_illegal  # type: ignore[assignment]
+    if args.king_released:
+        todo = later_cases(args.seed, args.king_released, "king-released")  # type: ignore[assignment]
+        runner = run_king_released  # type: ignore[assignment]
+    if args.found_later:
+        todo = later_cases(args.seed, args.found_later, "found-later")  # type: ignore[assignment]
+        runner = run_found_later  # type: ignore[assignment]
     total: Counter[str] = Counter()
     bad: Counter[str] = Counter()
     by_proc: Counter[str] = Counter()

@@ -526,3 +526,198 @@ class Rig960(Rig):
         self.clock, reading = start_clock(self.board.turn, -100.0, seconds=float(tc.split("+", maxsplit=1)[0]))
         self.feed(reading)
         self.t = 0.0
+
+
+# ------------------------------------------------------- the king on its castling square, the rook never moved (4.7.2)
+
+
+@dataclass(frozen=True, slots=True)
+class LaterCase:
+    seed: int
+    n: int
+    color: chess.Color  # the side that castles
+    kingside: bool
+    edition: int
+    kind: str  # "king-only-pressed" | "found-later"
+
+
+def later_cases(seed: int, count: int, kind: str) -> list[LaterCase]:
+    rng = random.Random(seed)
+    return [LaterCase(seed=rng.randrange(1 << 30), n=rng.randrange(960), color=rng.choice(chess.COLORS),
+                      kingside=rng.random() < 0.5, edition=rng.choice((2018, 2023)), kind=kind)
+            for _ in range(count)]
+
+
+def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
+    """The king put on its castling square and released, the rook never moved, the clock pressed. A king step
+    that is a legal king move is that move (R27: no finding). Otherwise CASTLING_INCOMPLETE_AT_PRESS (R16, the
+    arbiter to verify), corrected (7.5.1): the position back, then castling on that side (4.7.2), one alert."""
+    from tests.core.correction_audit_rig import random_hands
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
+
+    rng = random.Random(case.seed)
+    board = reach(rng, case.n, case.color, case.kingside)
+    if board is None:
+        return "unreachable", case.kind, []
+    move = castle_move(board, case.kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    cat = category(board, move)
+    if ks == kd or rs == rd or kd == rs:
+        return "n/a (king stays, rook stays, or king onto the rook)", case.kind, []
+    rig = Rig960(board, edition=case.edition)
+    king = board.piece_at(ks)
+    assert king is not None
+    rig.lift(ks)
+    rig.t += rng.uniform(0.2, 0.6)
+    rig.place(kd, king)
+    rig.t += rng.uniform(0.5, 2.0)
+    step = chess.Move(ks, kd)
+    if step in board.legal_moves:  # a lone king step onto its castling square: the king move (R27)
+        rig.board.push(step)
+        rig.press(case.color)
+        rig.t += 1.0
+        reply = rng.choice(sorted(rig.board.legal_moves, key=lambda m: m.uci()))
+        rig.play(reply)
+        rig.settle()
+        problems = []
+        if rig.record() != [step.uci(), reply.uci()]:
+            problems.append(f"record {rig.record()}")
+        if rig.strong():
+            problems.append(f"findings {[(i.code, i.subtype) for i in rig.strong()]}")
+        return "king step (a legal king move)", case.kind, problems
+    rig.press(case.color)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    codes = [(i.code, i.subtype) for i in rig.strong()]
+    if codes != [("CASTLING_INCOMPLETE_AT_PRESS", None)]:
+        return cat, case.kind, [f"at the press: {codes}"]
+    finding = rig.strong()[0]
+    problems = []
+    if finding.suggestion.move != board.san(move):
+        problems.append(f"suggested {finding.suggestion.move}")
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    _correct(rig, rng, board, case.color, reinstate_ply=0, hands=hands, clocking=clocking,
+             penalty=PENALTY[(case.edition, "5400+30")])
+    rig.t += rng.uniform(1.0, 3.0)
+    rig.play(move)  # 4.7.2: castle on that side
+    _finish_more(rig, rng)
+    problems += _check(rig, finding)
+    return cat, case.kind, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+# ------------------------------------------------------------------ an illegal move found later, across a castling
+
+
+def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
+    """7.5.1: an illegal move (not a king or rook move of the castling side's opponent... any piece but the
+    king) pressed and not noticed; the opponent castles (a real procedure) and maybe the offender plays on;
+    then the position before the illegal move is reinstated, from the tablet or move by move on a paused
+    clock (the castling taken back by hand: king and rook back to their start squares), and play goes on."""
+    import dataclasses
+
+    from boardd.core.events import Reinstate
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.correction_audit_rig import random_hands, restore_steps, run_steps
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, _finish, random_clocking
+    from tests.core.test_correction_cycle import _illegal_moves
+
+    rng = random.Random(case.seed)
+    castler = case.color
+    reached = reach(rng, case.n, castler, case.kingside)
+    if reached is None or not reached.move_stack:
+        return "unreachable", case.kind, []
+    start = reached.copy()
+    start.pop()  # the offender (the castler's opponent) to move, before his last move
+    start = chess.Board(start.fen(), chess960=True)
+    offender = start.turn
+    options = []
+    for ill in _illegal_moves(start):
+        piece = start.piece_at(ill.from_square)
+        if piece is None or piece.piece_type == chess.KING:
+            continue
+        after = chess.Board(None, chess960=True)
+        after.set_board_fen(start.board_fen())
+        after.remove_piece_at(ill.from_square)
+        after.set_piece_at(ill.to_square, piece)
+        after.turn = castler
+        after.castling_rights = start.castling_rights & (chess.BB_RANK_1 if castler == chess.WHITE
+                                                         else chess.BB_RANK_8)
+        if after.is_valid() and castle_move(after, case.kingside) is not None:
+            options.append((ill, after))
+    if not options:
+        return "no illegal move leaving the castling", case.kind, []
+    ill, later = rng.choice(options)
+    rig = Rig960(start, edition=case.edition)
+    ply = 0
+    piece = start.piece_at(ill.from_square)
+    assert piece is not None
+    rig.lift(ill.from_square)
+    rig.t += rng.uniform(0.2, 0.8)
+    if ill.to_square in rig.phys:
+        rig.lift(ill.to_square)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(ill.to_square, piece)
+    rig.t += rng.uniform(0.3, 1.5)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return "found later", case.kind, [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    # the castler castles by hand (any real procedure) and presses; the offender may reply
+    castle = castle_move(later, case.kingside)
+    assert castle is not None
+    cat = category(later, castle)
+    procedure = rng.choice(KING_ROOK + STAYS)
+    steps = castling_steps(later, castle, procedure)
+    for alt in (procedure, *KING_ROOK, *STAYS):
+        steps = castling_steps(later, castle, alt)
+        if steps is not None:
+            procedure = alt
+            break
+    assert steps is not None
+    rig.t += rng.uniform(0.8, 2.0)
+    play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(castler)
+    history = [later.copy()]
+    later.push(castle)
+    played = 1
+    if rng.random() < 0.5:
+        moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
+                 and not later.is_en_passant(m)]
+        if moves:
+            saved = rig.board
+            rig.board = later
+            rig.t += rng.uniform(0.5, 2.0)
+            history.append(later.copy())
+            rig.play(rng.choice(moves))
+            rig.board = saved
+            played += 1
+    rig.outs += rig.engine.advance(rig.t)
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    problems = [f"before the correction: {mid}"] if mid else []
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    use_tablet = rng.random() < 0.5
+    if use_tablet:
+        rig.feed(Reinstate(at=rig.t, ply=ply))
+        rig.t += 0.5
+    else:  # move by move on a paused clock: the castling taken back with the rest
+        clocking = dataclasses.replace(clocking, paused=True, pause_late=False,
+                                       restart=rng.choice(("lever-while-paused", "lever-after-resume")))
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.feed(rig.clock.pause(rig.t))
+        rig.t += rng.uniform(0.5, 2.0)
+        for target in reversed(history):
+            run_steps(rig, rng, restore_steps(rng, rig.phys, target, hands), hands)
+        clocking = dataclasses.replace(clocking, paused=False, restart="resume-only")
+    _correct(rig, rng, start, offender, reinstate_ply=ply, hands=hands,
+             clocking=dataclasses.replace(clocking, tablet="none"), penalty=PENALTY[(case.edition, "5400+30")])
+    _finish(rig, rng, ill.from_square)
+    problems += _check(rig, finding)
+    label = f"{procedure}/{'tablet' if use_tablet else 'by hand'}/{played} later"
+    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])

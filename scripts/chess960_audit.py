@@ -33,7 +33,7 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("--arrays", type=int, default=960, help="the first N arrays (0..N-1)")
     ap.add_argument("--illegal", type=int, default=0, help="N illegal castlings (with corrections) instead")
-    ap.add_argument("--king-released", type=int, default=0, help="N kings released on the castling square, rook unmoved")
+    ap.add_argument("--king-released", type=int, default=0, help="N kings released, rook unmoved")
     ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
     args = ap.parse_args()
     todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))

@@ -563,7 +563,7 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
     assert move is not None
     ks, kd, rs, rd = _geometry(board, move)
     cat = category(board, move)
-    if ks == kd or rs == rd or kd == rs:
+    if ks == kd or rs in (rd, kd):
         return "n/a (king stays, rook stays, or king onto the rook)", case.kind, []
     rig = Rig960(board, edition=case.edition)
     king = board.piece_at(ks)

@@ -20,6 +20,7 @@ from tests.core.chess960_audit import (
     illegal_cases,
     later_cases,
     run,
+    run_castling_found_later,
     run_found_later,
     run_illegal,
     run_king_released,
@@ -35,6 +36,7 @@ def main() -> int:
     ap.add_argument("--illegal", type=int, default=0, help="N illegal castlings (with corrections) instead")
     ap.add_argument("--king-released", type=int, default=0, help="N kings released, rook unmoved")
     ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
+    ap.add_argument("--castling-found-later", type=int, default=0, help="N illegal castlings found later")
     args = ap.parse_args()
     todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))
     runner = run
@@ -44,6 +46,9 @@ def main() -> int:
     if args.king_released:
         todo = later_cases(args.seed, args.king_released, "king-released")  # type: ignore[assignment]
         runner = run_king_released  # type: ignore[assignment]
+    if args.castling_found_later:
+        todo = later_cases(args.seed, args.castling_found_later, "castling-found-later")  # type: ignore[assignment]
+        runner = run_castling_found_later  # type: ignore[assignment]
     if args.found_later:
         todo = later_cases(args.seed, args.found_later, "found-later")  # type: ignore[assignment]
         runner = run_found_later  # type: ignore[assignment]

@@ -721,3 +721,89 @@ def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
     problems += _check(rig, finding)
     label = f"{procedure}/{'tablet' if use_tablet else 'by hand'}/{played} later"
     return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+def run_castling_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
+    """7.5.1: an illegal castling (any procedure) pressed and not noticed, the opponent replies (and maybe the
+    offender plays on); the position before the castling reinstated from the tablet or move by move on a paused
+    clock; the replacement the Laws bind (4.4.3 / 4.4.2 as in :func:`run_illegal`), play going on, one alert."""
+    import dataclasses
+
+    from boardd.core.events import Reinstate
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.correction_audit_rig import random_hands, restore_steps, run_steps
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, _finish, random_clocking
+
+    rng = random.Random(case.seed)
+    legal_board = reach(rng, case.n, case.color, case.kingside)
+    if legal_board is None:
+        return "unreachable", case.kind, []
+    move = castle_move(legal_board, case.kingside)
+    assert move is not None
+    why = rng.choice(WHY)
+    board = make_illegal(rng, legal_board, move, why)
+    if board is None:
+        return "not constructible", case.kind, []
+    cat = category(legal_board, move)
+    procedure = rng.choice(KING_ROOK[:6] + STAYS)  # (not the slow ones: a released half is a move of its own)
+    steps = None
+    for alt in (procedure, *KING_ROOK[:6], *STAYS):
+        steps = castling_steps(board, move, alt)
+        if steps is not None:
+            procedure = alt
+            break
+    assert steps is not None
+    rig = Rig960(board, edition=case.edition)
+    offender = board.turn
+    lifts = play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return cat, f"{why}/{procedure}", [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    later = chess.Board(None, chess960=True)
+    later.set_board_fen(rig.engine.state.fen.split(" ")[0])
+    later.turn = not offender
+    history = []
+    for _ in range(rng.choice((1, 2))):
+        moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
+                 and not later.is_en_passant(m)]
+        if not moves or later.is_game_over():
+            break
+        saved = rig.board
+        rig.board = later
+        rig.t += rng.uniform(0.5, 2.0)
+        history.append(later.copy())
+        rig.play(rng.choice(moves))
+        rig.board = saved
+    rig.outs += rig.engine.advance(rig.t)
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    problems = [f"before the correction: {mid}"] if mid else []
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    use_tablet = rng.random() < 0.5 or len(history) < 2
+    if use_tablet:
+        rig.feed(Reinstate(at=rig.t, ply=0))
+        rig.t += 0.5
+    else:
+        clocking = dataclasses.replace(clocking, paused=True, pause_late=False,
+                                       restart=rng.choice(("lever-while-paused", "lever-after-resume")))
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.feed(rig.clock.pause(rig.t))
+        rig.t += rng.uniform(0.5, 2.0)
+        for target in reversed(history):
+            run_steps(rig, rng, restore_steps(rng, rig.phys, target, hands), hands)
+        clocking = dataclasses.replace(clocking, paused=False, restart="resume-only")
+    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands,
+             clocking=dataclasses.replace(clocking, tablet="none"), penalty=PENALTY[(case.edition, "5400+30")])
+    ks, _, rs, _ = _geometry(board, move)
+    king_t, rook_t = lifts.get(ks), lifts.get(rs)
+    rook_first = rook_t is not None and (king_t is None or rook_t < king_t - RulesConfig().timing.t_scan)
+    rig.t += rng.uniform(1.0, 3.0)
+    _finish(rig, rng, rs if rook_first else ks)
+    problems += _check(rig, finding)
+    label = f"{why}/{procedure}/{'tablet' if use_tablet else 'by hand'}/{len(history)} later"
+    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])

@@ -21,6 +21,7 @@ from tests.core.chess960_audit import (
     illegal_cases,
     later_cases,
     run,
+    run_castling_found_later,
     run_found_later,
     run_illegal,
     run_king_released,
@@ -76,6 +77,18 @@ def test_illegal_move_found_later_reinstated_across_a_castling() -> None:
     results = [run_found_later(c) for c in FOUND_LATER]
     assert [r for r in results if r[2]] == []
     assert len([r for r in results if r[1].split("/")[0] not in ("found-later",)]) >= 30
+
+
+CASTLING_FOUND_LATER = later_cases(6960, 80, "castling-found-later")
+
+
+def test_illegal_castling_found_later_reinstated() -> None:
+    """7.5.1: an illegal castling pressed, found after the reply (or two more plies), reinstated from the tablet
+    or move by move; the replacement the Laws bind; one alert, the record right. Before the fixes above (subtype,
+    one scan, stuck king) 5 of these 80 failed."""
+    results = [run_castling_found_later(c) for c in CASTLING_FOUND_LATER]
+    assert [r for r in results if r[2]] == []
+    assert len([r for r in results if r[0] not in ("unreachable", "not constructible")]) >= 25
 
 
 # -- the defects one by one --------------------------------------------------------------------------------------

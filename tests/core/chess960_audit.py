@@ -499,6 +499,7 @@ def play_steps(rig: Rig960, rng: random.Random, steps: list[Step]) -> dict[int, 
             lifts.setdefault(sq, rig.t)
             rig.lift(sq)
         else:
+            assert isinstance(content, chess.Piece)
             rig.place(sq, content)
         nxt = steps[i + 1] if i + 1 < len(steps) else None
         if content is None and isinstance(nxt, tuple) and nxt[0] == sq:  # lifted and put back: a touch

@@ -75,3 +75,19 @@ def test_a_ruling_that_confirms_keeps_the_wait() -> None:
     assert r.engine.g.phase.state is Phase.AWAIT_RESTORE
     r.engine.feed(Resolve(at=9.0, irregularity_id="no-such-finding", ruling="dismissed", accept=False))
     assert r.engine.g.phase.state is Phase.AWAIT_RESTORE
+
+
+def test_the_arbiters_ruling_stays_when_the_board_reinstates_the_position() -> None:
+    """T34: the arbiter rules first (+2 min to Black, the bishop back), then the players put the bishop back:
+    the reinstatement adds its note after his words (before: "position reinstated at ply 4 (...)" replaced
+    them)."""
+    r = run(SCENARIOS["T34"])
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    words = "+2 min to Black; Bf1 back, a bishop move"
+    r.engine.feed(Resolve(at=3.0, irregularity_id=illegal.id, ruling=words, accept=True))
+    r.engine.feed(SquareChanged(at=5.0, square=chess.C5, content=None))
+    outs = r.engine.feed(SquareChanged(at=5.3, square=chess.F1, content=_WHITE_BISHOP))
+    assert any(isinstance(o, MovesRetracted) for o in outs)  # reinstated by the board (7.5.1)
+    found = next(i for i in r.engine.irregularities if i.id == illegal.id)
+    assert found.status is Status.RESOLVED and found.ruling is not None
+    assert found.ruling.startswith(f"{words}; position reinstated at ply {illegal.suggestion.reinstate_ply}")

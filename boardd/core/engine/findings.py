@@ -60,6 +60,10 @@ class Findings:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        #: True while an arbiter's command is applied: the rulings written then are his words
+        self.arbiter = False
+        #: the arbiter's ruling of each finding he ruled on (or closed with one he ruled on), kept as written
+        self.arbiter_rulings: dict[str, str] = {}
 
     def new_id(self) -> str:
         self.g.irr_counter += 1
@@ -170,10 +174,13 @@ class Findings:
                 return irr.id
         return None
 
-    def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
-        if self.e.correction.update_withheld(irr):
+    def update_finding(self, outs: list[Output], update: Irregularity) -> None:
+        if self.e.correction.update_withheld(update):
             return
-        before = self.g.irr.get(irr.id)
+        before = self.g.irr.get(update.id)
+        irr = self._keep_arbiter_words(update, before)
+        if irr is None:
+            return  # the same note again
         self.g.irr[irr.id] = irr
         if irr.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
             self.g.illegal_ply = irr.ply
@@ -181,6 +188,23 @@ class Findings:
         if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
                 and before.status is not Status.RESOLVED:
             self._resolve_related(outs, irr)
+
+    def _keep_arbiter_words(self, irr: Irregularity, before: Irregularity | None) -> Irregularity | None:
+        """The arbiter's ruling stays: a ruling written by the engine afterwards (the board reinstating the
+        position, the penalty time seen on the clock) is added after his words, never instead of them.
+
+        Returns the finding to publish, or None when that is exactly what was published already."""
+        if irr.ruling is None:
+            return irr
+        if self.arbiter:
+            if before is None or irr.ruling != before.ruling:
+                self.arbiter_rulings[irr.id] = irr.ruling
+            return irr
+        words = self.arbiter_rulings.get(irr.id)
+        if words is None or irr.ruling == words or irr.ruling.startswith(f"{words}; "):
+            return irr
+        irr = dataclasses.replace(irr, ruling=f"{words}; {irr.ruling}")
+        return None if irr == before else irr
 
     def _resolve_related(self, outs: list[Output], primary: Irregularity) -> None:
         """One incident, one status: the findings that joined ``primary`` and still ask for action close with it.
@@ -194,6 +218,8 @@ class Findings:
         for other in list(self.g.irr.values()):
             if other.incident == primary.id and other.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
+                if self.arbiter:
+                    self.arbiter_rulings[other.id] = ruling
                 outs.append(IrregularityUpdated(irregularity=resolved))
 
     def close_two_hands(self, outs: list[Output], resolved: Irregularity) -> None:

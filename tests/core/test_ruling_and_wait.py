@@ -91,3 +91,16 @@ def test_the_arbiters_ruling_stays_when_the_board_reinstates_the_position() -> N
     found = next(i for i in r.engine.irregularities if i.id == illegal.id)
     assert found.status is Status.RESOLVED and found.ruling is not None
     assert found.ruling.startswith(f"{words}; position reinstated at ply {illegal.suggestion.reinstate_ply}")
+
+
+def test_confirmed_two_hands_suggests_the_position_before_the_castling() -> None:
+    """T08 confirmed (7.5.4): the suggestion's reinstatement is the position before O-O, and the tablet's
+    Reinstate with it takes O-O back (before: the ply after O-O, a reinstatement that took nothing back)."""
+    r = run(SCENARIOS["T08"])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    n = len(r.engine.state.moves)
+    r.engine.feed(Resolve(at=8.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
+    confirmed = next(i for i in r.engine.irregularities if i.id == at_press.id)
+    assert confirmed.suggestion.reinstate_ply == n - 1
+    outs = r.engine.feed(Reinstate(at=9.0, ply=confirmed.suggestion.reinstate_ply))
+    assert [o.to_ply for o in outs if isinstance(o, MovesRetracted)] == [n - 1]

@@ -384,9 +384,15 @@ class Restoration:
             return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
         pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")
         assert pen is not None
+        # the position before the two-handed move: the press finding is raised once the move is in the record
+        # (its ply is the one after it), the suspicion while the move was being made (a late press, 6.2.2, comes
+        # after the opponent's reply: the suspicion's ply is then the earlier one)
+        before = min([irr.ply - 1, *(f.ply for i in irr.related if (f := self.g.irr.get(i)) is not None
+                                     and f.code == "TWO_HANDS_SUSPECTED")])
         sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                   remove_from_offender_s=pen.remove_from_offender_s,
-                                  reinstate_ply=irr.suggestion.reinstate_ply or irr.ply,
+                                  reinstate_ply=irr.suggestion.reinstate_ply
+                                  if irr.suggestion.reinstate_ply is not None else max(0, before),
                                   text=f"confirmed two-handed move (7.5.4): {pen.text}")
         return dataclasses.replace(irr, severity=Severity.ILLEGAL_MOVE, suggestion=sug, status=Status.RESOLVED,
                                    ruling=ruling)

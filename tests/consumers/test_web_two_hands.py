@@ -211,6 +211,10 @@ async def test_reinstate_then_dismiss_ends_the_wait_for_the_board(mosquitto: Bro
         await card.locator("button.reinstate").click()
         await wait_until(lambda: len(received) == 1, 5)
         assert received[0][0] == "reinstate" and dialogs and dialogs[0].startswith("Reinstate")
+        # the position before the castling (the suspicion's ply: it was seen while the castling was being made)
+        suspected = next(i for i in replay.engine.irregularities if i.id == primary)
+        castling = max(ply for ply, san in enumerate(moves) if san.startswith("O-O"))
+        assert received[0][1]["ply"] == suspected.ply == castling
         assert replay.engine.g.phase.state is Phase.AWAIT_RESTORE
         assert len(replay.engine.state.moves) < len(moves)
         await card.locator("button.resolve").click()  # Dismiss

@@ -104,3 +104,16 @@ def test_confirmed_two_hands_suggests_the_position_before_the_castling() -> None
     assert confirmed.suggestion.reinstate_ply == n - 1
     outs = r.engine.feed(Reinstate(at=9.0, ply=confirmed.suggestion.reinstate_ply))
     assert [o.to_ply for o in outs if isinstance(o, MovesRetracted)] == [n - 1]
+
+
+def test_a_withdrawal_after_two_reinstatements_gives_back_what_both_took() -> None:
+    """Reinstate pressed twice while waiting (the second further back, the first castling's position mistyped):
+    the dismissal gives back every move the two took back."""
+    r = run(SCENARIOS["T08"])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    before = [m.san for m in r.engine.state.moves]
+    r.engine.feed(Reinstate(at=5.0, ply=len(before) - 1))
+    r.engine.feed(Reinstate(at=6.0, ply=len(before) - 3))
+    assert len(r.engine.state.moves) == len(before) - 3
+    r.engine.feed(Resolve(at=8.0, irregularity_id=at_press.id, ruling="one hand after all", accept=False))
+    assert r.engine.g.phase.state is Phase.PLAY and [m.san for m in r.engine.state.moves] == before

@@ -69,9 +69,9 @@ class Restoration:
         self.divergence_key: tuple[int, ...] | None = None
         self.restore_irr: str | None = None  # the POSITION_DIVERGENCE of the reinstatement under way (§3.7)
         #: the arbiter's reinstatement the board is awaited for: (ply, the records, keys, board and uncompleted
-        #: moves it took back), for :meth:`withdraw_wait`
-        self.awaited: tuple[int, list[MoveRecord], list[tuple[int, ...]], chess.Board, dict[chess.Color, int]] \
-            | None = None
+        #: moves it took back, the plies reinstated to while waiting), for :meth:`withdraw_wait`
+        self.awaited: tuple[int, list[MoveRecord], list[tuple[int, ...]], chess.Board, dict[chess.Color, int],
+                            frozenset[int]] | None = None
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
@@ -280,8 +280,8 @@ class Restoration:
         awaited = self.awaited
         if awaited is None or self.g.phase.state is not Phase.AWAIT_RESTORE:
             return
-        ply, records, keys, board, uncompleted = awaited
-        if not self._concerns(irr_id, ply):
+        ply, records, keys, board, uncompleted, plies = awaited
+        if not any(self._concerns(irr_id, p) for p in plies):
             return
         self.awaited = None
         self.g.phase.fire(PhaseTrigger.REINSTATE_WITHDRAWN)
@@ -291,7 +291,7 @@ class Restoration:
         self.restore_irr = None
         self.divergence_key = None
         cycle = self.e.correction.cycle
-        if cycle is not None and cycle.ply == ply:
+        if cycle is not None and cycle.ply in plies:
             self.e.correction.cycle = None  # its reinstatement will not come: no ruling of it to write
         if len(self.g.records) == ply:
             self.g.records.extend(records)
@@ -530,7 +530,13 @@ class Restoration:
         if ply < len(self.g.records):
             self.e.correction.reopen(ply)
         self.arm_replacement(ply)
-        taken = (ply, self.g.records[ply:], self.g.keys[ply + 1:], self.g.board.copy(), dict(self.g.uncompleted))
+        taken = (ply, self.g.records[ply:], self.g.keys[ply + 1:], self.g.board.copy(), dict(self.g.uncompleted),
+                 frozenset({ply}))
+        earlier = self.awaited
+        if earlier is not None and self.g.phase.state is Phase.AWAIT_RESTORE and earlier[0] == len(self.g.records):
+            # reinstated again while still waiting: a withdrawal gives back what both took
+            taken = (ply, [*taken[1], *earlier[1]], [*taken[2], *earlier[2]], earlier[3], earlier[4],
+                     earlier[5] | {ply})
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
         self.awaited = None
         if self.g.phys.key() != self.g.index.key:

@@ -60,8 +60,9 @@ class Findings:
         self.e = e
         self.g = e.g
         self.rules = e.rules
-        #: True while an arbiter's command is applied: the rulings written then are his words
-        self.arbiter = False
+        #: the finding the arbiter rules on while his command is applied (his words are its ruling, and those of
+        #: the findings closed with it), else None
+        self.arbiter: str | None = None
         #: the arbiter's ruling of each finding he ruled on (or closed with one he ruled on), kept as written
         self.arbiter_rulings: dict[str, str] = {}
 
@@ -196,7 +197,7 @@ class Findings:
         Returns the finding to publish, or None when that is exactly what was published already."""
         if irr.ruling is None:
             return irr
-        if self.arbiter:
+        if self._by_arbiter(irr):
             if before is None or irr.ruling != before.ruling:
                 self.arbiter_rulings[irr.id] = irr.ruling
             return irr
@@ -205,6 +206,19 @@ class Findings:
             return irr
         irr = dataclasses.replace(irr, ruling=f"{words}; {irr.ruling}")
         return None if irr == before else irr
+
+    def _by_arbiter(self, irr: Irregularity) -> bool:
+        """Is *irr*'s ruling the arbiter's, written by his command: on the finding he ruled on, or ``resolved with``
+        it (or with a finding closed with it)? Not a note the engine writes meanwhile (a reinstatement the ruling
+        led to)."""
+        if self.arbiter is None or irr.ruling is None:
+            return False
+        if irr.id == self.arbiter:
+            return True
+        if not irr.ruling.startswith("resolved with "):
+            return False
+        other = irr.ruling.removeprefix("resolved with ").split(":", 1)[0]
+        return other == self.arbiter or other in self.arbiter_rulings
 
     def _resolve_related(self, outs: list[Output], primary: Irregularity) -> None:
         """One incident, one status: the findings that joined ``primary`` and still ask for action close with it.
@@ -218,7 +232,7 @@ class Findings:
         for other in list(self.g.irr.values()):
             if other.incident == primary.id and other.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
-                if self.arbiter:
+                if self._by_arbiter(resolved):
                     self.arbiter_rulings[other.id] = ruling
                 outs.append(IrregularityUpdated(irregularity=resolved))
 

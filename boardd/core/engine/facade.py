@@ -425,7 +425,11 @@ class Engine:
             case Acknowledge():
                 self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
             case Resolve():
-                self.restoration.on_resolve(outs, event, at)
+                self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
+                try:
+                    self.restoration.on_resolve(outs, event, at)
+                finally:
+                    self.findings.arbiter = None
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

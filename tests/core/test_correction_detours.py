@@ -275,3 +275,55 @@ def test_moves_played_on_after_an_unnoticed_illegal_move_are_all_recorded_and_pu
 if __name__ == "__main__":  # the measurement: .venv/bin/python -m tests.core.test_correction_detours
     for kind, (detoured_cases, flashed, flashes) in _flash_table().items():
         print(f"{kind}: {detoured_cases} with a detour that reads as a move, {flashed} flashed ({flashes} moves)")
+
+
+# ------------------------------------------------------------------------------ one restoration, step by step
+
+
+def test_a_detour_of_the_offenders_piece_that_reads_as_his_move_is_not_published() -> None:
+    """1.Bf1-c4 through the pawn (illegal, pressed, not noticed), 1...e5 pressed; the restoration: the bishop set
+    down on b5 for a while (Bb5 is legal for White) on its way back to f1, then the pawn back to e7. No Bb5 on the
+    broadcast (move topic nor state), the position reinstated (the retraction of the published moves goes out).
+    Before: Bb5 made at T_settle and retracted."""
+    from tests.core.test_correction_running import _bishop_through_the_pawn_not_noticed
+
+    rig = _bishop_through_the_pawn_not_noticed()
+    bishop = chess.Piece(chess.BISHOP, chess.WHITE)
+    rig.lift(chess.C4)
+    rig.t += 0.4
+    rig.place(chess.B5, bishop)
+    rig.t += 1.5  # well past T_settle
+    rig.outs += rig.engine.advance(rig.t)
+    assert rig.engine.state.moves[-1].uci == "e7e5"  # the state does not show it either
+    assert "Bb5" in rig.engine.pgn()  # the archive has every move made
+    rig.lift(chess.B5)
+    rig.t += 0.4
+    rig.place(chess.F1, bishop)
+    rig.t += 0.8
+    rig.lift(chess.E5)
+    rig.t += 0.4
+    rig.place(chess.E7, chess.Piece(chess.PAWN, chess.BLACK))
+    rig.settle(8.0)
+    assert not [o for o in rig.outs if isinstance(o, MoveMade)]
+    assert [o.to_ply for o in rig.outs if isinstance(o, MovesRetracted)] == [0]  # what was published goes back
+    assert rig.record() == []
+    assert made_then_retracted(rig.outs) == []
+
+
+def test_a_genuine_move_that_waited_is_published_with_its_own_times() -> None:
+    """The illegal move not noticed, White moves the bishop on (Bb5) and leaves it: published once the board stood
+    still 6 s (not at T_settle), made_at the time the bishop was set down; the state shows it from then on."""
+    from tests.core.test_correction_running import _bishop_through_the_pawn_not_noticed
+
+    rig = _bishop_through_the_pawn_not_noticed()
+    rig.lift(chess.C4)
+    rig.t += 0.4
+    set_down = rig.t
+    rig.place(chess.B5, chess.Piece(chess.BISHOP, chess.WHITE))
+    rig.settle(5.0)
+    assert not [o for o in rig.outs if isinstance(o, MoveMade)]
+    rig.settle(1.5)
+    made = [o.move for o in rig.outs if isinstance(o, MoveMade)]
+    assert [(m.uci, m.made_at) for m in made] == [("c4b5", set_down)]
+    assert rig.record()[-1] == "c4b5"
+

@@ -230,14 +230,15 @@ class Downtime:
         if self._clock_pending() and not overdue:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
-        result = self._recover(mapped)
+        result = self._recover(mapped, overdue=overdue)
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
             return
         self._finish(outs, result, mapped, at)
 
-    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1) -> Recovery:
+    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
+                 overdue: bool = False) -> Recovery:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -245,14 +246,19 @@ class Downtime:
         shortest sequence that leaves the other side to move fits only if its last mover has not pressed yet;
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
+        No clock to tell (none in the game, paused or down, or its reading *overdue*): :meth:`_parity_open`.
         """
         result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=max_plies,
                          min_plies=min_plies)
         turn = self._clock_turn()
         lines = result.sequences()
-        if turn is None or result.method != "search" or not lines:
+        if result.method != "search" or not lines:
             return result
         plies = len(lines[0])
+        if turn is None:
+            if self._clock_pending() and not overdue:
+                return result  # its first reading tells (the restart waits for it; a link outage, _revise)
+            return self._parity_open(mapped, result, min_plies)
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
         longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET,
@@ -263,6 +269,27 @@ class Downtime:
         # both kinds listed (at most 9, as the event carries): those the clock fits first
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
                         nodes=result.nodes + longer.nodes)
+
+    def _parity_open(self, mapped: list[Content], result: Recovery, min_plies: int) -> Recovery:
+        """No clock says who has the move: the fewest plies do not decide it either.
+
+        A sequence one ply longer (a king's walk of two steps where one would do, a pawn by e3 and e4) explains the
+        board as well and leaves the other side to move; with no press seen, nothing tells which was played. Then
+        neither is taken: ambiguous, both kinds listed (the fewest plies first, at most 9 as the event carries).
+        The gap leaves the side to move open: the first move after it tells (``Restoration.adopted_turn``), and
+        the arbiter fills it (``fill-gap``). No longer sequence: the fewest plies are the only way (a knight's
+        move, a pawn's single step, captures: the parity is the board's own).
+        """
+        plies = len(result.sequences()[0])
+        after = self.g.board.turn if plies % 2 else not self.g.board.turn  # to move after one ply more
+        longer = recover(self.g.board, mapped, turn=after, max_plies=plies + 1, node_budget=NODE_BUDGET,
+                         min_plies=max(min_plies, plies + 1))
+        other = longer.sequences()
+        if not other:
+            return result
+        lines = result.sequences()
+        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:4] + other[:9 - min(len(lines), 4)]),
+                        method="search", nodes=result.nodes + longer.nodes)
 
     def _clock_turn(self) -> chess.Color | None:
         """The side whose clock runs, read since the restart (None: not read yet, paused, or down)."""

@@ -426,7 +426,7 @@ class Downtime:
             return
         from_ply = len(self.g.records)
         if result.kind is RecoveryKind.UNIQUE:
-            self._recovered(outs, result, at)
+            self._recovered(outs, result, at, reason)
         else:
             self.gap(outs, result, squares, at, reason)
         self.announce(outs, result, from_ply, at, reason)
@@ -477,7 +477,8 @@ class Downtime:
         as after a restart, and one ``MOVES_RECOVERED``. Found by search with the clock out of sight (on the
         DGT's jack), the event waits for the clock's first reading, which may turn the plies into a gap
         (:meth:`clock_back`)."""
-        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method)
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method,
+             reason=self.missed_reason())
         if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
             self.unsure = (from_ply, tuple(squares), result, self.missed_reason())
             return
@@ -539,7 +540,8 @@ class Downtime:
             rebuilt.append(MoveRecord(
                 ply=len(rebuilt) + 1, uci=move.uci(), san=san, side=side, fen_after=board.fen(),
                 made_at=gap.made_at, completed_at=completed_at,
-                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter"))
+                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter",
+                recovered_reason=gap.recovered_reason))
         last_filled = len(rebuilt)
         for rec in later:
             move = chess.Move.from_uci(rec.uci) if rec.legal and rec.uci != "0000" else None
@@ -585,7 +587,7 @@ class Downtime:
             board = chess.Board(self.g.records[ply - 1].fen_after, chess960=self.g.board.chess960)
         return PositionIndex(board).key
 
-    def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
+    def _recovered(self, outs: list[Output], result: Recovery, at: float, reason: str = RESTART_DETAIL) -> None:
         """The recovered moves, made and completed in order.
 
         A press seen since the restart (not judged: the board link is down for the engine) completes the
@@ -630,7 +632,7 @@ class Downtime:
                     self.awaiting_clock = rec.ply  # the first reading tells whether it was pressed
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
-        mark(self.g.records, outs, start, set(plies), result.method)
+        mark(self.g.records, outs, start, set(plies), result.method, reason=reason)
 
     def _logged_presses(self, result: Recovery, at: float) -> dict[int, tuple[float, ClockState]]:
         """Move index -> (time, clock) of its press in the board's log, placed by the clock readings.
@@ -716,7 +718,8 @@ class Downtime:
         desc = describe_change(self.g.board, squares)
         text = GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])  # what happened: a restart, the link down, lost updates
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{text}: {desc}",
-                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
+                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap",
+                         recovered_reason=reason)
         self.g.records.append(rec)
         self.g.board = board
         self.e.recognition.rebuild_index()
@@ -754,12 +757,14 @@ def _parse(board: chess.Board, text: str) -> chess.Move | None:
         return None
 
 
-def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:
-    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*."""
+def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str, *,
+         reason: str) -> None:
+    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*, missed for *reason*."""
     for ply in plies:
-        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how)
+        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how, recovered_reason=reason)
     for i in range(start, len(outs)):
         out = outs[i]
         if isinstance(out, MoveMade | MoveCompleted) and out.move.ply in plies:
-            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how))
+            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how,
+                                                                        recovered_reason=reason))
 

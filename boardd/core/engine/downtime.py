@@ -238,7 +238,7 @@ class Downtime:
         self._finish(outs, result, mapped, at)
 
     def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
-                 overdue: bool = False) -> Recovery:
+                 overdue: bool = False, board_off: bool = True) -> Recovery:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -258,7 +258,7 @@ class Downtime:
         if turn is None:
             if self._clock_pending() and not overdue:
                 return result  # its first reading tells (the restart waits for it; a link outage, _revise)
-            return self._parity_open(mapped, result, min_plies)
+            return self._parity_open(mapped, result, min_plies) if board_off else result
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
         longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET,
@@ -276,6 +276,8 @@ class Downtime:
         A sequence one ply longer (a king's walk of two steps where one would do, a pawn by e3 and e4) explains the
         board as well and leaves the other side to move; with no press seen, nothing tells which was played. Then
         neither is taken: ambiguous, both kinds listed (the fewest plies first, at most 9 as the event carries).
+        Only when the board was out of sight (a restart, a board link outage: *board_off*); frames lost with the
+        board in sight (a few seconds of a snapshot-only board) keep the fewest plies.
         The gap leaves the side to move open: the first move after it tells (``Restoration.adopted_turn``), and
         the arbiter fills it (``fill-gap``). No longer sequence: the fewest plies are the only way (a knight's
         move, a pawn's single step, captures: the parity is the board's own).
@@ -288,7 +290,8 @@ class Downtime:
         if not other:
             return result
         lines = result.sequences()
-        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:4] + other[:9 - min(len(lines), 4)]),
+        room = min(len(other), max(1, 9 - len(lines)))  # one of the longer kind at least: the other side to move
+        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:9 - room] + other[:room]),
                         method="search", nodes=result.nodes + longer.nodes)
 
     def _clock_turn(self) -> chess.Color | None:
@@ -455,7 +458,7 @@ class Downtime:
         left: unique. Several left (moves that commute, c3 h6 d3 and d3 h6 c3; a piece by two routes): the
         order cannot be known; the caller leaves a gap (:meth:`apply`), never a guess.
         """
-        result = self._recover(squares, max_plies=max_plies, min_plies=2)
+        result = self._recover(squares, max_plies=max_plies, min_plies=2, board_off=self.g.board_down)
         if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
             return result
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))

@@ -35,7 +35,10 @@ own colour's placement on two squares (four castling, once) and the other colour
 and exactly as many captures of a colour remain as it has pieces more than the board shows, so its
 moves left plus those captures must cover the squares where its placement differs. All sequences of the fewest plies are
 collected (up to ``max_candidates``); one is the answer, several are ambiguous. A node budget bounds
-the work: when it runs out the answer is a gap, never a guess.
+the work: when it runs out, nothing is proven (a longer or another sequence may fit as well as those found),
+so the answer is never taken as fact (``detail`` :data:`BUDGET_EXHAUSTED`, :attr:`Recovery.exhausted`):
+``ambiguous`` with the sequences found at the depth it ran out at (candidates for the arbiter), ``gap`` when
+none was.
 
 **What the board cannot show.** The only sequence found is not taken as fact when one of its pieces
 leaves its square and comes back to it (``Bxh6 g5 Bxg5 Kg7 Be3 Kg8`` for two pawns gone from g7 and h6):
@@ -62,8 +65,8 @@ import chess
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
 
-__all__ = ["COMES_BACK", "DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "comes_back", "place_presses", "recover",
-           "sans_of"]
+__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "comes_back",
+           "place_presses", "recover", "sans_of"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
@@ -71,6 +74,8 @@ DEFAULT_MAX_PLIES = 12
 DEFAULT_NODE_BUDGET = 400_000
 #: ``Recovery.detail`` of the one sequence found that moves a piece away and back (module docstring).
 COMES_BACK = "a piece moves away and back"
+#: ``Recovery.detail`` of a search that ran out of its node budget: what it found is not all that fits.
+BUDGET_EXHAUSTED = "search budget exhausted"
 
 
 class RecoveryKind(enum.Enum):
@@ -96,6 +101,8 @@ class Recovery:
             the restart) or ``"search"``.
         changes_used: for ``eeprom``: the index of the log entry that completed each move.
         nodes: positions visited (the work done).
+        detail: ``gap``: the plies searched; :data:`COMES_BACK`; :data:`BUDGET_EXHAUSTED` (``gap``, or ``ambiguous``
+            with the sequences found before the budget ran out: never a fact).
     """
 
     kind: RecoveryKind
@@ -113,6 +120,11 @@ class Recovery:
             return (self.moves,)
         return self.candidates if self.kind is RecoveryKind.AMBIGUOUS else ()
 
+    @property
+    def exhausted(self) -> bool:
+        """The search ran out of its node budget: a longer or another sequence may fit as well (no proof)."""
+        return self.detail == BUDGET_EXHAUSTED
+
     def describe(self) -> str:
         """One line for the finding and the event."""
         if self.kind is RecoveryKind.UNIQUE:
@@ -123,9 +135,15 @@ class Recovery:
         if self.kind is RecoveryKind.AMBIGUOUS and self.detail == COMES_BACK and len(self.candidates) == 1:
             return (f"1 sequence of {len(self.candidates[0])} plies fits, but {COMES_BACK}: the board cannot show "
                     "it (pieces taken off by hand?); the arbiter chooses")
+        if self.kind is RecoveryKind.AMBIGUOUS and self.exhausted:
+            plies = "/".join(str(n) for n in sorted({len(c) for c in self.candidates}))
+            return (f"{BUDGET_EXHAUSTED} ({self.nodes} positions): {len(self.candidates)} sequence(s) of {plies} "
+                    "plies found, others may fit; the arbiter chooses")
         if self.kind is RecoveryKind.AMBIGUOUS:
             plies = "/".join(str(n) for n in sorted({len(c) for c in self.candidates}))
             return f"{len(self.candidates)} sequences of {plies} plies fit; the arbiter chooses"
+        if self.kind is RecoveryKind.GAP and self.exhausted:
+            return f"{BUDGET_EXHAUSTED} ({self.nodes} positions) before a sequence explained the board: a gap"
         if self.kind is RecoveryKind.GAP:
             return f"no sequence of up to {self.detail} plies explains the board: a gap"
         return "the board shows the official position"
@@ -182,8 +200,9 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
         if turn is not None and (board.turn if depth % 2 == 0 else not board.turn) != turn:
             continue
         found_seqs = search.run(depth)
-        if search.exhausted:
-            break
+        if search.exhausted:  # no proof: those found so far (all of this depth) are candidates, never a fact
+            return Recovery(kind=RecoveryKind.AMBIGUOUS if found_seqs else RecoveryKind.GAP,
+                            candidates=tuple(found_seqs), nodes=search.nodes, detail=BUDGET_EXHAUSTED)
         if found_seqs:
             if len(found_seqs) == 1 and comes_back(board, found_seqs[0]):
                 return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=(found_seqs[0],), nodes=search.nodes,

@@ -684,7 +684,9 @@ _RELAY_BOARD_KEYS = ("board", "board_no", "round", "white", "black", "white_fide
                      "tags")
 _LICHESS_KEYS = ("base", "round_id", "token", "token_file", "round", "rounds", "min_interval")
 _WEB_KEYS = ("host", "port", "title", "cookie_secure", "idle_timeout", "sound", "command_token",
-             "command_token_file", "users", "link_grace", "link_unstable_drops", "link_window", "link_settle")
+             "command_token_file", "users", "link_grace", "link_unstable_drops", "link_window", "link_settle", "ring")
+#: ``[web] ring``: what gives the tablet's attention signal (boardd.consumers.web.app.RINGS).
+_WEB_RINGS = ("illegal-move", "warning", "link")
 
 
 def config_kind(data: Mapping[str, Any], *, path: str = "<config>") -> str:
@@ -794,6 +796,14 @@ def _check_web_keys(root: _Table) -> None:
     if window is not None and window <= 0:
         raise w.error("link_window", f"expected seconds > 0, got {window!r}")
     w.get_int("link_unstable_drops", lo=2)
+    # the tablet's attention signal: a list of what rings (empty: nothing); info findings never ring
+    rings = w._get("ring", (list,), f"a list of {', '.join(map(repr, _WEB_RINGS))}", [])
+    for index, item in enumerate(rings):
+        if item not in _WEB_RINGS:
+            hint = " (info findings are notes: they never ring)" if item == "info" else ""
+            raise w.error(f"ring[{index}]", f"expected one of {', '.join(_WEB_RINGS)}, got {item!r}{hint}")
+        if item in rings[:index]:
+            raise w.error(f"ring[{index}]", f"{item!r} is named twice")
     users = _free_table(w, "users")
     for name, encoded in users.data.items():
         if not isinstance(encoded, str) or not encoded.startswith("scrypt$"):
@@ -846,6 +856,10 @@ def check_consumer_config(data: Mapping[str, Any], kind: str, *, path: str) -> l
         lines.append(f"publishes: {mqtt.prefix}/<board>/cmd/<command> (arbiter tablet)")
         lines.append(f"web: http://{web.host}:{web.port}/ title {web.title!r}, "
                      f"{len(web.users)} arbiter account(s)" + (", command token set" if web.command_token else ""))
+        links = web.links
+        lines.append(f"tablet: link trouble after {links.grace:g} s down or {links.unstable} drops in "
+                     f"{links.window:g} s, over after {links.settle:g} s up; rings once per incident for "
+                     + (", ".join(web.ring) if web.ring else "nothing"))
     return lines
 
 

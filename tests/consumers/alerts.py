@@ -4,11 +4,12 @@ What the tablet calls for the arbiter's attention (boardd/consumers/web/static/a
 
 * a **card**: every incident of a board's view with ``needs_arbiter`` (open or acknowledged) is drawn as one
   card in the boards-that-need-you section; it leaves when the incident no longer needs the arbiter;
-* the **banner** (and the beep): ``announce()`` rings once per ``board/incident/severity`` key, for an
-  incident that is ``illegal-move`` and ``open``, never for what the page's first snapshot brings;
+* the **banner** (and the beep): ``announce()`` rings once per ``board/game/incident`` key, the first time
+  the page sees the incident ``open`` at a severity that rings (``[web] ring``: ``illegal-move`` and
+  ``warning`` by default; never ``info``), never for what the page's first snapshot brings;
 * **link trouble**: a board with a link incident (``link_alert``, debounced by the hub; from an older service
   without it, the link state as it comes: offline or degraded) enters the needs-you list; counted per board
-  each time it enters (``link_alerts``).
+  each time it enters (``link_alerts``), and it rings once then (``link_rings``; not for the first snapshot).
 
 :class:`Tablet` replays that logic over the hub's views (the same dicts the page receives) and counts, per
 incident, how many times it *appeared* as a card (absent -> present) and how many banners it rang. One
@@ -31,7 +32,8 @@ from boardd.consumers.web.hub import Hub
 class Tablet:
     """One tablet page (arbiter.js) over one or several hubs in turn (a web service restart keeps the page)."""
 
-    seen: set[str] = field(default_factory=set)                  # arbiter.js seenFlags
+    rings: frozenset[str] = frozenset({"illegal-move", "warning", "link"})   # [web] ring
+    seen: set[str] = field(default_factory=set)                  # arbiter.js rung
     needing: dict[str, set[str]] = field(default_factory=dict)   # board -> incidents drawn as cards now
     #: (board, game, incident) -> appearances as a card / banners rung (ids are unique within a game only)
     cards: Counter[tuple[str, str, str]] = field(default_factory=Counter)
@@ -39,6 +41,7 @@ class Tablet:
     hall_alerts: Counter[str] = field(default_factory=Counter)          # board -> times its tile turned red/amber
     ranked: dict[str, int] = field(default_factory=dict)
     link_alerts: Counter[str] = field(default_factory=Counter)          # board -> times it entered for its link
+    link_rings: Counter[str] = field(default_factory=Counter)           # board -> times its link trouble rang
     linked: dict[str, bool] = field(default_factory=dict)               # board -> in needs-you for its link now
     games: dict[str, str] = field(default_factory=dict)
     first_snapshot: bool = True
@@ -54,13 +57,15 @@ class Tablet:
         """A ``board`` message (or one board of a snapshot)."""
         board = str(view["board"])
         game = str(((view.get("state") or {}).get("game") or {}).get("id"))
-        # announce(): banner once per board/game/incident/severity, for an open illegal move
+        # announce(): a ring once per board/game/incident, the first time it is open at a severity that rings
         for incident in view.get("incidents", []):
-            key = f"{board}/{game}/{incident['id']}/{incident['severity']}"
-            if key in self.seen:
+            key = f"{board}/{game}/{incident['id']}"
+            if key in self.seen or incident["severity"] not in self.rings:
                 continue
-            self.seen.add(key)
-            if not self.first_snapshot and incident["severity"] == "illegal-move" and incident["status"] == "open":
+            if self.first_snapshot:
+                self.seen.add(key)
+            elif incident["status"] == "open":
+                self.seen.add(key)
                 self.banners[(board, game, incident["id"])] += 1
                 self.history.append((board, incident["id"], "banner"))
         now = {str(i["id"]) for i in view.get("incidents", []) if i["needs_arbiter"]}
@@ -79,6 +84,9 @@ class Tablet:
         if trouble and not self.linked.get(board):
             self.link_alerts[board] += 1
             self.history.append((board, "link", "card"))
+            if not self.first_snapshot and "link" in self.rings:
+                self.link_rings[board] += 1
+                self.history.append((board, "link", "banner"))
         self.linked[board] = trouble
         rank = int(view.get("rank") or 0)
         if rank >= 2 and self.ranked.get(board, 0) < 2:

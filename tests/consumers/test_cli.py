@@ -43,3 +43,44 @@ def test_relay_config_errors_and_overrides(tmp_path: Path, capsys: pytest.Captur
     assert (relay.mqtt.host, relay.mqtt.port, relay.mqtt.prefix) == ("broker", 1999, "p")
     assert relay.default_round == 5 and relay.http_port is None
     assert relay.slots["t1"].board_no == 4 and relay.slots["t1"].round == 2
+
+
+def test_web_runs_with_the_files_link_debounce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``boardd web -c hall.toml --http-port 9001``: the command line overrides the address, the rest is the
+    file's. The service used to be started with a configuration rebuilt from a few fields, without the
+    ``[web] link_*`` keys: the hall's link debounce silently fell back to the defaults."""
+    from boardd.consumers.web import app
+    from boardd.consumers.web.links import LinkPolicy
+
+    started: list[app.WebConfig] = []
+
+    class Service:
+        def __init__(self, config: app.WebConfig) -> None:
+            started.append(config)
+
+    async def nothing(*_: object) -> None:
+        return None
+
+    monkeypatch.setattr(app, "WebService", Service)
+    monkeypatch.setattr(app, "run_service", nothing)
+    config = tmp_path / "hall.toml"
+    config.write_text('[mqtt]\nprefix = "p"\n[web]\nport = 8000\nlink_grace = 5\nlink_unstable_drops = 4\n'
+                      'link_window = 30\nlink_settle = 2\n')
+    assert main(["web", "-c", str(config), "--http-port", "9001", "--prefix", "q"]) == 0
+    (used,) = started
+    assert used.links == LinkPolicy(grace=5.0, unstable=4, window=30.0, settle=2.0)
+    assert used.port == 9001 and used.mqtt.prefix == "q"
+
+
+def test_web_ring_setting() -> None:
+    """``[web] ring``: what rings on the tablet; info findings never (they are notes)."""
+    from boardd.consumers.relay import MqttSettings
+    from boardd.consumers.web.app import RINGS, web_config
+    from boardd.core.errors import ConfigError
+
+    assert web_config({}, MqttSettings()).ring == RINGS == ("illegal-move", "warning", "link")
+    assert web_config({"web": {"ring": ["illegal-move"]}}, MqttSettings()).ring == ("illegal-move",)
+    assert web_config({"web": {"ring": []}}, MqttSettings()).ring == ()
+    for wrong in ("warning", ["info"], ["link", "link"], [1]):
+        with pytest.raises(ConfigError, match="ring"):
+            web_config({"web": {"ring": wrong}}, MqttSettings())

@@ -88,3 +88,58 @@ async def test_a_flapping_link_does_not_flicker_in_the_hall_view(mosquitto: Brok
         print(f"t1: {drops} drops, dot values {seen['links']}, link counts {seen['counts']}; "
               f"t2 shown down {waited:.2f} s after its link went down")
         assert errors == []
+
+
+DETAIL = r"""() => {
+  const seen = {lists: 0, links: []};
+  new MutationObserver((records) => {
+    seen.lists += records.filter((r) => r.type === "childList").length;
+  }).observe(document.getElementById("detail-flags"), {childList: true, subtree: true});
+  new MutationObserver((records) => {
+    seen.lists += records.filter((r) => r.type === "childList").length;
+  }).observe(document.getElementById("detail-events"), {childList: true, subtree: true});
+  const link = document.getElementById("detail-link");
+  new MutationObserver(() => {
+    if (seen.links[seen.links.length - 1] !== link.textContent) seen.links.push(link.textContent);
+  }).observe(link, {childList: true, subtree: true, characterData: true});
+  window.__detail = seen;
+}"""
+
+
+async def test_the_open_detail_of_a_flapping_board_keeps_its_lists(mosquitto: Broker, pgn_dir: Path) -> None:
+    """The arbiter opened board 1's detail in the hall view (its open warning and its log); its connector is
+    loose (~5 s, seeded). The detail's link line follows the drops in place; its incident and log lists are not
+    rebuilt (a MutationObserver counts their child-list changes: 0; before, one rebuild per view, ~2 per drop)."""
+    rng = random.Random(9)
+    feeds = [Feed(g, prefix=PREFIX) for g in round_of(pgn_dir, boards=2)]
+    await publish(mosquitto, interleave([f.publications(upto=4) for f in feeds]))
+    await publish(mosquitto, [status(f, up=True) for f in feeds])
+    published = time.monotonic()
+    async with web_with(mosquitto, POLICY) as service, browser() as chromium:
+        await wait_until(lambda: len(service.hub.hall.boards) == 2)
+        await publish(mosquitto, [feeds[0].irregularity("4-1", code="CLOCK_PRESS_NO_MOVE", severity="warning", ply=4)])
+        await wait_until(lambda: len(service.hub.extra["t1"].irregularities) == 1)
+        page = await chromium.new_page(viewport={"width": 1280, "height": 800})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        base = f"http://127.0.0.1:{service.http_port}"
+        await page.goto(f"{base}/arbiter/login")
+        await page.fill('input[name="username"]', USER)
+        await page.fill('input[name="password"]', PASSWORD)
+        await page.click('button[type="submit"]')
+        await page.wait_for_url(f"{base}/arbiter")
+        await page.goto(f"{base}/arbiter/hall")
+        await page.click('.tile[data-board="t1"]')
+        await page.wait_for_selector('#detail-flags li[data-flag="4-1"]', timeout=5000)
+        await page.evaluate(DETAIL)
+        t1 = feeds[0]
+        t1.now += time.monotonic() - published
+        drops = await flap(mosquitto, t1, rng, 5.0)
+        await page.wait_for_function(
+            f"() => document.getElementById('detail-link').textContent.includes('{drops} drops')", timeout=5000)
+        seen = await page.evaluate("() => window.__detail")
+        print(f"t1: {drops} drops; detail lists rebuilt {seen['lists']}x, link line written {len(seen['links'])}x")
+        assert seen["lists"] == 0, seen
+        assert len(seen["links"]) >= drops, seen   # the link line follows each drop
+        assert await page.locator('#detail-flags li[data-flag="4-1"]').count() == 1
+        assert errors == []

@@ -115,3 +115,68 @@ async def test_only_the_changed_board_is_redrawn_and_buttons_still_work(mosquitt
             assert errors == []
         finally:
             daemon.cancel()
+
+
+FLAPPING = """() => {
+  const seen = {changes: 0, texts: [], badges: [], first: null};
+  const card = () => document.querySelector('.tboard:not(.quiet)[data-board="t1"]');
+  const count = (node) => {
+    if (node.nodeType !== 1) return;
+    for (const c of [node, ...node.querySelectorAll(".tboard")]) {
+      if (c.matches('.tboard[data-board="t1"]')) seen.changes += 1;
+    }
+  };
+  new MutationObserver((records) => {
+    for (const record of records) {
+      record.addedNodes.forEach(count);
+      record.removedNodes.forEach(count);
+    }
+    const now = card();
+    if (now && !seen.first) seen.first = now;
+    const text = now && now.querySelector(".link-alert") ? now.querySelector(".link-alert").textContent : null;
+    if (text && seen.texts[seen.texts.length - 1] !== text) seen.texts.push(text);
+    const badge = now && now.querySelector(".link-state") ? now.querySelector(".link-state").textContent : null;
+    if (badge && seen.badges[seen.badges.length - 1] !== badge) seen.badges.push(badge);
+  }).observe(document.getElementById("boards"), {childList: true, subtree: true, characterData: true});
+  window.__t1 = seen;
+}"""
+
+
+async def test_a_flapping_boards_card_is_built_once_and_its_count_updated_in_place(mosquitto: Broker,
+                                                                                  pgn_dir: Path) -> None:
+    """Board 1's connector is loose for ~6 s (a status every 100-400 ms, seeded): the board enters the needs-you
+    list once ("link unstable"), and from then on its card is the same node: "N drops in the last minute"
+    counts up, the badge and "down now / up now" follow each drop, all written in place. Counted by a
+    MutationObserver: board 1's card is inserted or removed twice in all (its quiet line leaves, its full card
+    comes) — before, the keyed rendering rebuilt it with every drop (the link text is part of what it shows)."""
+    rng = random.Random(7)
+    feeds = [Feed(g, prefix=PREFIX) for g in round_of(pgn_dir, boards=2)]
+    await publish(mosquitto, interleave([f.publications(upto=4) for f in feeds]))
+    await publish(mosquitto, [status(f, up=True) for f in feeds])
+    published = time.monotonic()
+    async with web_with(mosquitto, POLICY) as service, browser() as chromium:
+        await wait_until(lambda: len(service.hub.hall.boards) == 2)
+        errors: list[str] = []
+        page = await log_in(chromium, service.http_port, errors)
+        await page.wait_for_selector('.tboard.quiet[data-board="t1"]', state="attached", timeout=5000)
+        await page.evaluate(FLAPPING)
+        t1 = feeds[0]
+        t1.now += time.monotonic() - published  # the Pi's clock moved on while the page started
+        drops = await flap(mosquitto, t1, rng, 6.0)
+        assert drops >= 10
+        # the last drop's count reaches the page (it draws at most every 150 ms)
+        await page.wait_for_function(
+            f"""() => (document.querySelector('.tboard[data-board="t1"] .link-alert') || {{}}).textContent
+                === 'Link: link unstable: {drops} drops in the last minute; up now'""", timeout=5000)
+        seen = await page.evaluate("""() => ({changes: window.__t1.changes, texts: window.__t1.texts,
+            badges: window.__t1.badges, same: window.__t1.first === document.querySelector(
+              '.tboard:not(.quiet)[data-board="t1"]') && window.__t1.first.isConnected})""")
+        print(f"t1: {drops} drops; card insertions/removals {seen['changes']}; {len(seen['texts'])} link texts "
+              f"shown in place: {seen['texts'][0]!r} … {seen['texts'][-1]!r}; badges {seen['badges']}")
+        assert seen["changes"] == 2, seen   # the quiet line out, the full card in: once
+        assert seen["same"], seen           # the card the board entered with is the card shown now
+        counts = [int(text.split(": ")[2].split()[0]) for text in seen["texts"]]
+        assert counts[0] == POLICY.unstable and counts[-1] == drops and len(set(counts)) >= drops - counts[0], seen
+        assert seen["badges"] == ["LINK UNSTABLE"], seen
+        assert "1 with link trouble" in await page.locator("#summary").inner_text()
+        assert errors == []

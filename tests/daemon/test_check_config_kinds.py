@@ -127,6 +127,10 @@ def test_web_summary_names_broker_topics_and_service(tmp_path: Path, web_text: s
     assert lines[2].startswith("subscribes: boardd/+/state, ") and "$SYS/broker/connection/+/state" in lines[2]
     assert lines[3] == "publishes: boardd/<board>/cmd/<command> (arbiter tablet)"
     assert lines[4] == "web: http://0.0.0.0:8080/ title 'Club championship', 1 arbiter account(s)"
+    assert lines[5] == ("tablet: link trouble after 3 s down or 3 drops in 60 s, over after 10 s up; "
+                        "rings once per incident for illegal-move, warning, link")
+    code, out, err = check(write(tmp_path, web_text.replace("cookie_secure = true", 'cookie_secure = true\nring = []')))
+    assert (code, err) == (0, "") and out.splitlines()[5].endswith("rings once per incident for nothing")
 
 
 RELAY_BROKEN = [
@@ -176,6 +180,10 @@ WEB_BROKEN = [
     ("cookie_secure = true", "cookie_secure = true\nlink_unstable_drops = 1", "[web.link_unstable_drops]",
      "expected an integer >= 2, got 1"),
     ("cookie_secure = true", 'cookie_secure = true\nlink_settle = "10 s"', "[web.link_settle]", "expected a number"),
+    ("cookie_secure = true", 'cookie_secure = true\nring = "warning"', "[web.ring]", "expected a list of"),
+    ("cookie_secure = true", 'cookie_secure = true\nring = ["warning", "info"]', "[web.ring[1]]",
+     "expected one of illegal-move, warning, link, got 'info' (info findings are notes: they never ring)"),
+    ("cookie_secure = true", 'cookie_secure = true\nring = ["link", "link"]', "[web.ring[1]]", "named twice"),
 ]
 
 

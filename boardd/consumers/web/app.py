@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import getpass
 import hmac
 import json
@@ -97,6 +98,30 @@ class WebConfig:
     title: str = "boardd"
     sound: bool = True
     links: LinkPolicy = field(default_factory=LinkPolicy)
+    #: What gives the tablet's attention signal (banner, beep), once per incident: see :data:`RINGS`.
+    ring: tuple[str, ...] = ("illegal-move", "warning", "link")
+
+
+#: The values of ``[web] ring``: incidents that need the arbiter, by severity, and a board's link trouble
+#: (down for ``link_grace``, or unstable). Info findings (notes) never ring.
+RINGS = ("illegal-move", "warning", "link")
+
+
+def ring_setting(value: object) -> tuple[str, ...]:
+    """``[web] ring`` checked: a list of distinct :data:`RINGS` (empty: nothing rings).
+
+    Raises:
+        ValueError: not a list of those.
+    """
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"ring: expected a list of {', '.join(map(repr, RINGS))}, got {value!r}")
+    unknown = [item for item in value if item not in RINGS]
+    if unknown:
+        raise ValueError(f"ring: unknown {unknown[0]!r} (expected some of {', '.join(map(repr, RINGS))}; "
+                         "info findings never ring)")
+    if len(set(value)) != len(value):
+        raise ValueError(f"ring: {value!r} names one twice")
+    return tuple(value)
 
 
 def web_config(doc: Mapping[str, Any], mqtt: MqttSettings, *, path: str = "") -> WebConfig:
@@ -130,7 +155,8 @@ def web_config(doc: Mapping[str, Any], mqtt: MqttSettings, *, path: str = "") ->
                          links=LinkPolicy(grace=float(section.get("link_grace", 3.0)),
                                           unstable=int(section.get("link_unstable_drops", 3)),
                                           window=float(section.get("link_window", 60.0)),
-                                          settle=float(section.get("link_settle", 10.0))))
+                                          settle=float(section.get("link_settle", 10.0))),
+                         ring=ring_setting(section.get("ring", list(RINGS))))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc), path=path, key="web") from exc
 
@@ -208,7 +234,7 @@ class WebService:
         if session is None:
             raise web.HTTPSeeOther("/arbiter/login")
         return self._page("arbiter.html", CSRF=_html(session.csrf), USER=_html(session.user),
-                          SOUND="on" if self.config.sound else "off")
+                          SOUND="on" if self.config.sound else "off", RING=_html(" ".join(self.config.ring)))
 
     async def _hall_page(self, request: web.Request) -> web.Response:
         """The hall view (hall.html): one tile per board, for 100 boards on one tablet screen."""
@@ -534,10 +560,9 @@ def run(args: argparse.Namespace) -> int:
     mqtt = MqttSettings(host=args.host or mqtt.host, port=args.port or mqtt.port, username=mqtt.username,
                         password=mqtt.password, prefix=args.prefix or mqtt.prefix, identifier=mqtt.identifier,
                         keepalive=mqtt.keepalive)
-    config = WebConfig(mqtt=mqtt, host=args.http_host or config.host,
-                       port=args.http_port if args.http_port is not None else config.port, users=config.users,
-                       command_token=config.command_token, cookie_secure=config.cookie_secure,
-                       idle_timeout=config.idle_timeout, title=config.title, sound=config.sound)
+    # the command line overrides only these; everything else (links, ring, ...) is the file's
+    config = dataclasses.replace(config, mqtt=mqtt, host=args.http_host or config.host,
+                                 port=args.http_port if args.http_port is not None else config.port)
     if not config.users:
         _LOGGER.warning("no [web.users]: nobody can log in to the arbiter tablet")
     service = WebService(config)

@@ -51,6 +51,7 @@ from boardd.core.outputs import (
 )
 from boardd.core.recognizer import PositionIndex, describe_change
 from boardd.core.recovery import (
+    BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
     Recovery,
     RecoveryKind,
@@ -111,6 +112,9 @@ class Downtime:
         #: recovery, and the reason of its event. The one ``MOVES_RECOVERED`` waits for that reading: the
         #: recovery's (kind ``unique``), or the gap's when the reading turns the plies into one.
         self.unsure: tuple[int, tuple[Content, ...], Recovery, str] | None = None
+        #: Positions each search may visit (:data:`NODE_BUDGET`; smaller in tests). Running out proves nothing:
+        #: what was found is a gap's candidates, never the record (:attr:`Recovery.exhausted`).
+        self.node_budget = NODE_BUDGET
 
     def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
@@ -157,7 +161,7 @@ class Downtime:
             # Nothing was played meanwhile: reconciled at once (as after the quiet second), and what comes next
             # is play. Held, a move begun within that second was "recovered" at its first square, so a piece
             # slid on to its square made a changed move of it (RELEASED_MOVE_CHANGED, a false alert).
-            self._finish(outs, recover(self.g.board, mapped, node_budget=NODE_BUDGET, max_plies=0), mapped, at)
+            self._finish(outs, recover(self.g.board, mapped, node_budget=self.node_budget, max_plies=0), mapped, at)
             return True
         self._try_log(outs, at)
         return True
@@ -187,7 +191,7 @@ class Downtime:
         if self._wants_clock():
             return  # the first clock reading places the logged presses: it comes within a second
         mapped = self._mapped_held()
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=0)
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget, max_plies=0)
         if result.kind is RecoveryKind.UNIQUE:
             self._finish(outs, result, mapped, at)
 
@@ -248,8 +252,8 @@ class Downtime:
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
         No clock to tell (none in the game, paused or down, or its reading *overdue*): :meth:`_parity_open`.
         """
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=NODE_BUDGET, max_plies=max_plies,
-                         min_plies=min_plies)
+        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget,
+                         max_plies=max_plies, min_plies=min_plies)
         turn = self._clock_turn()
         lines = result.sequences()
         if result.method != "search" or not lines:
@@ -261,14 +265,16 @@ class Downtime:
             return self._parity_open(mapped, result, min_plies) if board_off else result
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
-        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=NODE_BUDGET,
+        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=self.node_budget,
                          min_plies=min_plies)
         other = longer.sequences()
-        if not other:
+        if not other and not longer.exhausted:
             return result  # the last mover has not pressed yet: the only way
-        # both kinds listed (at most 9, as the event carries): those the clock fits first
+        # both kinds listed (at most 9, as the event carries): those the clock fits first. The longer search out
+        # of budget proves nothing: the shorter ones are candidates only (a gap), never the record
+        exhausted = result.exhausted or longer.exhausted
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
-                        nodes=result.nodes + longer.nodes)
+                        nodes=result.nodes + longer.nodes, detail=BUDGET_EXHAUSTED if exhausted else "")
 
     def _parity_open(self, mapped: list[Content], result: Recovery, min_plies: int) -> Recovery:
         """No clock says who has the move: the fewest plies do not decide it either.
@@ -375,13 +381,15 @@ class Downtime:
         before = self.e.restoration.replay_board(ply)
         if before is None:
             return False
-        longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2, node_budget=NODE_BUDGET)
+        longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2,
+                         node_budget=self.node_budget)
         other = longer.sequences()
-        if not other:
+        if not other and not longer.exhausted:
             return False  # the last mover has not pressed yet: the only way
+        # another order fits, or the search ran out of budget (no proof that none does): the plies are not known
         recorded = tuple(chess.Move.from_uci(rec.uci) for rec in records[ply:])
         result = Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=(*other[:8], recorded), method="search",
-                          nodes=longer.nodes)
+                          nodes=longer.nodes, detail=BUDGET_EXHAUSTED if longer.exhausted else "")
         self.e.restoration.retract_to(outs, ply, at, "missed updates: the clock read again fits another order")
         self.apply(outs, result, list(squares), at, reason)
         return True
@@ -444,6 +452,8 @@ class Downtime:
             "to_ply": len(self.g.records) if to_ply is None else to_ply, "moves": list(result.sans),
             "candidates": [[m.uci() for m in c] for c in result.candidates], "reason": reason,
             "text": result.describe()}
+        if result.exhausted:
+            details["incomplete"] = BUDGET_EXHAUSTED  # the candidates are those found before it ran out
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
         outs.append(StateChanged(at=at))
 
@@ -462,7 +472,8 @@ class Downtime:
         if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
             return result
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
-        if len(fit) == 1 and not comes_back(self.g.board, fit[0]):  # presses show no route
+        if len(fit) == 1 and not comes_back(self.g.board, fit[0]) and not result.exhausted:
+            # presses show no route (candidates found before the budget ran out are not all: no proof)
             return Recovery(kind=RecoveryKind.UNIQUE, moves=fit[0], method=result.method, nodes=result.nodes,
                             sans=sans_of(self.g.board, fit[0]))
         if fit:
@@ -706,7 +717,8 @@ class Downtime:
             if isinstance(content, chess.Piece):
                 board.set_piece_at(sq, content)
         lengths = {len(c) % 2 for c in result.candidates}
-        plies = len(result.candidates[0]) if len(lengths) == 1 else None
+        # a search out of budget may have missed those of the other parity: the side to move is left open
+        plies = len(result.candidates[0]) if len(lengths) == 1 and not result.exhausted else None
         # the side to move: after an odd number of plies the other side (unknown when the candidates disagree on
         # it: kept, turned by its first move). The candidates agreeing while the other side's clock runs: their
         # last mover has not pressed yet (:meth:`_recover` found no longer sequence that fits the clock), and his

@@ -12,7 +12,11 @@ const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const RANK = {"illegal-move": 3, "warning": 2, "info": 1};
 const boards = new Map();      // board -> {view, receivedAt}
 const shown = boardFilter();   // ?round=&boards= : an arbiter's section
-const seenFlags = new Set();   // "board/game/incident/severity" already announced
+const rung = new Set();        // "board/game/incident" that rang (or came with the first snapshot)
+const linkRung = new Set();    // boards whose link incident rang (or came with the first snapshot), while it lasts
+const unseen = new Map();      // what the banner shows until "Seen": key -> {rank, kind, text, board, at}
+// What rings ([web] ring): incidents that need the arbiter of these severities, and link trouble.
+const RINGS = new Set(document.querySelector('meta[name="ring"]').content.split(" ").filter(Boolean));
 const pending = new Map();     // command id -> {board, flag, name}
 const results = new Map();     // "board/flag" -> last command outcome text
 const early = new Map();       // command id -> cmd-result that arrived before the POST returned
@@ -47,14 +51,16 @@ function setSound(on) {
   if (on && !audio && window.AudioContext) audio = new AudioContext();
 }
 soundButton.addEventListener("click", () => setSound(!soundOn));
-document.getElementById("banner-seen").addEventListener("click", () => { banner.hidden = true; });
+document.getElementById("banner-seen").addEventListener("click", () => { unseen.clear(); showBanner(); });
 
-function beep() {
+// Three high beeps for an illegal move, two for a warning, one lower for link trouble.
+function beep(kind) {
   if (!soundOn || !audio) return;
   const now = audio.currentTime;
-  [0, 0.25, 0.5].forEach((offset) => {
+  const offsets = kind === "illegal" ? [0, 0.25, 0.5] : kind === "warning" ? [0, 0.25] : [0];
+  offsets.forEach((offset) => {
     const osc = audio.createOscillator(), gain = audio.createGain();
-    osc.frequency.value = 880;
+    osc.frequency.value = kind === "link" ? 660 : 880;
     gain.gain.setValueAtTime(0.3, now + offset);
     gain.gain.exponentialRampToValueAtTime(0.001, now + offset + 0.2);
     osc.connect(gain).connect(audio.destination);
@@ -461,25 +467,45 @@ function boardHead(v, entry) {
   if (v.illegal_moves && (v.illegal_moves.white || v.illegal_moves.black)) {
     head.append(el("span", "illegal-count", `illegal W ${v.illegal_moves.white} · B ${v.illegal_moves.black}`));
   }
-  const link = linkState(v);
-  const alert = linkAlert(v);
-  if (alert) {
-    const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
-      link === "degraded" ? "DEGRADED" : "LINK BACK";
-    head.append(el("span", "link-state " + (link === "offline" ? "offline" : "degraded"), word));
-  }
+  if (linkAlert(v)) head.append(el("span", "link-state"));  // its word and colour: patchLink
   return head;
 }
 
-function boardBody(v, card) {
+// What a card says of the board's link: the badge, the incident's text, the reasons. With a flapping link
+// these change with every drop (the raw link degraded/online, "N drops", "down now / up now"): patchLink
+// writes them into the card in place; the card is rebuilt only when the incident starts or ends (the
+// board enters or leaves the needs-you list: cardSignature).
+function linkLines(v) {
   const link = linkState(v);
   const alert = linkAlert(v);
-  if (alert && alert.text) card.append(el("p", "link-alert", "Link: " + alert.text));
-  if (alert && (link === "offline" || link === "degraded") && (v.link_why || []).length) {
-    const lost = link === "offline" || v.link_why.some((why) => why.startsWith("board disconnected"));
-    card.append(el("p", "link-why", (link === "offline" ? "Offline: " : "Degraded: ") + v.link_why.join("; ") +
-      (lost ? " — moves on this board are not being recorded." : "")));
+  if (!alert) return {link, alert: null};
+  const word = alert.kind === "unstable" ? "LINK UNSTABLE" : link === "offline" ? "OFFLINE" :
+    link === "degraded" ? "DEGRADED" : "LINK BACK";
+  const down = link === "offline" || link === "degraded";
+  const why = v.link_why || [];
+  const lost = link === "offline" || why.some((w) => w.startsWith("board disconnected"));
+  return {link, alert, word, badge: "link-state " + (link === "offline" ? "offline" : "degraded"),
+    text: alert.text ? "Link: " + alert.text : "",
+    why: down && why.length ? (link === "offline" ? "Offline: " : "Degraded: ") + why.join("; ") +
+      (lost ? " — moves on this board are not being recorded." : "") : ""};
+}
+
+function patchLink(card, v) {
+  const lines = linkLines(v);
+  if (card.dataset.link !== lines.link) card.dataset.link = lines.link;
+  if (!lines.alert) return;
+  const badge = card.querySelector(".tboard-head .link-state");
+  if (badge) { if (badge.className !== lines.badge) badge.className = lines.badge; setText(badge, lines.word); }
+  for (const [cls, text] of [["link-alert", lines.text], ["link-why", lines.why]]) {
+    const line = card.querySelector(":scope > ." + cls + ", :scope > .quiet-row > ." + cls);
+    if (!line) continue;
+    setText(line, text);
+    if (line.hidden !== !text) line.hidden = !text;
   }
+}
+
+function boardBody(v, card) {
+  if (linkAlert(v)) card.append(el("p", "link-alert"), el("p", "link-why"));  // their text: patchLink
   const byId = new Map((v.flags || []).map((f) => [f.id, f]));
   const incidents = incidentsOf(v);
   const active = incidents.filter((i) => i.needs_arbiter).sort((a, b) =>
@@ -517,11 +543,11 @@ function boardCard(entry, quiet) {
   const v = entry.view;
   const card = el("section", "tboard rank-" + v.rank + (quiet ? " quiet" : ""));
   card.dataset.board = v.board;
-  card.dataset.link = linkState(v);
   card.dataset.open = String(openIncidents(v));
   if (!quiet) {
     card.append(boardHead(v, entry));
     boardBody(v, card);
+    patchLink(card, v);
     return card;
   }
   const row = el("details", "quiet-row");
@@ -531,9 +557,14 @@ function boardCard(entry, quiet) {
   row.append(summary);
   if (row.open) boardBody(v, row);
   row.addEventListener("toggle", () => {
-    if (row.open) { expanded.add(v.board); if (row.children.length === 1) boardBody(v, row); } else expanded.delete(v.board);
+    if (row.open) {
+      expanded.add(v.board);
+      // the board's latest view (a link change is written in place, without a new card)
+      if (row.children.length === 1) { const now = boards.get(v.board); boardBody(now ? now.view : v, row); patchLink(card, now ? now.view : v); }
+    } else expanded.delete(v.board);
   });
   card.append(row);
+  patchLink(card, v);
   return card;
 }
 
@@ -551,18 +582,23 @@ const cards = new Map();       // board -> {sig, node}
 let quietSection = null;       // <details> of the boards with nothing for the arbiter (kept across renders)
 let allQuiet = null;           // <p> "Nothing needs you." / "No boards yet." (kept across renders)
 
-// Everything a card shows, but the clocks (counted down in place every 500 ms) and the message counters.
+// Everything a card shows, but the clocks (counted down in place every 500 ms), the message counters and
+// the link as it changes drop by drop (written in place by patchLink): of the link, only whether the board
+// has a link incident (it entered or left the needs-you list for it) makes a new card.
 const UNSHOWN = new Set(["clock", "seq", "session", "status"]);
+const LINK_LIVE = new Set(["link", "online", "link_why", "link_alert"]);
 function signature(entry, quiet) {
   const v = entry.view;
   const outcomes = [...results.entries()].filter(([key]) => key.startsWith(v.board + "/"));
-  return JSON.stringify([quiet, outcomes, v], (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
+  const shownView = Object.fromEntries(Object.entries(v).filter(([key]) => !LINK_LIVE.has(key)));
+  return JSON.stringify([quiet, outcomes, linkAlert(v) !== null, shownView],
+    (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
 }
 
 function cardOf(entry, quiet) {
   const sig = signature(entry, quiet);
   const kept = cards.get(entry.view.board);
-  if (kept && kept.sig === sig) return kept.node;
+  if (kept && kept.sig === sig) { patchLink(kept.node, entry.view); return kept.node; }
   const node = boardCard(entry, quiet);
   cards.set(entry.view.board, {sig, node});
   return node;
@@ -629,24 +665,83 @@ function renderAll() {
     ` · ${needing.length} need${needing.length === 1 ? "s" : ""} you` + (troubled ? ` · ${troubled} with link trouble` : ""));
 }
 
-// The banner and the sound: once per incident, when it is an open illegal move (a related finding
-// folded under an incident already announced does not ring again). Ids are unique within a game only:
-// the key names the game, or the next game's illegal move with an id seen before would not ring.
+// The attention signal (the banner, its pulse and, when the arbiter switched sound on, the beep): one
+// incident, one ring. An incident rings once, the first time the page sees it open at a severity that rings
+// ([web] ring; never info: notes ask for nothing); its updates, its related findings and its end ring
+// nothing. A board's link incident (the service's debounced link_alert: down for the grace period, or
+// unstable) rings once when it starts, not with each drop, not when it ends. What the page's first snapshot
+// brings rings nothing. The banner shows the most severe of what rang until "Seen"; an entry goes by itself
+// once its incident no longer needs the arbiter (acknowledged, resolved, the link settled). Ids are unique
+// within a game only: the key names the game, or the next game's illegal move with an id seen before would
+// not ring.
+let rings = 0;
+function ring(key, entry) {
+  unseen.set(key, {...entry, at: ++rings});
+  banner.dataset.rings = String(rings);
+  showBanner();
+  banner.classList.remove("ringing");
+  void banner.offsetWidth;  // the pulse starts again for a new ring while the banner is up
+  banner.classList.add("ringing");
+  beep(entry.kind);
+}
+
+function showBanner() {
+  const all = [...unseen.values()].sort((a, b) => (b.rank - a.rank) || (b.at - a.at));
+  if (!all.length) { banner.hidden = true; return; }
+  const more = all.length > 1 ? ` (+${all.length - 1} more)` : "";
+  setText(bannerText, all[0].text + more);
+  if (banner.dataset.kind !== all[0].kind) banner.dataset.kind = all[0].kind;
+  banner.hidden = false;
+}
+
+function boardLabel(view) { return view.board_no !== null ? "Board " + view.board_no : view.board; }
+
 function announce(view) {
   if (!shown(view)) return;
   const byId = new Map((view.flags || []).map((f) => [f.id, f]));
   const game = view.state && view.state.game ? view.state.game.id : null;
+  let changed = false;
+  const present = new Set();
   for (const incident of incidentsOf(view)) {
-    const key = [view.board, game, incident.id, incident.severity].join("/");  // a primary may raise the severity
-    if (seenFlags.has(key)) continue;
-    seenFlags.add(key);
-    if (!firstSnapshot && incident.severity === "illegal-move" && incident.status === "open") {
-      const lead = byId.get(incident.target) || {};
-      bannerText.textContent = `ILLEGAL MOVE — ${view.board_no !== null ? "Board " + view.board_no : view.board} — ${sideName(lead.side)} — ${lead.title || lead.code || ""}`;
-      banner.hidden = false;
-      beep();
+    const key = [view.board, game, incident.id].join("/");
+    present.add(key);
+    const lead = byId.get(incident.target) || {};
+    const rank = RANK[incident.severity] || 0;
+    const text = `${sevLabel(incident.severity).toUpperCase()} — ${boardLabel(view)} — ${sideName(lead.side)} — ${lead.title || lead.code || ""}`;
+    const kind = incident.severity === "illegal-move" ? "illegal" : "warning";
+    if (unseen.has(key)) {
+      // still on the banner: gone once it no longer waits for the arbiter, else its latest words (a primary
+      // may raise the severity) without ringing again
+      if (incident.status !== "open") unseen.delete(key);
+      else unseen.set(key, {...unseen.get(key), rank, kind, text});
+      changed = true;
+      continue;
+    }
+    if (rung.has(key) || !RINGS.has(incident.severity)) continue;
+    if (firstSnapshot) { rung.add(key); continue; }
+    if (incident.status !== "open") continue;
+    rung.add(key);
+    ring(key, {rank, kind, text, board: view.board});
+  }
+  const linkKey = view.board + "/link";
+  for (const [key, entry] of unseen) {  // an incident no longer in the view (a new game on the board)
+    if (entry.board === view.board && key !== linkKey && !present.has(key)) { unseen.delete(key); changed = true; }
+  }
+  const alert = linkAlert(view);
+  if (!alert) {
+    linkRung.delete(view.board);
+    if (unseen.delete(linkKey)) changed = true;
+  } else {
+    const text = `LINK — ${boardLabel(view)} — ${alert.text || linkState(view)}`;
+    if (unseen.has(linkKey)) {
+      unseen.set(linkKey, {...unseen.get(linkKey), text});
+      changed = true;
+    } else if (!linkRung.has(view.board) && RINGS.has("link")) {
+      linkRung.add(view.board);
+      if (!firstSnapshot) ring(linkKey, {rank: 1, kind: "link", text, board: view.board});
     }
   }
+  if (changed) showBanner();
 }
 
 function onMessage(msg) {

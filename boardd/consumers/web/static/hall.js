@@ -6,6 +6,7 @@ const hallGrid = document.getElementById("hall");
 const hallFilter = boardFilter();
 const entries = new Map();  // board id -> {view, node, receivedAt}
 let openBoard = null;
+let detailLists = null;     // what the open detail's incident and log lists show (rebuilt when it changes)
 
 function surname(name) {
   const text = String(name || "?");
@@ -150,22 +151,38 @@ function renderDetail() {
   const entry = entries.get(openBoard);
   if (!entry) return;
   const v = entry.view;
-  document.getElementById("detail-title").textContent = `Board ${v.board_no ?? "?"} (${v.board})`;
-  document.getElementById("detail-players").textContent =
+  setText(document.getElementById("detail-title"), `Board ${v.board_no ?? "?"} (${v.board})`);
+  setText(document.getElementById("detail-players"),
     `${v.white} – ${v.black}` + (v.round ? ` · round ${v.round}` : "") + (v.ply ? ` · ply ${v.ply}` : "") +
-    (v.result && v.result !== "*" ? ` · ${v.result}` : "");
+    (v.result && v.result !== "*" ? ` · ${v.result}` : ""));
   // the detail says what the board needs (the debounced link_alert) and the link as last reported
-  document.getElementById("detail-link").textContent = (v.link_alert ? `link: ${v.link_alert.text}; now ` : "link: ") +
-    v.link + ((v.link_why || []).length ? ` (${v.link_why.join("; ")})` : "");
-  const flags = [...(v.flags || [])].sort((a, b) => (a.status === "resolved") - (b.status === "resolved"));
-  document.getElementById("detail-flags").replaceChildren(...(flags.length ? flags.map((f) => {
-    const item = el("li", `sev-${f.severity || "none"} ${f.status === "resolved" ? "resolved" : ""}`);
+  setText(document.getElementById("detail-link"), (v.link_alert ? `link: ${v.link_alert.text}; now ` : "link: ") +
+    v.link + ((v.link_why || []).length ? ` (${v.link_why.join("; ")})` : ""));
+  // Incidents: the findings that ask for action, open first, the most severe first; the notes (info,
+  // "noted": they ask for nothing) in their own list, never among the incidents.
+  const SEV = {"illegal-move": 3, "warning": 2};
+  const all = v.flags || [];
+  const flags = all.filter((f) => f.status !== "noted").sort((a, b) => (a.status === "resolved") - (b.status === "resolved") ||
+    (SEV[b.severity] || 0) - (SEV[a.severity] || 0));
+  const notes = all.filter((f) => f.status === "noted").reverse();
+  // The lists are rebuilt only when what they show changed: a flapping link (a view with each drop) leaves
+  // them alone, the link line above says it in place.
+  const lists = JSON.stringify([v.board, all.map((f) => [f.id, f.title, f.code, f.severity, f.status, f.side, f.ply]),
+    (v.events || []).map((e) => [e.ts, e.type, e.result])]);
+  if (detailLists === lists) return;
+  detailLists = lists;
+  const line = (f, cls) => {
+    const item = el("li", cls);
     item.dataset.flag = f.id;
     const side = f.side ? ` · ${f.side}` : "";
     const ply = f.ply !== undefined && f.ply !== null ? ` · ply ${f.ply}` : "";
     item.textContent = `${f.title || f.code || f.id} — ${f.severity || "?"} · ${f.status}${side}${ply}`;
     return item;
-  }) : [el("li", "", "no incident")]));
+  };
+  document.getElementById("detail-flags").replaceChildren(...(flags.length ? flags.map((f) =>
+    line(f, `sev-${f.severity || "none"} ${f.status === "resolved" ? "resolved" : ""}`)) : [el("li", "", "no incident")]));
+  document.getElementById("detail-notes").replaceChildren(...(notes.length ? notes.map((f) => line(f, "note"))
+    : [el("li", "", "no note")]));
   const events = [...(v.events || [])].reverse();
   document.getElementById("detail-events").replaceChildren(...(events.length ? events.map((e) => {
     const time = String(e.ts || "").slice(11, 19);
@@ -177,6 +194,7 @@ function renderDetail() {
 document.getElementById("detail-close").addEventListener("click", () => {
   openBoard = null;
   document.getElementById("detail").hidden = true;
+  detailLists = null;
 });
 
 document.getElementById("show-results").addEventListener("click", (event) => {

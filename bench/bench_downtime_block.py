@@ -1,0 +1,130 @@
+"""Downtime recovery: the longest single engine call at the reconciling dump (the daemon's loop is blocked that long).
+
+Run: ``python -m bench downtime-block [--cases N] [--seed S]``
+
+The daemon calls ``Engine.feed`` / ``Engine.advance`` synchronously in its asyncio loop: while one call runs it
+publishes nothing and reads no board or clock event. After a restart the held board is recovered by the search
+of ``boardd.core.recovery`` (up to 12 plies, ``Downtime.node_budget`` positions, twice when the running clock
+asks for the search one ply longer) inside one such call. This bench replays restarts over the real games of
+``../shared/data/pgn`` (seeded draws: a game, a ply, 2-14 plies played while the daemon was down, all pressed,
+the clock read again after the restart, so the running side may ask for the longer search) and times every
+engine call (``time.thread_time``: the CPU it takes, what a quiet machine waits; ``time.perf_counter`` too).
+It prints, over the cases, the longest call of each case (median, p90, max) and the outcome kinds (unique /
+ambiguous / gap, and how many ran out of the node budget).
+
+Timing is of the engine alone (no broker, no journal): it is the time the daemon's loop cannot yield.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from boardd.core.engine import Engine
+from boardd.core.engine.downtime import RESTART_DETAIL
+from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Event, GameInfo, Link, LinkChanged
+from boardd.core.outputs import GameEvent, Output
+from boardd.core.settings import RulesConfig
+
+PGN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pgn"
+
+
+def _lines(limit: int) -> list[list[chess.Move]]:
+    out: list[list[chess.Move]] = []
+    for path in sorted(PGN_DIR.glob("*.pgn")):
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            while len(out) < limit and (game := chess.pgn.read_game(handle)) is not None:
+                if game.headers.get("Variant", "Standard").lower() in ("standard", "") and \
+                        len(list(game.mainline_moves())) >= 40:
+                    out.append(list(game.mainline_moves()))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _reading(at: float, running: chess.Color) -> ClockReading:
+    side = ClockSide.LEFT if running == chess.WHITE else ClockSide.RIGHT
+    return ClockReading(at=at, left=3000.0, right=3000.0, running=side, lever_high=side)
+
+
+def _case(moves: list[chess.Move], start: int, plies: int) -> tuple[float, float, str]:
+    """One restart: the longest engine call (CPU s, wall s), the outcome."""
+    board = chess.Board()
+    for move in moves[:start]:
+        board.push(move)
+    engine = Engine(RulesConfig(), GameInfo(start_fen=board.fen(), time_control="5400+30"))
+    after = board.copy()
+    for move in moves[start:start + plies]:
+        after.push(move)
+    calls: list[tuple[float, float]] = []  # CPU, wall
+    outs: list[Output] = []
+
+    def feed(event: Event) -> None:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        outs.extend(engine.feed(event))
+        calls.append((time.thread_time() - c0, time.perf_counter() - t0))
+
+    def advance(at: float) -> None:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        outs.extend(engine.advance(at))
+        calls.append((time.thread_time() - c0, time.perf_counter() - t0))
+
+    feed(BoardSnapshot(at=0.0, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES)))
+    feed(_reading(0.2, board.turn))
+    feed(LinkChanged(at=1.0, link=Link.CLOCK, up=False, detail=RESTART_DETAIL))
+    feed(LinkChanged(at=1.0, link=Link.BOARD, up=False, detail=RESTART_DETAIL))
+    t = 1.0 + 5.0 * plies
+    feed(LinkChanged(at=t, link=Link.BOARD, up=True, detail="pty"))
+    feed(BoardSnapshot(at=t, squares=tuple(after.piece_at(sq) for sq in chess.SQUARES)))
+    feed(LinkChanged(at=t, link=Link.CLOCK, up=True, detail="pty"))
+    feed(_reading(t + 0.1, after.turn))
+    for dt in (0.5, 1.2, 2.0, 3.0, 25.0):
+        advance(t + dt)
+    events = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
+    kind = str(events[0]["kind"]) if events else "none"
+    if events and "incomplete" in events[0]:
+        kind += " (budget exhausted)"
+    return max(c for c, _ in calls), max(w for _, w in calls), kind
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--min-plies", type=int, default=2)
+    parser.add_argument("--max-plies", type=int, default=14)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    lines = _lines(200)
+    longest: list[float] = []
+    walls: list[float] = []
+    kinds: Counter[str] = Counter()
+    for _ in range(args.cases):
+        moves = rng.choice(lines)
+        plies = rng.randint(args.min_plies, args.max_plies)
+        start = rng.randrange(0, len(moves) - plies)
+        worst, wall, kind = _case(moves, start, plies)
+        longest.append(worst)
+        walls.append(wall)
+        kinds[kind] += 1
+    longest.sort()
+    p90 = longest[min(len(longest) - 1, int(0.9 * len(longest)))]
+    print(f"downtime-block: {args.cases} restarts of {args.min_plies}-{args.max_plies} plies (seed {args.seed})")
+    print(f"  longest single engine call per restart (CPU time): median {statistics.median(longest):.3f} s, "
+          f"p90 {p90:.3f} s, max {longest[-1]:.3f} s")
+    print(f"  the same in wall time (other load counts): median {statistics.median(walls):.3f} s, "
+          f"max {max(walls):.3f} s")
+    print("  outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,6 +25,7 @@ from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.events import BoardSnapshot, Content, FillGap, GameInfo, Link, LinkChanged, SquareChanged
 from boardd.core.outputs import Output
+from boardd.core.recovery import BUDGET_EXHAUSTED
 from boardd.core.settings import RulesConfig
 from tests.core.test_downtime_parity import Played, _game, _steps
 
@@ -155,3 +156,30 @@ def test_an_odd_king_walk_leaves_the_side_to_move_to_the_next_move() -> None:
     assert r.engine.state.moves[2].side == chess.WHITE  # the gap ends with White's move: Black moved next
     r.engine.feed(FillGap(at=r.t + 1.0, ply=3, moves=("Kc2", "Kd7", "Kd2")))
     assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in moves]
+
+
+@pytest.mark.parametrize(("budget", "kind"), [(None, "unique"), (40, "ambiguous")])
+def test_a_longer_search_out_of_budget_leaves_the_parity_open(budget: int | None, kind: str) -> None:
+    """e4 Nc6 Bc4 missed on a link outage, no clock: no sequence of four plies fits (a knight's move has one parity),
+    so the three are recorded. With a budget that the three-ply search fits in and the four-ply one does not, the
+    longer search proves nothing: the three plies are a candidate only (a gap, ``incomplete``), never the record."""
+    start = chess.Board()
+    work = start.copy()
+    moves = [work.push_san(s) for s in ("e4", "Nc6", "Bc4", "Nf6", "d3")]
+    r = NoClock(start, random.Random(2), restart=False)
+    if budget is not None:
+        r.engine.downtime.node_budget = budget
+    r.down()
+    r.play(moves[:3], seen=False)
+    r.up()
+    r.play(moves[3:], seen=True)
+    r.finish()
+    assert r.strong == []
+    [event] = r.recovered
+    assert event["kind"] == kind
+    got = [m.uci for m in r.engine.state.moves]
+    if budget is None:
+        assert got == [m.uci() for m in moves]
+    else:
+        assert event["incomplete"] == BUDGET_EXHAUSTED and event["candidates"] == [["e2e4", "b8c6", "f1c4"]]
+        assert got == ["0000", "g8f6", "d2d3"]

@@ -288,17 +288,21 @@ class Downtime:
         the arbiter fills it (``fill-gap``). No longer sequence: the fewest plies are the only way (a knight's
         move, a pawn's single step, captures: the parity is the board's own).
         """
+        if result.exhausted:
+            return result  # candidates only already, the side to move left open (Downtime.gap)
         plies = len(result.sequences()[0])
         after = self.g.board.turn if plies % 2 else not self.g.board.turn  # to move after one ply more
-        longer = recover(self.g.board, mapped, turn=after, max_plies=plies + 1, node_budget=NODE_BUDGET,
+        longer = recover(self.g.board, mapped, turn=after, max_plies=plies + 1, node_budget=self.node_budget,
                          min_plies=max(min_plies, plies + 1))
         other = longer.sequences()
-        if not other:
+        if not other and not longer.exhausted:
             return result
+        # the longer search out of budget proves nothing either: the fewest plies are candidates only
         lines = result.sequences()
         room = min(len(other), max(1, 9 - len(lines)))  # one of the longer kind at least: the other side to move
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:9 - room] + other[:room]),
-                        method="search", nodes=result.nodes + longer.nodes)
+                        method="search", nodes=result.nodes + longer.nodes,
+                        detail=BUDGET_EXHAUSTED if longer.exhausted else "")
 
     def _clock_turn(self) -> chess.Color | None:
         """The side whose clock runs, read since the restart (None: not read yet, paused, or down)."""

@@ -234,14 +234,15 @@ class Downtime:
         if self._clock_pending() and not overdue:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
-        result = self._recover(mapped)
+        result = self._recover(mapped, overdue=overdue)
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
             return
         self._finish(outs, result, mapped, at)
 
-    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1) -> Recovery:
+    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
+                 overdue: bool = False, board_off: bool = True) -> Recovery:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -249,14 +250,19 @@ class Downtime:
         shortest sequence that leaves the other side to move fits only if its last mover has not pressed yet;
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
+        No clock to tell (none in the game, paused or down, or its reading *overdue*): :meth:`_parity_open`.
         """
         result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget,
                          max_plies=max_plies, min_plies=min_plies)
         turn = self._clock_turn()
         lines = result.sequences()
-        if turn is None or result.method != "search" or not lines:
+        if result.method != "search" or not lines:
             return result
         plies = len(lines[0])
+        if turn is None:
+            if self._clock_pending() and not overdue:
+                return result  # its first reading tells (the restart waits for it; a link outage, _revise)
+            return self._parity_open(mapped, result, min_plies) if board_off else result
         if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
             return result
         longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=self.node_budget,
@@ -269,6 +275,34 @@ class Downtime:
         exhausted = result.exhausted or longer.exhausted
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
                         nodes=result.nodes + longer.nodes, detail=BUDGET_EXHAUSTED if exhausted else "")
+
+    def _parity_open(self, mapped: list[Content], result: Recovery, min_plies: int) -> Recovery:
+        """No clock says who has the move: the fewest plies do not decide it either.
+
+        A sequence one ply longer (a king's walk of two steps where one would do, a pawn by e3 and e4) explains the
+        board as well and leaves the other side to move; with no press seen, nothing tells which was played. Then
+        neither is taken: ambiguous, both kinds listed (the fewest plies first, at most 9 as the event carries).
+        Only when the board was out of sight (a restart, a board link outage: *board_off*); frames lost with the
+        board in sight (a few seconds of a snapshot-only board) keep the fewest plies.
+        The gap leaves the side to move open: the first move after it tells (``Restoration.adopted_turn``), and
+        the arbiter fills it (``fill-gap``). No longer sequence: the fewest plies are the only way (a knight's
+        move, a pawn's single step, captures: the parity is the board's own).
+        """
+        if result.exhausted:
+            return result  # candidates only already, the side to move left open (Downtime.gap)
+        plies = len(result.sequences()[0])
+        after = self.g.board.turn if plies % 2 else not self.g.board.turn  # to move after one ply more
+        longer = recover(self.g.board, mapped, turn=after, max_plies=plies + 1, node_budget=self.node_budget,
+                         min_plies=max(min_plies, plies + 1))
+        other = longer.sequences()
+        if not other and not longer.exhausted:
+            return result
+        # the longer search out of budget proves nothing either: the fewest plies are candidates only
+        lines = result.sequences()
+        room = min(len(other), max(1, 9 - len(lines)))  # one of the longer kind at least: the other side to move
+        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:9 - room] + other[:room]),
+                        method="search", nodes=result.nodes + longer.nodes,
+                        detail=BUDGET_EXHAUSTED if longer.exhausted else "")
 
     def _clock_turn(self) -> chess.Color | None:
         """The side whose clock runs, read since the restart (None: not read yet, paused, or down)."""
@@ -407,7 +441,7 @@ class Downtime:
             return
         from_ply = len(self.g.records)
         if result.kind is RecoveryKind.UNIQUE:
-            self._recovered(outs, result, at)
+            self._recovered(outs, result, at, reason)
         else:
             self.gap(outs, result, squares, at, reason)
         self.announce(outs, result, from_ply, at, reason)
@@ -438,7 +472,7 @@ class Downtime:
         left: unique. Several left (moves that commute, c3 h6 d3 and d3 h6 c3; a piece by two routes): the
         order cannot be known; the caller leaves a gap (:meth:`apply`), never a guess.
         """
-        result = self._recover(squares, max_plies=max_plies, min_plies=2)
+        result = self._recover(squares, max_plies=max_plies, min_plies=2, board_off=self.g.board_down)
         if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
             return result
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
@@ -461,7 +495,8 @@ class Downtime:
         as after a restart, and one ``MOVES_RECOVERED``. Found by search with the clock out of sight (on the
         DGT's jack), the event waits for the clock's first reading, which may turn the plies into a gap
         (:meth:`clock_back`)."""
-        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method)
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method,
+             reason=self.missed_reason())
         if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
             self.unsure = (from_ply, tuple(squares), result, self.missed_reason())
             return
@@ -523,7 +558,8 @@ class Downtime:
             rebuilt.append(MoveRecord(
                 ply=len(rebuilt) + 1, uci=move.uci(), san=san, side=side, fen_after=board.fen(),
                 made_at=gap.made_at, completed_at=completed_at,
-                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter"))
+                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter",
+                recovered_reason=gap.recovered_reason))
         last_filled = len(rebuilt)
         for rec in later:
             move = chess.Move.from_uci(rec.uci) if rec.legal and rec.uci != "0000" else None
@@ -569,7 +605,7 @@ class Downtime:
             board = chess.Board(self.g.records[ply - 1].fen_after, chess960=self.g.board.chess960)
         return PositionIndex(board).key
 
-    def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
+    def _recovered(self, outs: list[Output], result: Recovery, at: float, reason: str = RESTART_DETAIL) -> None:
         """The recovered moves, made and completed in order.
 
         A press seen since the restart (not judged: the board link is down for the engine) completes the
@@ -614,7 +650,7 @@ class Downtime:
                     self.awaiting_clock = rec.ply  # the first reading tells whether it was pressed
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
-        mark(self.g.records, outs, start, set(plies), result.method)
+        mark(self.g.records, outs, start, set(plies), result.method, reason=reason)
 
     def _logged_presses(self, result: Recovery, at: float) -> dict[int, tuple[float, ClockState]]:
         """Move index -> (time, clock) of its press in the board's log, placed by the clock readings.
@@ -701,7 +737,8 @@ class Downtime:
         desc = describe_change(self.g.board, squares)
         text = GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])  # what happened: a restart, the link down, lost updates
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{text}: {desc}",
-                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
+                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap",
+                         recovered_reason=reason)
         self.g.records.append(rec)
         self.g.board = board
         self.e.recognition.rebuild_index()
@@ -739,12 +776,14 @@ def _parse(board: chess.Board, text: str) -> chess.Move | None:
         return None
 
 
-def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:
-    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*."""
+def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str, *,
+         reason: str) -> None:
+    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*, missed for *reason*."""
     for ply in plies:
-        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how)
+        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how, recovered_reason=reason)
     for i in range(start, len(outs)):
         out = outs[i]
         if isinstance(out, MoveMade | MoveCompleted) and out.move.ply in plies:
-            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how))
+            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how,
+                                                                        recovered_reason=reason))
 

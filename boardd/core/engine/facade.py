@@ -332,8 +332,12 @@ class Engine:
         g = self.g.game
         tags = [("Event", g.event), ("Site", g.site), ("Date", g.date), ("Round", g.round),
                 ("White", g.white), ("Black", g.black), ("Result", self.g.result), ("TimeControl", g.time_control)]
-        if self.g.start_fen != _STANDARD_FEN:
+        if self.g.start_fen != _STANDARD_FEN or g.chess960:
+            # a Chess960 game states its start position, even the standard array's (518), and its variant, as
+            # boardd.core.record.game_pgn does: read without them, its castling is standard chess's
             tags += [("SetUp", "1"), ("FEN", self.g.start_fen)]
+        if g.chess960:
+            tags.append(("Variant", "Chess960"))
         lines = [f'[{k} "{v}"]' for k, v in tags]
         board = chess.Board(self.g.start_fen, chess960=g.chess960)
         words: list[str] = []

@@ -165,7 +165,7 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_key", "_legal", "_safety", "_squares", "_targets", "_touched", "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -176,6 +176,7 @@ class PositionIndex:
         self._legal: list[chess.Move] | None = None
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
+        self._safety: tuple[int, int] | None = None
 
     @property
     def squares(self) -> list[chess.Piece | None]:
@@ -190,10 +191,21 @@ class PositionIndex:
         if self._captures is None:
             board = self.board
             turn = board.turn
-            bb = 0
-            for sq in chess.scan_reversed(board.occupied_co[not turn]):
-                if board.is_attacked_by(turn, sq):
-                    bb |= 1 << sq
+            # an opponent piece is attacked when one of the side's pieces attacks its square: the union of the
+            # side's attacks (tables for pawns, knights and king, python-chess for the sliders) taken once,
+            # instead of python-chess's attackers of every opponent square
+            own = board.occupied_co[turn]
+            attacked = 0
+            pawn_attacks = chess.BB_PAWN_ATTACKS[turn]
+            for sq in chess.scan_forward(board.pawns & own):
+                attacked |= pawn_attacks[sq]
+            for sq in chess.scan_forward(board.knights & own):
+                attacked |= chess.BB_KNIGHT_ATTACKS[sq]
+            for sq in chess.scan_forward(board.kings & own):
+                attacked |= chess.BB_KING_ATTACKS[sq]
+            for sq in chess.scan_forward((board.bishops | board.rooks | board.queens) & own):
+                attacked |= board.attacks_mask(sq)
+            bb = attacked & board.occupied_co[not turn]
             if board.ep_square is not None:
                 bb |= 1 << (board.ep_square - 8 if turn == chess.WHITE else board.ep_square + 8)
             self._captures = bb
@@ -205,6 +217,27 @@ class PositionIndex:
         if self._legal is None:
             self._legal = list(self.board.legal_moves)
         return self._legal
+
+    def is_legal(self, move: chess.Move) -> bool:
+        """``board.is_legal(move)``, with the position's part of the answer computed once.
+
+        python-chess finds the king's checkers and the pinned pieces (slider blockers) again at every call;
+        they depend on the position only, so they are kept here. In check, without a king, or on a variant
+        board (whose ``is_variant_end`` may say something) the question goes to python-chess whole.
+        """
+        board = self.board
+        safety = self._safety
+        if safety is None:
+            king = board.king(board.turn)
+            if king is None or type(board) is not chess.Board or board.checkers_mask():
+                safety = (-1, 0)
+            else:
+                safety = (king, board._slider_blockers(king))
+            self._safety = safety
+        king, blockers = safety
+        if king < 0:
+            return board.is_legal(move)
+        return board.is_pseudo_legal(move) and board._is_safe(king, blockers, move)
 
     @property
     def targets(self) -> dict[Key, chess.Move]:
@@ -342,7 +375,7 @@ class PositionIndex:
             return None
         promotion = placed.piece_type if placed.piece_type != moved and moved == chess.PAWN else None
         move = chess.Move(origin, target, promotion=promotion)
-        if not board.is_legal(move):
+        if not self.is_legal(move):
             if board.chess960 and moved in (chess.KING, chess.ROOK):
                 return self.targets.get(key)  # king-only or rook-only Chess960 castling
             return None

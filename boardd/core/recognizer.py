@@ -72,12 +72,13 @@ class PhysicalBoard:
     they are not chess pieces and never take part in a move.
     """
 
-    __slots__ = ("_key", "markers", "squares")
+    __slots__ = ("_key", "_key_tuple", "markers", "squares")
 
     def __init__(self, board: chess.BaseBoard | None = None) -> None:
         self.squares: list[Content] = [None] * 64
         self.markers = 0
         self._key = [0, 0, 0, 0, 0, 0, 0, 0]
+        self._key_tuple: Key | None = None  # the key as returned, made at the first call after a change
         if board is not None:
             for sq, piece in board.piece_map().items():
                 self.set(sq, piece)
@@ -89,6 +90,7 @@ class PhysicalBoard:
             return old
         bit = 1 << square
         key = self._key
+        self._key_tuple = None
         if isinstance(old, chess.Piece):
             key[0 if old.color else 1] &= ~bit
             key[_PIECE_INDEX[old.piece_type]] &= ~bit
@@ -104,8 +106,11 @@ class PhysicalBoard:
 
     def key(self) -> Key:
         """Placement key of the chess pieces on the board (markers excluded)."""
-        k = self._key
-        return (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        key = self._key_tuple
+        if key is None:
+            k = self._key
+            key = self._key_tuple = (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        return key
 
     def base_board(self) -> chess.BaseBoard:
         """A python-chess board with the chess pieces of this reading."""
@@ -218,26 +223,53 @@ class PositionIndex:
             self._legal = list(self.board.legal_moves)
         return self._legal
 
-    def is_legal(self, move: chess.Move) -> bool:
-        """``board.is_legal(move)``, with the position's part of the answer computed once.
-
-        python-chess finds the king's checkers and the pinned pieces (slider blockers) again at every call;
-        they depend on the position only, so they are kept here. In check, without a king, or on a variant
-        board (whose ``is_variant_end`` may say something) the question goes to python-chess whole.
-        """
-        board = self.board
+    def _king_and_blockers(self) -> tuple[int, int]:
+        """The side to move's king and its pinned pieces (python-chess's slider blockers), computed once;
+        ``(-1, 0)`` when python-chess must be asked whole: in check, without a king, or on a variant board
+        (whose ``is_variant_end`` may say something)."""
         safety = self._safety
         if safety is None:
+            board = self.board
             king = board.king(board.turn)
             if king is None or type(board) is not chess.Board or board.checkers_mask():
                 safety = (-1, 0)
             else:
                 safety = (king, board._slider_blockers(king))
             self._safety = safety
-        king, blockers = safety
+        return safety
+
+    def is_legal(self, move: chess.Move) -> bool:
+        """``board.is_legal(move)``, with the position's part of the answer computed once.
+
+        python-chess finds the king's checkers and the pinned pieces (slider blockers) again at every call;
+        they depend on the position only, so they are kept here.
+        """
+        king, blockers = self._king_and_blockers()
         if king < 0:
-            return board.is_legal(move)
-        return board.is_pseudo_legal(move) and board._is_safe(king, blockers, move)
+            return self.board.is_legal(move)
+        return self.board.is_pseudo_legal(move) and self.board._is_safe(king, blockers, move)
+
+    def _legal_moves_masked(self, from_mask: int, to_mask: int) -> list[chess.Move]:
+        """``list(board.generate_legal_moves(from_mask, to_mask))``, in python-chess's order.
+
+        Out of check, python-chess's legal moves are its pseudo-legal moves that pass ``_is_safe`` with the
+        king and blockers of the position (kept here). For a narrow *to_mask*, *from_mask* is first narrowed
+        to the pieces that can reach it (the side's attackers of those squares, its pawns and king: a
+        superset of the moves' origins), which python-chess generates piece by piece in the same order.
+        """
+        board = self.board
+        king, blockers = self._king_and_blockers()
+        if king < 0:
+            return list(board.generate_legal_moves(from_mask, to_mask))
+        if to_mask.bit_count() <= 4:
+            turn = board.turn
+            reach = board.occupied_co[turn] & (board.pawns | board.kings)
+            for square in chess.scan_forward(to_mask):
+                reach |= board.attackers_mask(turn, square)
+            from_mask &= reach
+        is_safe = board._is_safe
+        return [move for move in board.generate_pseudo_legal_moves(from_mask, to_mask)
+                if is_safe(king, blockers, move)]
 
     @property
     def targets(self) -> dict[Key, chess.Move]:
@@ -421,7 +453,7 @@ class PositionIndex:
                 board._to_chess960(m).to_square if kings >> m.from_square & 1 and board.is_castling(m)
                 else m.to_square) & 1]
         else:
-            moves = [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=to_mask)]
+            moves = [*self._legal_moves_masked(changed, chess.BB_ALL), *self._legal_moves_masked(chess.BB_ALL, to_mask)]
         for move in moves:
             if move in seen:
                 continue

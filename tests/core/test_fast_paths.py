@@ -1,10 +1,10 @@
 """The engine's fast paths (issue 12, fifth round) give the answers of the full paths they stand in for.
 
-Each fast path either answers the same question with work done once per position (``PositionIndex.is_legal``,
-``PositionIndex.capture_targets``) or proves cheaply that a check has nothing to say
-(``TwoHands.far_lift_seen``). The engine tests below run seeded simulated games (every handling profile,
-injected irregularities, Chess960) once with the fast paths and once with them replaced by the full paths,
-and compare every output.
+Each fast path either answers the same question with work done once per position
+(``PositionIndex.is_legal``, ``PositionIndex.capture_targets``, ``PositionIndex._legal_moves_masked``) or
+proves cheaply that a check has nothing to say (``TwoHands.far_lift_seen``). The engine tests below run
+seeded simulated games (every handling profile, injected irregularities, Chess960) once with the fast paths
+and once with them replaced by the full paths, and compare every output.
 """
 
 from __future__ import annotations
@@ -54,6 +54,25 @@ def test_index_is_legal_is_python_chess_is_legal(chess960: bool) -> None:
             assert index.is_legal(move) == board.is_legal(move), (board.fen(), move.uci())
             checked += 1
     assert checked > 100_000 and in_check > 5
+
+
+@pytest.mark.parametrize("chess960", [False, True])
+def test_masked_legal_moves_are_python_chess_in_its_order(chess960: bool) -> None:
+    rng = random.Random(5)
+    checked = 0
+    for board in _positions(6, chess960=chess960):
+        index = PositionIndex(board)
+        masks = [(chess.BB_ALL, chess.BB_ALL)]
+        for _ in range(12):
+            few = 0
+            for sq in rng.sample(chess.SQUARES, k=rng.randint(1, 5)):
+                few |= chess.BB_SQUARES[sq]
+            masks += [(few, chess.BB_ALL), (chess.BB_ALL, few)]
+        for from_mask, to_mask in masks:
+            expected = list(board.generate_legal_moves(from_mask, to_mask))
+            assert index._legal_moves_masked(from_mask, to_mask) == expected, (board.fen(), from_mask, to_mask)
+            checked += 1
+    assert checked > 10_000
 
 
 def _capture_targets_by_attackers(board: chess.Board) -> int:
@@ -111,6 +130,8 @@ def _full_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PositionIndex, "capture_targets",
                         property(lambda self: _capture_targets_by_attackers(self.board)))
     monkeypatch.setattr(TwoHands, "far_lift_seen", lambda self, at, sq, side: True)
+    monkeypatch.setattr(PositionIndex, "_legal_moves_masked",
+                        lambda self, from_mask, to_mask: list(self.board.generate_legal_moves(from_mask, to_mask)))
 
 
 def test_engine_fast_paths_equal_full_paths(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -77,9 +77,9 @@ class TwoHands:
         """R01 (b): two own pieces put down within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
-        if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing \
-                or self.e.correction.arbiter_hands():
-            return
+        if piece.color != side or not self.g.seg_places or self.g.two_hands.get(side) is not None \
+                or not self.g.playing or self.e.correction.arbiter_hands():
+            return  # (nothing put down before it in the segment: no pair)
         ghost = self.g.phys.count(piece) > self.g.board.pieces_mask(piece.piece_type, piece.color).bit_count()
         for t0, sq0, p0 in reversed(self.g.seg_places):
             if ghost and p0 == piece:

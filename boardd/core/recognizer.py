@@ -72,12 +72,13 @@ class PhysicalBoard:
     they are not chess pieces and never take part in a move.
     """
 
-    __slots__ = ("_key", "markers", "squares")
+    __slots__ = ("_key", "_key_tuple", "markers", "squares")
 
     def __init__(self, board: chess.BaseBoard | None = None) -> None:
         self.squares: list[Content] = [None] * 64
         self.markers = 0
         self._key = [0, 0, 0, 0, 0, 0, 0, 0]
+        self._key_tuple: Key | None = None  # the key as returned, made at the first call after a change
         if board is not None:
             for sq, piece in board.piece_map().items():
                 self.set(sq, piece)
@@ -89,6 +90,7 @@ class PhysicalBoard:
             return old
         bit = 1 << square
         key = self._key
+        self._key_tuple = None
         if isinstance(old, chess.Piece):
             key[0 if old.color else 1] &= ~bit
             key[_PIECE_INDEX[old.piece_type]] &= ~bit
@@ -104,8 +106,11 @@ class PhysicalBoard:
 
     def key(self) -> Key:
         """Placement key of the chess pieces on the board (markers excluded)."""
-        k = self._key
-        return (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        key = self._key_tuple
+        if key is None:
+            k = self._key
+            key = self._key_tuple = (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        return key
 
     def base_board(self) -> chess.BaseBoard:
         """A python-chess board with the chess pieces of this reading."""
@@ -165,7 +170,7 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_key", "_legal", "_safety", "_squares", "_targets", "_touched", "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -176,6 +181,7 @@ class PositionIndex:
         self._legal: list[chess.Move] | None = None
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
+        self._safety: tuple[int, int] | None = None
 
     @property
     def squares(self) -> list[chess.Piece | None]:
@@ -190,10 +196,21 @@ class PositionIndex:
         if self._captures is None:
             board = self.board
             turn = board.turn
-            bb = 0
-            for sq in chess.scan_reversed(board.occupied_co[not turn]):
-                if board.is_attacked_by(turn, sq):
-                    bb |= 1 << sq
+            # an opponent piece is attacked when one of the side's pieces attacks its square: the union of the
+            # side's attacks (tables for pawns, knights and king, python-chess for the sliders) taken once,
+            # instead of python-chess's attackers of every opponent square
+            own = board.occupied_co[turn]
+            attacked = 0
+            pawn_attacks = chess.BB_PAWN_ATTACKS[turn]
+            for sq in chess.scan_forward(board.pawns & own):
+                attacked |= pawn_attacks[sq]
+            for sq in chess.scan_forward(board.knights & own):
+                attacked |= chess.BB_KNIGHT_ATTACKS[sq]
+            for sq in chess.scan_forward(board.kings & own):
+                attacked |= chess.BB_KING_ATTACKS[sq]
+            for sq in chess.scan_forward((board.bishops | board.rooks | board.queens) & own):
+                attacked |= board.attacks_mask(sq)
+            bb = attacked & board.occupied_co[not turn]
             if board.ep_square is not None:
                 bb |= 1 << (board.ep_square - 8 if turn == chess.WHITE else board.ep_square + 8)
             self._captures = bb
@@ -205,6 +222,54 @@ class PositionIndex:
         if self._legal is None:
             self._legal = list(self.board.legal_moves)
         return self._legal
+
+    def _king_and_blockers(self) -> tuple[int, int]:
+        """The side to move's king and its pinned pieces (python-chess's slider blockers), computed once;
+        ``(-1, 0)`` when python-chess must be asked whole: in check, without a king, or on a variant board
+        (whose ``is_variant_end`` may say something)."""
+        safety = self._safety
+        if safety is None:
+            board = self.board
+            king = board.king(board.turn)
+            if king is None or type(board) is not chess.Board or board.checkers_mask():
+                safety = (-1, 0)
+            else:
+                safety = (king, board._slider_blockers(king))
+            self._safety = safety
+        return safety
+
+    def is_legal(self, move: chess.Move) -> bool:
+        """``board.is_legal(move)``, with the position's part of the answer computed once.
+
+        python-chess finds the king's checkers and the pinned pieces (slider blockers) again at every call;
+        they depend on the position only, so they are kept here.
+        """
+        king, blockers = self._king_and_blockers()
+        if king < 0:
+            return self.board.is_legal(move)
+        return self.board.is_pseudo_legal(move) and self.board._is_safe(king, blockers, move)
+
+    def _legal_moves_masked(self, from_mask: int, to_mask: int) -> list[chess.Move]:
+        """``list(board.generate_legal_moves(from_mask, to_mask))``, in python-chess's order.
+
+        Out of check, python-chess's legal moves are its pseudo-legal moves that pass ``_is_safe`` with the
+        king and blockers of the position (kept here). For a narrow *to_mask*, *from_mask* is first narrowed
+        to the pieces that can reach it (the side's attackers of those squares, its pawns and king: a
+        superset of the moves' origins), which python-chess generates piece by piece in the same order.
+        """
+        board = self.board
+        king, blockers = self._king_and_blockers()
+        if king < 0:
+            return list(board.generate_legal_moves(from_mask, to_mask))
+        if to_mask.bit_count() <= 4:
+            turn = board.turn
+            reach = board.occupied_co[turn] & (board.pawns | board.kings)
+            for square in chess.scan_forward(to_mask):
+                reach |= board.attackers_mask(turn, square)
+            from_mask &= reach
+        is_safe = board._is_safe
+        return [move for move in board.generate_pseudo_legal_moves(from_mask, to_mask)
+                if is_safe(king, blockers, move)]
 
     @property
     def targets(self) -> dict[Key, chess.Move]:
@@ -342,7 +407,7 @@ class PositionIndex:
             return None
         promotion = placed.piece_type if placed.piece_type != moved and moved == chess.PAWN else None
         move = chess.Move(origin, target, promotion=promotion)
-        if not board.is_legal(move):
+        if not self.is_legal(move):
             if board.chess960 and moved in (chess.KING, chess.ROOK):
                 return self.targets.get(key)  # king-only or rook-only Chess960 castling
             return None
@@ -388,7 +453,7 @@ class PositionIndex:
                 board._to_chess960(m).to_square if kings >> m.from_square & 1 and board.is_castling(m)
                 else m.to_square) & 1]
         else:
-            moves = [*board.generate_legal_moves(from_mask=changed), *board.generate_legal_moves(to_mask=to_mask)]
+            moves = [*self._legal_moves_masked(changed, chess.BB_ALL), *self._legal_moves_masked(chess.BB_ALL, to_mask)]
         for move in moves:
             if move in seen:
                 continue

@@ -173,9 +173,10 @@ class BoardInput:
         if old == content:
             return False
         batch.append((sq, old, content))
-        text = (f"L {chess.square_name(sq)}" if content is None
-                else f"P {chess.square_name(sq)} {_content_text(content)}" if old is None
-                else f"X {chess.square_name(sq)} {_content_text(old)}→{_content_text(content)}")
+        name = chess.SQUARE_NAMES[sq]
+        text = (f"L {name}" if content is None
+                else f"P {name} {_content_text(content)}" if old is None
+                else f"X {name} {_content_text(old)}→{_content_text(content)}")
         self.g.seg_evidence.append(Evidence(at=at, event=text))
         if len(self.g.seg_evidence) > 200:
             del self.g.seg_evidence[:100]

@@ -41,8 +41,9 @@ class TwoHands:
         side = self.g.board.turn
         if piece.color != side:
             return  # R01 (clarified): a captured piece and its capturer are never two-hands evidence
-        if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask \
-                or self.e.correction.arbiter_hands():
+        if self.g.two_hands.get(side) is not None or not self.g.playing or sq in self.g.mask:
+            return
+        if not self.far_lift_seen(at, sq, side) or self.e.correction.arbiter_hands():
             return
         lifts = self.genuine_lifts()
         if not any(t == at and s == sq for t, s, _ in lifts):
@@ -63,13 +64,22 @@ class TwoHands:
                      "(4.1); a fast single hand cannot be excluded below the scan period")
             return
 
+    def far_lift_seen(self, at: float, sq: int, side: chess.Color) -> bool:
+        """Fast path of :meth:`check_two_hands_lift`: is there another lift of *side* in the segment, recent and far
+        enough from *sq*? The genuine lifts are a subset of the segment's lifts, so without one the check finds
+        nothing (the usual case: one lift in the segment), and the genuine lifts need not be worked out."""
+        timing = self.rules.timing
+        t_simul, d_far = timing.t_simul, timing.d_far
+        return any(sq0 != sq and at - t0 <= t_simul and p0.color == side and chess.square_distance(sq0, sq) >= d_far
+                   for t0, sq0, p0 in self.g.seg_lifts)
+
     def check_two_hands_places(self, outs: list[Output], at: float, sq: int, piece: chess.Piece) -> None:
         """R01 (b): two own pieces put down within T_simul, at least D_far apart."""
         timing = self.rules.timing
         side = self.g.board.turn
-        if piece.color != side or self.g.two_hands.get(side) is not None or not self.g.playing \
-                or self.e.correction.arbiter_hands():
-            return
+        if piece.color != side or not self.g.seg_places or self.g.two_hands.get(side) is not None \
+                or not self.g.playing or self.e.correction.arbiter_hands():
+            return  # (nothing put down before it in the segment: no pair)
         ghost = self.g.phys.count(piece) > self.g.board.pieces_mask(piece.piece_type, piece.color).bit_count()
         for t0, sq0, p0 in reversed(self.g.seg_places):
             if ghost and p0 == piece:

@@ -97,9 +97,10 @@ class Findings:
         self.arbiter_rulings: dict[str, str] = {}
         #: the illegal-move-class findings counted (7.5.5), in the order they were counted
         self.counted: dict[str, _Count] = {}
-        #: counted findings that are no illegal move after all: dismissed by the arbiter (his ruling on it,
-        #: ``accept`` false, until he upholds it) or withdrawn by the engine (a press explained by a recovered move)
-        self.uncounted: set[str] = set()
+        #: counted findings the arbiter dismissed (his ruling on it, ``accept`` false, until he upholds it)
+        self.dismissed: set[str] = set()
+        #: counted findings the engine withdrew (a press explained by a recovered move)
+        self.withdrawn: set[str] = set()
         #: the ILLEGAL_MOVE_LIMIT_REACHED noted with a counted finding: finding id -> its id
         self.limits: dict[str, str] = {}
         #: the count of the penalty just suggested, bound to the finding raised with it (``raise_finding``)
@@ -341,7 +342,10 @@ class Findings:
     def count(self, side: chess.Color) -> int:
         """``side``'s illegal-move count (rules-spec §6.1: the penalised illegal-move-class events): the findings
         counted, less those the arbiter dismissed or the engine withdrew."""
-        return sum(1 for ident, c in self.counted.items() if c.side == side and ident not in self.uncounted)
+        return sum(1 for ident, c in self.counted.items() if c.side == side and not self._uncounted(ident))
+
+    def _uncounted(self, ident: str) -> bool:
+        return ident in self.dismissed or ident in self.withdrawn
 
     def _limit(self) -> int:
         return 3 if self.g.edition == 2009 else 2
@@ -396,13 +400,12 @@ class Findings:
 
     def _commit(self, ident: str, counted: _Count) -> None:
         self.counted[ident] = counted
-        self.uncounted.discard(ident)
         self._last_counted = ident
 
     def withdraw_count(self, outs: list[Output], irr_id: str, at: float) -> None:
         """A counted finding withdrawn by the engine (a press explained by a recovered move): uncounted."""
-        if irr_id in self.counted and irr_id not in self.uncounted:
-            self.uncounted.add(irr_id)
+        if irr_id in self.counted and not self._uncounted(irr_id):
+            self.withdrawn.add(irr_id)
             self._recount(outs, self.counted[irr_id].side, at)
 
     def on_ruling(self, outs: list[Output], irr_id: str, *, accept: bool, at: float) -> None:
@@ -414,12 +417,12 @@ class Findings:
         Only the finding ruled on: a ruling on another finding says nothing of this one (a two-handed move
         dismissed leaves the illegal move of the same press counted)."""
         counted = self.counted.get(irr_id)
-        if counted is None or (irr_id in self.uncounted) == (not accept):
+        if counted is None or irr_id in self.withdrawn or (irr_id in self.dismissed) == (not accept):
             return
         if accept:
-            self.uncounted.discard(irr_id)
+            self.dismissed.discard(irr_id)
         else:
-            self.uncounted.add(irr_id)
+            self.dismissed.add(irr_id)
         self._recount(outs, counted.side, at)
         outs.append(StateChanged(at=at))
 
@@ -429,7 +432,7 @@ class Findings:
         A finding already ruled on keeps the suggestion it was ruled on (the arbiter applied it, or not)."""
         n = 0
         for ident, counted in list(self.counted.items()):
-            if counted.side != side or ident in self.uncounted:
+            if counted.side != side or self._uncounted(ident):
                 continue
             n += 1
             irr = self.g.irr.get(ident)

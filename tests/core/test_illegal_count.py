@@ -136,6 +136,20 @@ def test_a_dismissal_after_the_second_illegal_move_republishes_its_suggestion() 
     assert _count(engine) == (2, 0)
 
 
+def test_the_limit_note_of_a_dismissed_illegal_move_is_withdrawn() -> None:
+    """The second illegal move itself dismissed (a sensor fault): its ILLEGAL_MOVE_LIMIT_REACHED is withdrawn and
+    White's count is back to 1; upheld again, the note is noted again."""
+    text = f"{_PRESS} · 800 ARB uphold CLOCK_PRESS_NO_MOVE · {_MOVES} · {_knight(3000)} · 5000 ARB dismiss ILLEGAL_MOVE"
+    engine, _ = _play("L", text)
+    (limit,) = _found(engine, "ILLEGAL_MOVE_LIMIT_REACHED")
+    assert limit.status is Status.RESOLVED and limit.ruling is not None and limit.ruling.startswith("withdrawn")
+    assert _count(engine) == (1, 0)
+    engine.feed(Resolve(at=9.0, irregularity_id=_found(engine, "ILLEGAL_MOVE")[0].id, ruling="upheld"))
+    (limit,) = _found(engine, "ILLEGAL_MOVE_LIMIT_REACHED")
+    assert limit.status is Status.NOTED and limit.suggestion.result == "0-1"
+    assert _count(engine) == (2, 0)
+
+
 def test_a_ruled_later_finding_keeps_the_suggestion_it_was_ruled_on() -> None:
     """The second illegal move already ruled on (0-1, resolved) keeps that suggestion when the first is dismissed
     afterwards; only the count changes."""

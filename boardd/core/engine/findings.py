@@ -78,6 +78,10 @@ def _queen(pen: PenaltySuggestion) -> PenaltySuggestion:
                                text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
 
 
+def _name(side: chess.Color) -> str:
+    return "White" if side == chess.WHITE else "Black"
+
+
 def _resolved_with(ruled: Irregularity) -> str:
     """The ruling of a finding closed with *ruled* (one incident, one status)."""
     return f"resolved with {ruled.id}" + (f": {ruled.ruling}" if ruled.ruling else "")
@@ -427,18 +431,24 @@ class Findings:
         outs.append(StateChanged(at=at))
 
     def _recount(self, outs: list[Output], side: chess.Color, at: float) -> None:
-        """The suggestions of ``side``'s counted findings awaiting a ruling, after their count changed.
+        """The suggestions of ``side``'s counted findings awaiting a ruling, after their count changed, and the
+        ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn with a finding no longer counted).
 
         A finding already ruled on keeps the suggestion it was ruled on (the arbiter applied it, or not)."""
         n = 0
         for ident, counted in list(self.counted.items()):
-            if counted.side != side or self._uncounted(ident):
+            irr = self.g.irr.get(ident)
+            if counted.side != side or irr is None:
+                continue
+            if self._uncounted(ident):
+                if counted.notes_limit:
+                    self._note_limit(outs, irr, reached=False, mate=counted.mate, at=at,
+                                     why=f"{ident} {'dismissed' if ident in self.dismissed else 'withdrawn'}")
                 continue
             n += 1
-            irr = self.g.irr.get(ident)
-            if irr is None or irr.status not in (Status.OPEN, Status.ACKNOWLEDGED):
-                continue
-            pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen)
+            pen = counted.penalty
+            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+                pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen)
             if pen != counted.penalty:
                 self.counted[ident] = dataclasses.replace(counted, penalty=pen)
                 old, new = counted.penalty.text, pen.text
@@ -450,19 +460,17 @@ class Findings:
                 irr = dataclasses.replace(irr, suggestion=sug)
                 self.update_finding(outs, irr)
             if counted.notes_limit:
-                self._note_limit(outs, irr, pen.result is not None and n >= self._limit(), counted.mate, at)
+                self._note_limit(outs, irr, reached=pen.result is not None and n >= self._limit(), mate=counted.mate,
+                                 at=at, why=f"after the arbiter's ruling {ident} is not {_name(side)}'s "
+                                            f"{'3rd' if self._limit() == 3 else '2nd'} illegal move")
 
-    def _note_limit(self, outs: list[Output], irr: Irregularity, reached: bool, mate: bool | None,
-                    at: float) -> None:
+    def _note_limit(self, outs: list[Output], irr: Irregularity, *, reached: bool, mate: bool | None, at: float,
+                    why: str) -> None:
         """ILLEGAL_MOVE_LIMIT_REACHED with ``irr`` after its count changed: withdrawn, noted again, or raised."""
         ident = self.limits.get(irr.id)
         note = self.g.irr.get(ident) if ident is not None else None
-        side = "White" if irr.side == chess.WHITE else "Black"
         if note is not None and not reached and note.status is Status.NOTED:
-            self.update_finding(outs, dataclasses.replace(
-                note, status=Status.RESOLVED,
-                ruling=f"withdrawn: after the arbiter's ruling {irr.id} is not {side}'s "
-                       f"{'3rd' if self._limit() == 3 else '2nd'} illegal move"))
+            self.update_finding(outs, dataclasses.replace(note, status=Status.RESOLVED, ruling=f"withdrawn: {why}"))
         elif note is not None and reached and note.status is Status.RESOLVED:
             self.update_finding(outs, dataclasses.replace(note, status=Status.NOTED, ruling=None,
                                                           suggestion=dataclasses.replace(

@@ -304,7 +304,8 @@ class Engine:
             moves=tuple(records), turn=self.g.board.turn if hidden is None else fen.split(" ")[1] == "w",
             clock=self.g.clock, result=self.g.result,
             termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
-            illegal_moves_white=self.g.illegal[chess.WHITE], illegal_moves_black=self.g.illegal[chess.BLACK],
+            illegal_moves_white=self.findings.count(chess.WHITE),
+            illegal_moves_black=self.findings.count(chess.BLACK),
             category=self.g.category, regime=self.g.regime)
 
     @property
@@ -444,6 +445,7 @@ class Engine:
                     self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
+                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at)
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

@@ -21,6 +21,7 @@ from boardd.core.outputs import (
     IrregularityUpdated,
     Output,
     Severity,
+    StateChanged,
     Status,
     Suggestion,
 )
@@ -48,6 +49,39 @@ _FOLLOWS_FROM: dict[str, frozenset[str]] = {
 _SCAN_PLIES = 10
 
 
+#: the illegal-move-class completions judged by ``Presses.illegal_press``, which note ILLEGAL_MOVE_LIMIT_REACHED when
+#: the count reaches the limit (the presses, a confirmed two-handed move and a claim do not)
+_NO_LIMIT_NOTE = frozenset({"CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND", "TWO_HANDS_AT_PRESS"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Count:
+    """An illegal-move-class finding counted for 7.5.5, and what its penalty suggestion was computed from.
+
+    ``penalty`` is the suggestion in the finding now; ``cited`` says that its text was written in the
+    configured edition's numbering (``raise_finding``), ``queen`` that 7.5.2's queen replaces the
+    reinstatement (a pawn not replaced), ``notes_limit`` that the limit is noted with a finding of its own."""
+
+    side: chess.Color
+    code: str
+    mate: bool | None
+    increment: float
+    penalty: PenaltySuggestion
+    cited: bool = False
+    queen: bool = False
+    notes_limit: bool = False
+
+
+def _queen(pen: PenaltySuggestion) -> PenaltySuggestion:
+    """7.5.2 (from 2014): the move stands, the pawn is replaced by a queen (no reinstatement)."""
+    return dataclasses.replace(pen, reinstate=False,
+                               text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
+
+
+def _name(side: chess.Color) -> str:
+    return "White" if side == chess.WHITE else "Black"
+
+
 def _resolved_with(ruled: Irregularity) -> str:
     """The ruling of a finding closed with *ruled* (one incident, one status)."""
     return f"resolved with {ruled.id}" + (f": {ruled.ruling}" if ruled.ruling else "")
@@ -65,6 +99,17 @@ class Findings:
         self.arbiter: str | None = None
         #: the arbiter's ruling of each finding he ruled on (or closed with one he ruled on), kept as written
         self.arbiter_rulings: dict[str, str] = {}
+        #: the illegal-move-class findings counted (7.5.5), in the order they were counted
+        self.counted: dict[str, _Count] = {}
+        #: counted findings the arbiter dismissed (his ruling on it, ``accept`` false, until he upholds it)
+        self.dismissed: set[str] = set()
+        #: counted findings the engine withdrew (a press explained by a recovered move)
+        self.withdrawn: set[str] = set()
+        #: the ILLEGAL_MOVE_LIMIT_REACHED noted with a counted finding: finding id -> its id
+        self.limits: dict[str, str] = {}
+        #: the count of the penalty just suggested, bound to the finding raised with it (``raise_finding``)
+        self._pending: _Count | None = None
+        self._last_counted: str | None = None
 
     def new_id(self) -> str:
         self.g.irr_counter += 1
@@ -103,12 +148,23 @@ class Findings:
         if incident is None:
             incident = self.incident_for(code, side)
         ident = self.new_id()
+        severity = facts.severity
+        if severity is Severity.ILLEGAL_MOVE and self._handed_back(code, side, incident):
+            # no illegal move of his own: the clock handled in the other player's occurrence (7.5.3, T50)
+            severity = Severity.WARNING
+            text = (f"{text}: " if text else "") + self._handed_back_text(side, incident)
+        pending, self._pending = self._pending, None
+        if penalty is not None and pending is not None and pending.penalty is penalty:
+            self._commit(ident, dataclasses.replace(pending, cited=self.g.edition < 2018))
+        elif code == "ILLEGAL_MOVE_LIMIT_REACHED" and self._last_counted is not None \
+                and self.counted[self._last_counted].side == side:
+            self.limits[self._last_counted] = ident
         withheld = self.e.correction.withholds(code)
         if incident is None and not info and not withheld:
             self.g.incident = (ident, len(self.g.records))
         irr = Irregularity(
             id=ident, incident=incident, status=Status.NOTED if info else Status.OPEN, code=code,
-            severity=facts.severity, confidence=facts.confidence, side=side,
+            severity=severity, confidence=facts.confidence, side=side,
             ply=len(self.g.records), edition=self.g.edition,
             articles=articles if articles is not None else facts.articles, t_raised=at,
             t_first_evidence=first_at if first_at is not None else (ev[0].at if ev else at), evidence=ev,
@@ -144,6 +200,21 @@ class Findings:
             self.g.incident = None
             return None
         return primary
+
+    def _handed_back(self, code: str, side: chess.Color | None, incident: str | None) -> bool:
+        """Does ``side``'s finding ``code`` joining ``incident`` follow from another player's occurrence
+        (:data:`_FOLLOWS_FROM`: the clock handed back to the player whose act is unfinished on the board)?"""
+        primary = self.g.irr.get(incident) if incident is not None else None
+        return side is not None and primary is not None and primary.side != side \
+            and primary.code in _FOLLOWS_FROM.get(code, ())
+
+    def _handed_back_text(self, side: chess.Color | None, incident: str | None) -> str:
+        primary = self.g.irr.get(incident) if incident is not None else None
+        whom = "" if primary is None or primary.side is None else \
+            f" to {'White' if primary.side == chess.WHITE else 'Black'}"
+        who = "White" if side == chess.WHITE else "Black"
+        return (f"the clock handed back{whom} in incident {incident}: not an illegal move of {who} (7.5.3); "
+                "the arbiter rules on the incident")
 
     def incident_for(self, code: str, side: chess.Color | None) -> str | None:
         """The incident a finding of ``side`` joins, or None: it opens one (one occurrence, one alert).
@@ -270,24 +341,151 @@ class Findings:
             return
         self.update_finding(outs, dataclasses.replace(irr, status=status, ruling=ruling if ruling else irr.ruling))
 
-    def penalty(self, side: chess.Color, code: str, subtype: str | None = None) -> PenaltySuggestion | None:
-        """Penalty suggestion of an illegal-move-class code (the count goes up once per move)."""
+    # ------------------------------------------------------------------ the illegal-move count (7.5.5)
+
+    def count(self, side: chess.Color) -> int:
+        """``side``'s illegal-move count (rules-spec §6.1: the penalised illegal-move-class events): the findings
+        counted, less those the arbiter dismissed or the engine withdrew."""
+        return sum(1 for ident, c in self.counted.items() if c.side == side and not self._uncounted(ident))
+
+    def _uncounted(self, ident: str) -> bool:
+        return ident in self.dismissed or ident in self.withdrawn
+
+    def _limit(self) -> int:
+        return 3 if self.g.edition == 2009 else 2
+
+    def _suggest(self, side: chess.Color, n: int, mate: bool | None, increment: float, *,
+                 queen: bool) -> PenaltySuggestion:
+        pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category), regime=Regime(self.g.regime),
+                              n=n, offender=side, opp_can_mate=mate, observed_in_window=True,
+                              increment_earned_s=increment,
+                              blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+        return _queen(pen) if queen and pen.reinstate else pen
+
+    def penalty(self, side: chess.Color, code: str, subtype: str | None = None, *,
+                finding: str | None = None) -> PenaltySuggestion | None:
+        """Penalty suggestion of an illegal-move-class code, counted once per move (not in the "otherwise"
+        regime, where a claim counts it: :meth:`count_claim`).
+
+        The count goes to the finding raised next with this suggestion (``raise_finding``), or to ``finding``
+        (a finding ruled an illegal move: a confirmed two-handed move). A press without a move that hands the
+        clock back in the other player's incident is no illegal move of the presser (T50): None.
+        """
         full = f"{code}/{subtype}" if subtype else code
         self.g.limit_pending = False
+        self._pending = None
         if not is_illegal_move_class(full, self.g.edition):
             return None
-        n = self.g.illegal[side] + 1
-        if self.g.regime != Regime.OTHERWISE.value:
-            self.g.illegal[side] = n
+        if finding is None and self._handed_back(code, side, self.incident_for(code, side)):
+            return None
+        n = self.count(side) + 1
         mate = can_mate_in_feed(self.g.board, not side)
-        pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category), regime=Regime(self.g.regime),
-                              n=n,
-                                   offender=side, opp_can_mate=mate,
-                                   observed_in_window=True, increment_earned_s=self.g.increment,
-                                   blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
-        self.g.limit_pending = pen.result is not None and n >= (3 if self.g.edition == 2009 else 2)
+        queen = code == "PAWN_NOT_REPLACED" and self.g.edition >= 2014
+        pen = self._suggest(side, n, mate, self.g.increment, queen=queen)
+        if self.g.regime != Regime.OTHERWISE.value:
+            counted = _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen, queen=queen,
+                             notes_limit=finding is None and code not in _NO_LIMIT_NOTE)
+            if finding is None:
+                self._pending = counted
+            else:
+                self._commit(finding, counted)
+        self.g.limit_pending = pen.result is not None and n >= self._limit()
         self.g.limit_mate = mate
         return pen
+
+    def count_claim(self, irr: Irregularity, side: chess.Color) -> PenaltySuggestion:
+        """The "otherwise" regime: the opponent's claim (or the arbiter) in the window counts ``irr`` (R22)."""
+        n = self.count(side) + 1
+        mate = can_mate_in_feed(self.g.board, not side)
+        pen = self._suggest(side, n, mate, self.g.increment, queen=False)
+        full = f"{irr.code}/{irr.subtype}" if irr.subtype else irr.code
+        self._commit(irr.id, _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen))
+        return pen
+
+    def _commit(self, ident: str, counted: _Count) -> None:
+        self.counted[ident] = counted
+        self._last_counted = ident
+
+    def withdraw_count(self, outs: list[Output], irr_id: str, at: float) -> None:
+        """A counted finding withdrawn by the engine (a press explained by a recovered move): uncounted."""
+        if irr_id in self.counted and not self._uncounted(irr_id):
+            self.withdrawn.add(irr_id)
+            self._recount(outs, self.counted[irr_id].side, at)
+
+    def on_ruling(self, outs: list[Output], irr_id: str, *, accept: bool, at: float) -> None:
+        """The arbiter ruled on ``irr_id``: dismissed (``accept`` false), it is no illegal move and is uncounted;
+        upheld (a dismissal reversed), it counts again. The findings of the player's count raised after it that
+        still await a ruling get the suggestion of their count given this ruling (republished), and so does the
+        ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn, or noted again); the state's count changes.
+
+        Only the finding ruled on: a ruling on another finding says nothing of this one (a two-handed move
+        dismissed leaves the illegal move of the same press counted)."""
+        counted = self.counted.get(irr_id)
+        if counted is None or irr_id in self.withdrawn or (irr_id in self.dismissed) == (not accept):
+            return
+        if accept:
+            self.dismissed.discard(irr_id)
+        else:
+            self.dismissed.add(irr_id)
+        self._recount(outs, counted.side, at)
+        outs.append(StateChanged(at=at))
+
+    def _recount(self, outs: list[Output], side: chess.Color, at: float) -> None:
+        """The suggestions of ``side``'s counted findings awaiting a ruling, after their count changed, and the
+        ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn with a finding no longer counted).
+
+        A finding already ruled on keeps the suggestion it was ruled on (the arbiter applied it, or not)."""
+        n = 0
+        for ident, counted in list(self.counted.items()):
+            irr = self.g.irr.get(ident)
+            if counted.side != side or irr is None:
+                continue
+            if self._uncounted(ident):
+                if counted.notes_limit:
+                    self._note_limit(outs, irr, reached=False, mate=counted.mate, at=at,
+                                     why=f"{ident} {'dismissed' if ident in self.dismissed else 'withdrawn'}")
+                continue
+            n += 1
+            pen = counted.penalty
+            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+                pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen)
+            if pen != counted.penalty:
+                self.counted[ident] = dataclasses.replace(counted, penalty=pen)
+                old, new = counted.penalty.text, pen.text
+                if counted.cited:
+                    old, new = cite_all(old, self.g.edition), cite_all(new, self.g.edition)
+                sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
+                                          remove_from_offender_s=pen.remove_from_offender_s,
+                                          text=irr.suggestion.text.replace(old, new))
+                irr = dataclasses.replace(irr, suggestion=sug)
+                self.update_finding(outs, irr)
+            if counted.notes_limit:
+                self._note_limit(outs, irr, reached=pen.result is not None and n >= self._limit(), mate=counted.mate,
+                                 at=at, why=f"after the arbiter's ruling {ident} is not {_name(side)}'s "
+                                            f"{'3rd' if self._limit() == 3 else '2nd'} illegal move")
+
+    def _note_limit(self, outs: list[Output], irr: Irregularity, *, reached: bool, mate: bool | None, at: float,
+                    why: str) -> None:
+        """ILLEGAL_MOVE_LIMIT_REACHED with ``irr`` after its count changed: withdrawn, noted again, or raised."""
+        ident = self.limits.get(irr.id)
+        note = self.g.irr.get(ident) if ident is not None else None
+        if note is not None and not reached and note.status is Status.NOTED:
+            self.update_finding(outs, dataclasses.replace(note, status=Status.RESOLVED, ruling=f"withdrawn: {why}"))
+        elif note is not None and reached and note.status is Status.RESOLVED:
+            self.update_finding(outs, dataclasses.replace(note, status=Status.NOTED, ruling=None,
+                                                          suggestion=dataclasses.replace(
+                                                              note.suggestion, result=irr.suggestion.result)))
+        elif note is None and reached and irr.side is not None:
+            self._last_counted = irr.id
+            self.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", irr.side, at, [],
+                               incident=irr.incident or irr.id, result=irr.suggestion.result,
+                               text=self.limit_text(irr.suggestion.result, mate))
+
+    @staticmethod
+    def limit_text(result: str | None, mate: bool | None) -> str:
+        return ("the illegal-move count reached the limit"
+                + (": draw, the opponent cannot mate" if result == "1/2-1/2" else
+                   ": loss unless the arbiter finds that the opponent cannot mate" if mate is None else ""))
 
     def close_claim_windows(self, outs: list[Output], mover: chess.Color, at: float) -> None:
         """R22: the opponent's next MADE move closes the claim window of an illegal move."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 import chess
@@ -323,11 +322,7 @@ class Presses:
                        subtype: str | None, diff: Diff) -> None:
         """An illegal-move-class (or mismatch) completion: report it, then play on from the physical board (G6)."""
         pre = self.g.board.copy(stack=False)
-        pen = self.e.findings.penalty(side, code, subtype)
-        if pen is not None and code == "PAWN_NOT_REPLACED" and self.g.edition >= 2014 and pen.reinstate:
-            # 7.5.2: the move stands, the pawn is replaced by a queen (no reinstatement)
-            pen = dataclasses.replace(pen, reinstate=False,
-                                      text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
+        pen = self.e.findings.penalty(side, code, subtype)  # 7.5.2: a pawn not replaced, a queen (no reinstatement)
         constraints = self.e.touch_move.replacement_constraints(pre, diff, code)
         touched = self.e.touch_move.replacement_square(pre, diff)  # the piece the constraint names (4.3.1, 7.5.1)
         verify = code in ("CASTLING_INCOMPLETE_AT_PRESS", "PROMOTION_INCOMPLETE_AT_PRESS")
@@ -346,10 +341,8 @@ class Presses:
             elif self.g.limit_pending and irr.suggestion.result:
                 self.e.findings.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", side, at, [ev],
                                               result=irr.suggestion.result,
-                            text="the illegal-move count reached the limit"
-                                 + (": draw, the opponent cannot mate" if irr.suggestion.result == "1/2-1/2" else
-                                    ": loss unless the arbiter finds that the opponent cannot mate"
-                                    if self.g.limit_mate is None else ""))
+                                              text=self.e.findings.limit_text(irr.suggestion.result,
+                                                                              self.g.limit_mate))
         fix: chess.Move | None = None
         if code == "PAWN_NOT_REPLACED" and move_text and self.g.regime != Regime.OTHERWISE.value:
             fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None

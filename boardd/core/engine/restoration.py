@@ -13,8 +13,6 @@ from boardd.core.events import (
     Resolve,
 )
 from boardd.core.laws.codes import is_illegal_move_class
-from boardd.core.laws.penalties import suggest_penalty
-from boardd.core.laws.positions import can_mate_in_feed
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -32,7 +30,6 @@ from boardd.core.outputs import (
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
 from boardd.core.recovery import DEFAULT_MAX_PLIES, RecoveryKind
-from boardd.core.settings import Category, Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -180,9 +177,7 @@ class Restoration:
         """A "press without a move" explained by a recovered move: resolved, its illegal-move count undone."""
         side = irr.side
         assert side is not None
-        if is_illegal_move_class(irr.code, irr.edition) and self.g.regime != Regime.OTHERWISE.value \
-                and self.g.illegal[side] > 0:
-            self.g.illegal[side] -= 1  # counted by _penalty when it was raised
+        self.e.findings.withdraw_count(outs, irr.id, irr.t_raised)  # counted when it was raised (no new finding)
         self.g.limit_pending = False
         if self.g.pressed_no_move == side:
             self.g.pressed_no_move = None
@@ -339,14 +334,7 @@ class Restoration:
         if win is not None and event.accept:
             win.claimed = True
             self.g.claim_windows.remove(win)
-            side = win.offender
-            n = self.g.illegal[side] + 1
-            self.g.illegal[side] = n
-            pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category),
-                                  regime=Regime(self.g.regime), n=n, offender=side,
-                                  opp_can_mate=can_mate_in_feed(self.g.board, not side),
-                                  observed_in_window=True, increment_earned_s=self.g.increment,
-                                  blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+            pen = self.e.findings.count_claim(irr, win.offender)
             sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                       remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)
             self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,
@@ -382,7 +370,7 @@ class Restoration:
                       for f in named)
         if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
             return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
-        pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")
+        pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS", finding=irr.id)
         assert pen is not None
         # the position before the two-handed move: the press finding is raised once the move is in the record
         # (its ply is the one after it), the suspicion while the move was being made (a late press, 6.2.2, comes

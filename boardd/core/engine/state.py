@@ -139,12 +139,12 @@ class Game:
         self.orientation_known = False
 
     def _init_findings_and_phase(self) -> None:
-        """The findings, the illegal-move counts, the phase of the game and the restoration it waits for."""
+        """The findings (the illegal-move counts follow them: ``Findings.count``), the phase of the game and the
+        restoration it waits for."""
         self.irr: dict[str, Irregularity] = {}
         #: the latest ply of an illegal-move finding, whatever its status (-1: none yet): the correction looks for
         #: an illegal move found later (Correction._found_later) only while one is that recent
         self.illegal_ply = -1
-        self.illegal = {chess.WHITE: 0, chess.BLACK: 0}
         #: setting up, play, awaiting a restoration, game over (:data:`boardd.core.engine.modes.PHASES`)
         self.phase: Machine[Phase, PhaseTrigger] = Machine("phase", PHASES, Phase.PLAY)
         self.restore_key: tuple[int, ...] | None = None

@@ -184,10 +184,10 @@ def _physical_after(board: chess.Board, move: chess.Move, side: chess.Color) -> 
     after = chess.Board(None)
     for sq, piece in board.piece_map().items():
         after.set_piece_at(sq, piece)
-    piece = after.remove_piece_at(move.from_square)
-    assert piece is not None
-    after.set_piece_at(move.to_square, piece)
-    if board.is_castling(move) or (piece.piece_type == chess.KING and chess.square_distance(move.from_square,
+    moved = after.remove_piece_at(move.from_square)
+    assert moved is not None
+    after.set_piece_at(move.to_square, moved)
+    if board.is_castling(move) or (moved.piece_type == chess.KING and chess.square_distance(move.from_square,
                                                                                                move.to_square) == 2):
         rank = chess.square_rank(move.from_square)
         kingside = chess.square_file(move.to_square) == 6
@@ -262,12 +262,10 @@ def build(case: NoClockCase, *, after_plies: int | None = None) -> Built | None:
         hand.think()
         # (never back to an earlier position: the board would show a takeback, R29)
         fresh = [m for m in sorted(after.legal_moves, key=lambda m: m.uci()) if _placement(after, m) not in placements]
-        move = chess.Move.from_uci(rest.pop(0)) if rest else None
-        if move not in fresh:
-            if not fresh:
-                break
-            move = rng.choice(fresh)
-        assert move is not None
+        wanted = chess.Move.from_uci(rest.pop(0)) if rest else None
+        if not fresh:
+            break
+        move = wanted if wanted in fresh and wanted is not None else rng.choice(fresh)
         hand.move(after, move)
         expected.append(move.uci())
         after.push(move)

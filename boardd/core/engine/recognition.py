@@ -13,9 +13,12 @@ from boardd.core.events import (
     Content,
 )
 from boardd.core.outputs import (
+    Completion,
     Evidence,
     GameEvent,
     Irregularity,
+    MoveCompleted,
+    MoveMade,
     Output,
     Status,
 )
@@ -128,14 +131,16 @@ class Recognition:
         key = view.key()
         illegal = diff.kind in (DiffClass.ILLEGAL_1, DiffClass.TWO_MOVES) or (
             diff.kind is DiffClass.PARTIAL and diff.subtype is not None)
+        if diff.kind in (DiffClass.NONE, DiffClass.LEGAL):
+            # the mover took it back or finished a legal move (an en passant's pawn taken off after a pause): no
+            # illegal move to judge, whatever the opponent touched meanwhile
+            self.illegal_seen = None
+            return False
         if seen is not None and seen[3].key() != key and seen[4] is None:
             seen = self.illegal_seen = (seen[0], seen[1], seen[2], seen[3], at)  # the board left that position
         if seen is not None and not self._reply_started(seen, at, turn):
             if illegal and seen[3].key() != key:
                 seen = None  # the mover goes on with his move (his own pieces): a new position of his
-            elif not illegal and diff.kind in (DiffClass.NONE, DiffClass.LEGAL) and not self.g.mask:
-                self.illegal_seen = None  # corrected (or taken back) by the mover before the reply
-                return False
             else:
                 return False
         if seen is None:
@@ -150,7 +155,14 @@ class Recognition:
         reply = self._index_after(stood, turn).classify(self.g.phys)
         if reply.kind not in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) or self._gesture_open(stood, turn):
             return False
+        # made when it was put down (released, 1.3): it completes the offender's previous move (6.2.1.2), and the
+        # engine's clock (no clock here) switches then, as for a legal made move
+        self.e.made_moves.complete_previous(outs, turn, since, recovered=False)
+        if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
+            self.g.model.press(turn, since)
+            self.e.clock_readings.model_clock(since, not turn)
         phys, last_t = self.g.phys, self.g.last_board_t
+        lifts, places, evidence = self.g.seg_lifts, self.g.seg_places, self.g.seg_evidence
         self.g.phys, self.g.last_board_t = stood, since
         self.g.mask.clear()
         self.illegal_seen = None
@@ -159,7 +171,27 @@ class Recognition:
         finally:
             self.g.phys, self.g.last_board_t = phys, last_t
         self.early_pending = None
-        return len(self.g.records) > seen[0]
+        if len(self.g.records) <= seen[0]:
+            return False
+        self._not_completed_yet(outs, turn)
+        # the reply's segment began when the illegal move was made; what the opponent touched since is his (4.3)
+        self.g.seg_start = since
+        self.g.seg_lifts = [x for x in lifts if x[0] > since]
+        self.g.seg_places = [x for x in places if x[0] > since]
+        self.g.seg_evidence = [x for x in evidence if x.at > since]
+        return True
+
+    def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
+        """The illegal move entered the record as at a press; without one it is completed by the offender's next
+        move (6.2.1.2), like any move here: it stays made, not completed, until then."""
+        rec = self.g.records[-1]
+        if rec.legal or rec.side != turn or rec.completion is not Completion.PRESS:
+            return
+        made = dataclasses.replace(rec, completed_at=None, completion=None)
+        self.g.records[-1] = made
+        self.g.uncompleted[turn] = made.ply
+        outs[:] = [MoveMade(move=made) if isinstance(o, MoveMade) and o.move == rec else o for o in outs
+                   if not (isinstance(o, MoveCompleted) and o.move == rec)]
 
     def _reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
                        turn: chess.Color) -> bool:

@@ -212,13 +212,11 @@ def test_reinstated_from_the_tablet_right_after_the_castling_press() -> None:
     assert list(rig.engine.state.moves) == []
 
 
-@pytest.mark.xfail(strict=True, reason="without a clock an illegal move is never judged and the game after it is "
-                                       "not recorded (left for the no-clock completion path; see the audit report)")
 def test_without_a_clock_an_illegal_castling_is_found_when_the_next_move_completes_it() -> None:
     """6.2.1.2: without a clock a move is completed by the player's next move. White castles by the king alone
     without the right (b1-g1 over the rook on f1), Black replies, White moves again: the illegal castling is
-    completed and must be raised (7.5.1), and Black's reply must not be lost. Today nothing is raised and the
-    record stays empty."""
+    completed and must be raised (7.5.1), and Black's reply must not be lost. Nothing was raised and the record
+    stayed empty before the no-clock completion path (it is now judged when Black starts his reply)."""
     from boardd.core.engine import Engine
     from boardd.core.events import GameInfo, SquareChanged
     from boardd.core.outputs import IrregularityRaised

@@ -48,7 +48,12 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   engine keeps time with :class:`boardd.core.clock.ClockModel`: White's time starts with the
   first board activity, a made move switches the clocks (increment, period transitions),
   the model's flag time is a timer (``FLAG_FALL``). Moves are then completed by the same
-  player's next move (6.2.1.2) or by game end; no press-related codes are raised.
+  player's next move (6.2.1.2) or by game end; no press-related codes are raised. An illegal
+  move (the press table's illegal rows) that stood ``T_settle`` is judged when the opponent
+  starts his reply (a piece of his changed and the board is his move in progress from the
+  illegal position): raised as at a press, it enters the record made when put down (``legal=False``,
+  the engine's clock switched then, completed by the offender's next move) and the reply is
+  recorded after it, unless the arbiter reinstates (7.5.1).
 * **Orientation.** The first board dump (or, before the first move, the first move seen
   only in a turned frame) decides how the board stands: turned round (180°) is handled
   transparently (``GameEvent ORIENTATION_CHANGED``); a quarter turn is also

@@ -118,7 +118,7 @@ class MadeMoves:
         san = board.san(move)
         pre_lifts = list(self.g.seg_lifts)
         pre_board = board.copy(stack=False)
-        self._complete_previous(outs, side, at, recovered=recovered)
+        self.complete_previous(outs, side, at, recovered=recovered)
         rec = self._record(outs, move, san, side, at=at, clock=clock)
         touch_done = self._illegal_corrected(outs, move, pre_board, side, at, replaced=replaced)
         touch_done = self._replacement_and_promotion(outs, move, pre_board, side, at, replaced=replaced,
@@ -142,7 +142,7 @@ class MadeMoves:
         outs.append(StateChanged(at=at))
         return rec
 
-    def _complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
+    def complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
         """The player's previous move, not completed yet, is completed now by this move (6.2.1.2)."""
         prev_ply = self.g.uncompleted.pop(side, None)
         if prev_ply is not None and prev_ply <= len(self.g.records):

@@ -7,19 +7,22 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _Candidate, _castling_king_square, _content_text
+from boardd.core.engine.common import _CENTRE_BB, _bits, _Candidate, _castling_king_square, _content_text
 from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Content,
 )
 from boardd.core.outputs import (
+    Completion,
     Evidence,
     GameEvent,
     Irregularity,
+    MoveCompleted,
+    MoveMade,
     Output,
     Status,
 )
-from boardd.core.recognizer import Diff, DiffClass, PositionIndex
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -39,6 +42,8 @@ class Recognition:
         self.after_game_raised = False
         self.opp_early: Irregularity | None = None
         self.early_pending: tuple[float, chess.Color, tuple[Evidence, ...]] | None = None
+        #: without a clock, the last illegal position of the mover's (record length, since, diff, reading, left at)
+        self.illegal_seen: tuple[int, float, Diff, PhysicalBoard, float | None] | None = None
 
     def rebuild_index(self) -> None:
         self.g.index = PositionIndex(self.g.board)
@@ -59,6 +64,13 @@ class Recognition:
         opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
         view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
         diff = self.g.index.classify(view)
+        if not snapshot and self._completed_by_the_reply(outs, diff, view, at):
+            # the illegal move stands in the record: the opponent's changes are now his move (not masked)
+            view = self.g.phys
+            diff = self.g.index.classify(view)
+            turn = self.g.board.turn
+            mover = not turn
+            opp_touch = False
         self.g.last_diff = diff
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
                 and diff.kind is not DiffClass.NONE and not self.e.correction.awaiting_reinstatement():
@@ -90,6 +102,126 @@ class Recognition:
             return
         self.track_castle_king(diff, at, self.g.index)
         self._act(outs, diff, at, snapshot=snapshot)
+
+    def _completed_by_the_reply(self, outs: list[Output], diff: Diff, view: PhysicalBoard, at: float) -> bool:
+        """Without a clock, an illegal move released and the opponent's reply started: it is judged now.
+
+        No press completes a move here (6.2.1.2: the same player's next move does, from E2014; E2009 has no
+        completion without the clock). An illegal move (R16: ILLEGAL_1, two pieces moved, a castling, en passant
+        or promotion left unfinished) presumed released (it stood ``T_settle``) on which the opponent has started
+        his reply (1.3: the released move gave him the move; R22's claim window closes when his reply is made) is
+        what the arbiter sees and rules on (7.5.1). It is raised as at a press, with its penalty per edition, and
+        stands in the record (G6, ``legal=False``) so that the reply and the rest of the game are recorded after
+        it, unless the arbiter's correction reinstates the position before it.
+
+        The reply has started when a piece of the opponent's changed since the illegal position stood and the
+        board, read from that position with the opponent to move, is his move in progress (a piece in hand, a
+        partial or a legal move). A capture's victim lifted first is the mover's colour: it waits for the capturer.
+        Returns True when the illegal move entered the record (the current reading is then to be read anew).
+        """
+        seen = self.illegal_seen
+        turn = self.g.board.turn
+        if self.e.presses.press_expected(len(self.g.records) + 1) or self.g.press is not None \
+                or not self.g.playing or self.g.paused or self.e.correction.awaiting_reinstatement() \
+                or self.g.pending_fix is not None:
+            self.illegal_seen = None
+            return False
+        if seen is not None and seen[0] != len(self.g.records):
+            seen = self.illegal_seen = None
+        key = view.key()
+        illegal = diff.kind in (DiffClass.ILLEGAL_1, DiffClass.TWO_MOVES) or (
+            diff.kind is DiffClass.PARTIAL and diff.subtype is not None)
+        if diff.kind in (DiffClass.NONE, DiffClass.LEGAL):
+            # the mover took it back or finished a legal move (an en passant's pawn taken off after a pause): no
+            # illegal move to judge, whatever the opponent touched meanwhile
+            self.illegal_seen = None
+            return False
+        if seen is not None and seen[3].key() != key and seen[4] is None:
+            seen = self.illegal_seen = (seen[0], seen[1], seen[2], seen[3], at)  # the board left that position
+        if seen is not None and not self._reply_started(seen, at, turn):
+            if illegal and seen[3].key() != key:
+                seen = None  # the mover goes on with his move (his own pieces): a new position of his
+            else:
+                return False
+        if seen is None:
+            if illegal:
+                copy = PhysicalBoard()
+                for sq, content in enumerate(view.squares):
+                    if isinstance(content, chess.Piece):
+                        copy.set(sq, content)
+                self.illegal_seen = (len(self.g.records), at, diff, copy, None)
+            return False
+        _, since, held, stood, _left = seen
+        reply = self._index_after(stood, turn).classify(self.g.phys)
+        if reply.kind not in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) or self._gesture_open(stood, turn):
+            return False
+        # made when it was put down (released, 1.3): it completes the offender's previous move (6.2.1.2), and the
+        # engine's clock (no clock here) switches then, as for a legal made move
+        self.e.made_moves.complete_previous(outs, turn, since, recovered=False)
+        if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
+            self.g.model.press(turn, since)
+            self.e.clock_readings.model_clock(since, not turn)
+        phys, last_t = self.g.phys, self.g.last_board_t
+        lifts, places, evidence = self.g.seg_lifts, self.g.seg_places, self.g.seg_evidence
+        self.g.phys, self.g.last_board_t = stood, since
+        self.g.mask.clear()
+        self.illegal_seen = None
+        try:
+            self.e.presses.press_as_mover(outs, turn, at, Evidence(at=at, event="reply started"), held)
+        finally:
+            self.g.phys, self.g.last_board_t = phys, last_t
+        self.early_pending = None
+        if len(self.g.records) <= seen[0]:
+            return False
+        self._not_completed_yet(outs, turn)
+        # the reply's segment began when the illegal move was made; what the opponent touched since is his (4.3)
+        self.g.seg_start = since
+        self.g.seg_lifts = [x for x in lifts if x[0] > since]
+        self.g.seg_places = [x for x in places if x[0] > since]
+        self.g.seg_evidence = [x for x in evidence if x.at > since]
+        return True
+
+    def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
+        """The illegal move entered the record as at a press; without one it is completed by the offender's next
+        move (6.2.1.2), like any move here: it stays made, not completed, until then."""
+        rec = self.g.records[-1]
+        if rec.legal or rec.side != turn or rec.completion is not Completion.PRESS:
+            return
+        made = dataclasses.replace(rec, completed_at=None, completion=None)
+        self.g.records[-1] = made
+        self.g.uncompleted[turn] = made.ply
+        outs[:] = [MoveMade(move=made) if isinstance(o, MoveMade) and o.move == rec else o for o in outs
+                   if not (isinstance(o, MoveCompleted) and o.move == rec)]
+
+    def _reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
+                       turn: chess.Color) -> bool:
+        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since."""
+        since, left = seen[1], seen[4]
+        if (at if left is None else left) - since < self.rules.timing.t_settle:
+            return False
+        return any(t > since and piece.color != turn for t, _, piece in (*self.g.seg_lifts, *self.g.seg_places))
+
+    def _gesture_open(self, stood: PhysicalBoard, turn: chess.Color) -> bool:
+        """The mover's king put on a centre square and the opponent's king in hand: maybe a result gesture (the
+        opponent's king joining it), never a move (lila#11783); judged once the opponent's king is down."""
+        if not self.rules.result_gesture:
+            return False
+        king = chess.Piece(chess.KING, turn)
+        moved = [sq for sq in chess.SquareSet(_CENTRE_BB) if stood.squares[sq] == king
+                 and self.g.index.piece_at(sq) != king]
+        theirs = chess.Piece(chess.KING, not turn)
+        return bool(moved) and theirs not in self.g.phys.squares
+
+    def _index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
+        """The position *stood* with the opponent of *side* to move (as the record would adopt it, G6)."""
+        board = chess.Board(None, chess960=self.g.board.chess960)
+        for sq, content in enumerate(stood.squares):
+            if isinstance(content, chess.Piece):
+                board.set_piece_at(sq, content)
+        board.turn = not side
+        board.castling_rights = self.g.board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        return PositionIndex(board)
 
     def _phase_gate(self, outs: list[Output], at: float) -> bool:
         """What the phase of the game does with a change before any recognition; True: nothing more to do."""

@@ -115,6 +115,10 @@ class Downtime:
         #: Positions each search may visit (:data:`NODE_BUDGET`; smaller in tests). Running out proves nothing:
         #: what was found is a gap's candidates, never the record (:attr:`Recovery.exhausted`).
         self.node_budget = NODE_BUDGET
+        #: The last :meth:`_recover` and its inputs: a held gap is searched again after ``GAP_QUIET_S`` of quiet
+        #: with the same board, log and clock (the answer is a pure function of them): the second search is
+        #: skipped. Any change of an input (a change on the board, a clock reading, another record) misses.
+        self._last_search: tuple[tuple[object, ...], Recovery] | None = None
 
     def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
@@ -250,9 +254,23 @@ class Downtime:
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
         """
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget,
-                         max_plies=max_plies, min_plies=min_plies)
+        log = self._mapped_log()
         turn = self._clock_turn()
+        board = self.g.board
+        key: tuple[object, ...] = (board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log), turn,
+                                   self.node_budget, max_plies, min_plies)
+        if self._last_search is not None and self._last_search[0] == key:
+            _LOGGER.debug("recovery: the same inputs as the last search: its result reused")
+            return self._last_search[1]
+        result = self._recover_with(mapped, log, turn, max_plies=max_plies, min_plies=min_plies)
+        self._last_search = (key, result)
+        return result
+
+    def _recover_with(self, mapped: list[Content], log: list[LogEntry], turn: chess.Color | None, *,
+                      max_plies: int, min_plies: int) -> Recovery:
+        """:meth:`_recover` itself (no cache)."""
+        result = recover(self.g.board, mapped, log=log, node_budget=self.node_budget,
+                         max_plies=max_plies, min_plies=min_plies)
         lines = result.sequences()
         if turn is None or result.method != "search" or not lines:
             return result

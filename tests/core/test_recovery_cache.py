@@ -9,7 +9,8 @@ change of an input searches again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import chess
 import pytest
@@ -19,7 +20,6 @@ from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, GameInfo, Link, LinkChanged
 from boardd.core.outputs import GameEvent, Output
-from boardd.core.recovery import Recovery
 from boardd.core.settings import RulesConfig
 
 START = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
@@ -27,17 +27,20 @@ START = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
 
 @pytest.fixture
 def searches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Every search the engine's downtime runs (``recover`` with plies to search; the log's replay alone, at
-    ``max_plies=0``, is not one), counted."""
+    """Every search the engine's downtime runs (``recover_steps``, or ``recover`` with plies to search; the log's
+    replay alone, at ``max_plies=0``, is not one), counted."""
     calls: list[int] = []
-    real = downtime_module.recover
 
-    def counted(*args: object, **kwargs: object) -> Recovery:
-        if kwargs.get("max_plies") != 0:
-            calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def counting(real: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: object, **kwargs: object) -> Any:
+            if kwargs.get("max_plies") != 0:
+                calls.append(1)
+            return real(*args, **kwargs)
+        return counted
 
-    monkeypatch.setattr(downtime_module, "recover", counted)
+    for name in ("recover", "recover_steps"):
+        if hasattr(downtime_module, name):
+            monkeypatch.setattr(downtime_module, name, counting(getattr(downtime_module, name)))
     yield calls
 
 

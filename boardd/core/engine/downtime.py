@@ -53,11 +53,15 @@ from boardd.core.recognizer import PositionIndex, describe_change
 from boardd.core.recovery import (
     BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
+    STEP_NODES,
     Recovery,
     RecoveryKind,
+    Steps,
     comes_back,
+    finish,
     place_presses,
     recover,
+    recover_steps,
     sans_of,
 )
 
@@ -119,6 +123,11 @@ class Downtime:
         #: with the same board, log and clock (the answer is a pure function of them): the second search is
         #: skipped. Any change of an input (a change on the board, a clock reading, another record) misses.
         self._last_search: tuple[tuple[object, ...], Recovery] | None = None
+        #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
+        self.step_nodes = STEP_NODES
+        #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
+        #: it started it (the placement, the time, overdue): :meth:`step` goes on with it, then concludes.
+        self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
 
     def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
@@ -238,7 +247,32 @@ class Downtime:
         if self._clock_pending() and not overdue:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
-        result = self._recover(mapped)
+        if self.e.stepwise:  # the engine does it in steps (Engine.work), its inputs fixed from now on
+            self.search = (self._recover_steps(mapped), mapped, at, overdue)
+            return
+        self._concluded(outs, self._recover(mapped), mapped, at, overdue)
+
+    def step(self, outs: list[Output]) -> bool:
+        """One step of the held board's search (stepwise); True: it is over and concluded (as :meth:`tick`)."""
+        assert self.search is not None
+        steps, mapped, at, overdue = self.search
+        try:
+            next(steps)
+        except StopIteration as stop:
+            result: Recovery = stop.value
+        except BaseException:
+            self.search = None
+            raise
+        else:
+            return False
+        self.search = None
+        self._concluded(outs, result, mapped, at, overdue)
+        return True
+
+    def _concluded(self, outs: list[Output], result: Recovery, mapped: list[Content], at: float,
+                   overdue: bool) -> None:
+        """:meth:`tick` after the search: held on (nothing explains the board yet), or finished."""
+        assert self.quiet_since is not None
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
@@ -246,6 +280,11 @@ class Downtime:
         self._finish(outs, result, mapped, at)
 
     def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1) -> Recovery:
+        """:meth:`_recover_steps` at once."""
+        return finish(self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies))
+
+    def _recover_steps(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES,
+                       min_plies: int = 1) -> Steps[Recovery]:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -253,32 +292,38 @@ class Downtime:
         shortest sequence that leaves the other side to move fits only if its last mover has not pressed yet;
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
+
+        The inputs are read now (not at the first step): the steps search what the engine had at this call.
         """
         log = self._mapped_log()
         turn = self._clock_turn()
-        board = self.g.board
+        board = self.g.board.copy(stack=False)
         key: tuple[object, ...] = (board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log), turn,
                                    self.node_budget, max_plies, min_plies)
         if self._last_search is not None and self._last_search[0] == key:
             _LOGGER.debug("recovery: the same inputs as the last search: its result reused")
-            return self._last_search[1]
-        result = self._recover_with(mapped, log, turn, max_plies=max_plies, min_plies=min_plies)
+            return _done(self._last_search[1])
+        return self._searched(key, board, list(mapped), log, turn, max_plies=max_plies, min_plies=min_plies)
+
+    def _searched(self, key: tuple[object, ...], board: chess.Board, mapped: list[Content], log: list[LogEntry],
+                  turn: chess.Color | None, *, max_plies: int, min_plies: int) -> Steps[Recovery]:
+        """:meth:`_recover_steps` itself (no cache), in steps; its result kept for the same *key*."""
+        result = yield from recover_steps(board, mapped, log=log, node_budget=self.node_budget,
+                                          max_plies=max_plies, min_plies=min_plies, step=self.step_nodes)
+        lines = result.sequences()
+        if turn is not None and result.method == "search" and lines:
+            plies = len(lines[0])
+            if (board.turn if plies % 2 == 0 else not board.turn) != turn:
+                result = yield from self._longer(result, board, mapped, turn, plies=plies, min_plies=min_plies)
         self._last_search = (key, result)
         return result
 
-    def _recover_with(self, mapped: list[Content], log: list[LogEntry], turn: chess.Color | None, *,
-                      max_plies: int, min_plies: int) -> Recovery:
-        """:meth:`_recover` itself (no cache)."""
-        result = recover(self.g.board, mapped, log=log, node_budget=self.node_budget,
-                         max_plies=max_plies, min_plies=min_plies)
+    def _longer(self, result: Recovery, board: chess.Board, mapped: list[Content], turn: chess.Color, *, plies: int,
+                min_plies: int) -> Steps[Recovery]:
+        """The shortest sequences leave the other side to move than the running clock's: one ply longer?"""
         lines = result.sequences()
-        if turn is None or result.method != "search" or not lines:
-            return result
-        plies = len(lines[0])
-        if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
-            return result
-        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=self.node_budget,
-                         min_plies=min_plies)
+        longer = yield from recover_steps(board, mapped, turn=turn, max_plies=plies + 1,
+                                          node_budget=self.node_budget, min_plies=min_plies, step=self.step_nodes)
         other = longer.sequences()
         if not other and not longer.exhausted:
             return result  # the last mover has not pressed yet: the only way
@@ -736,6 +781,12 @@ class Downtime:
             self.awaiting_clock = rec.ply
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _done(result: Recovery) -> Steps[Recovery]:
+    """*result*, known already, as steps (none)."""
+    yield from ()
+    return result
 
 
 def _pressed(board: chess.Board, moves: tuple[chess.Move, ...], presses: list[chess.Color]) -> bool:

@@ -155,3 +155,19 @@ def test_finish_work_does_the_rest_at_once() -> None:
     assert not engine.busy
     plain = _run(*_restart(10, 6, 2), stepwise=False)
     assert outs == plain[0]
+
+
+def test_stepwise_turned_off_while_busy_finishes_first() -> None:
+    """The daemon's stepping task stops (``stepwise`` off) with a search in progress: the next call does the rest
+    at once, then itself: the outputs of the plain engine, nothing lost."""
+    engine, calls = _restart(10, 6, 2)
+    engine.stepwise = True
+    engine.downtime.step_nodes = 20
+    outs: list[Output] = []
+    for i, call in enumerate(calls):
+        if engine.busy and i > len(calls) - 4:
+            engine.stepwise = False
+        outs += engine.feed(call) if not isinstance(call, float) else engine.advance(call)
+    assert not engine.busy
+    plain = _run(*_restart(10, 6, 2), stepwise=False)
+    assert outs == plain[0]

@@ -255,9 +255,11 @@ class Engine:
         reported (``SENSOR_FAULT``, detail "time went backwards"). Nothing raises.
 
         Stepwise, while :attr:`busy` the event waits (queued, in order) and nothing is returned: :meth:`work`
-        processes it once the search has ended.
+        processes it once the search has ended. Busy with stepwise turned off: the rest is done first, at once.
         """
         if self.busy:
+            if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
+                return [*self.finish_work(), *self._feed_now(event)]
             self._queue.append((event, event.at))
             return []
         return self._feed_now(event)
@@ -323,6 +325,8 @@ class Engine:
     def advance(self, now: float) -> list[Output]:
         """Fire every timer due at or before *now* (stepwise, while :attr:`busy`: queued as :meth:`feed`)."""
         if self.busy:
+            if not self.stepwise:
+                return [*self.finish_work(), *self._advance_now(now)]
             self._queue.append((None, now))
             return []
         return self._advance_now(now)

@@ -233,9 +233,9 @@ class Engine:
                 self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="recovery")],
                                             text="internal error in the recovery search (logged)")
         held, self._held_back = self._held_back, None
-        if held is not None:
+        if held is not None:  # the search's outputs and the call's together, as within that call without steps
             event, at = held
-            outs.extend(self._advance_rest([], at) if event is None else self._feed_rest([], event))
+            outs = self._advance_rest(outs, at) if event is None else self._feed_rest(outs, event)
         while self._queue and self.downtime.search is None:
             event, at = self._queue.pop(0)
             outs.extend(self._advance_now(at) if event is None else self._feed_now(event))

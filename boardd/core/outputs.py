@@ -77,6 +77,8 @@ class MoveRecord:
     (rules-spec G6, R22); ``uci``/``san`` then describe the physical change.
     ``recovered`` says how a move rebuilt after the daemon missed it (downtime) was found
     (``"eeprom"``, ``"search"``, ``"arbiter"``); empty for a move seen being played.
+    ``recovered_reason`` says what made it missed: the ``MOVES_RECOVERED`` reason of its incident
+    (``"daemon restarted"``, ``"board link down"``, ``"missed updates"``; empty when not known).
     """
 
     ply: int
@@ -92,6 +94,7 @@ class MoveRecord:
     emt: float | None = None
     legal: bool = True
     recovered: str = ""
+    recovered_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -491,6 +491,32 @@ class PositionIndex:
                 return chess.Move(king_from, rook_from), ((king_from, king_to), (rook_from, rook_to))
         return None
 
+    def _lone_castling(self, origin: int, target: int) -> bool:
+        """Chess960: one piece relocated along the back rank into its castled place, the other already standing
+        in its own (II.3: castling by the king alone, the rook on d1/f1; or by the rook alone over the king on
+        c1/g1). When that is not legal it is an illegal castling (R16), not a king's two-square step or a rook
+        blocked by its own king."""
+        board = self.board
+        turn = board.turn
+        back = 0 if turn == chess.WHITE else 7
+        moved = board.piece_at(origin)
+        if not board.chess960 or moved is None or chess.square_rank(origin) != back \
+                or chess.square_rank(target) != back:
+            return False
+        file_from, file_to = chess.square_file(origin), chess.square_file(target)
+        if moved.piece_type == chess.KING and file_to in (2, 6):
+            rook_file = 3 if file_to == 2 else 5
+            rook = chess.square(rook_file, back)
+            # the wing's rook already on d1/f1, between the king and its castled square
+            return board.piece_at(rook) == chess.Piece(chess.ROOK, turn) and \
+                min(file_from, file_to) < rook_file < max(file_from, file_to)
+        if moved.piece_type == chess.ROOK and file_to in (3, 5):
+            king = chess.square(2 if file_to == 3 else 6, back)
+            # the king already on c1/g1, the rook passing over it
+            return board.piece_at(king) == chess.Piece(chess.KING, turn) and \
+                min(file_from, file_to) < chess.square_file(king) < max(file_from, file_to)
+        return False
+
     def _analyse(self, squares: list[Content], changed: int, own: int, opp: int) -> Diff:
         turn = self.board.turn
         official = self.squares
@@ -541,8 +567,10 @@ class PositionIndex:
                 if not (moved.piece_type == chess.PAWN and extra_opp == 1 << ep_sq):
                     return Diff(DiffClass.UNRECOGNISED, changed=changed)
             move = chess.Move(origin, target, promotion=promotion)
-            return Diff(DiffClass.ILLEGAL_1, move=move, subtype=illegal_subtype(self.board, move, squares),
-                        changed=changed, relocations=((origin, target),))
+            subtype = "CASTLING_ILLEGAL" if self._lone_castling(origin, target) else \
+                illegal_subtype(self.board, move, squares)
+            return Diff(DiffClass.ILLEGAL_1, move=move, subtype=subtype, changed=changed,
+                        relocations=((origin, target),))
         if len(froms) == 2 and len(tos) == 2:
             pairs = _pair(official, squares, froms, tos)
             if pairs is None:

@@ -261,6 +261,13 @@ def _parse_move(board: chess.Board, record: MoveRecord) -> chess.Move | None:
         return None
 
 
+#: The comment on a recovered move by what made it missed (``MoveRecord.recovered_reason``, the ``MOVES_RECOVERED``
+#: reasons of :mod:`boardd.core.engine.downtime`, whose gap texts say the same); not known: a restart's wording.
+RECOVERED_TEXT = {"daemon restarted": "recovered after downtime",
+                  "board link down": "recovered after the board link was down",
+                  "missed updates": "recovered after missed board updates"}
+
+
 def _annotations(record: MoveRecord) -> str:
     """``[%clk …] [%emt …]`` for one move (the mover's clock after the move)."""
     remaining = record.clock_white if record.side == chess.WHITE else record.clock_black
@@ -270,7 +277,8 @@ def _annotations(record: MoveRecord) -> str:
     if record.emt is not None:
         parts.append(f"[%emt {format_clock(record.emt)}]")
     if record.recovered:
-        parts.append(f"recovered after downtime ({record.recovered})")
+        what = RECOVERED_TEXT.get(record.recovered_reason, RECOVERED_TEXT["daemon restarted"])
+        parts.append(f"{what} ({record.recovered})")
     return " ".join(parts)
 
 

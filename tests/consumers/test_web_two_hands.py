@@ -20,6 +20,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from boardd.core.engine.modes import Phase
 from boardd.core.outputs import Severity, Status
 from boardd.daemon.commands import parse_command
 from boardd.daemon.replay import Replay, ReplayOptions
@@ -186,4 +187,43 @@ async def test_two_hands_after_the_opponents_illegal_move_is_a_card_of_its_own(m
         await white.wait_for(state="detached", timeout=5000)
         assert await board.locator(".open-incidents .flag.incident").count() == 1
         assert await black.count() == 1
+        assert errors == []
+
+
+async def test_reinstate_then_dismiss_ends_the_wait_for_the_board(mosquitto: Broker) -> None:
+    """The arbiter presses Reinstate on the two-handed castling's card, then finds it was one hand and presses
+    Dismiss. The dismissal makes the reinstatement moot: the daemon stops waiting for the position before the
+    castling, the castling is the record again and play goes on from the board (before: the engine kept
+    awaiting the restoration, the castling lost from the record)."""
+    replay, last_at, publications, primary, at_press = two_hands_board()
+    moves = [m.san for m in replay.engine.state.moves]
+    await publish(mosquitto, publications)
+    received: list[tuple[str, dict[str, Any]]] = []
+    async with running_web(mosquitto) as service, browser() as chromium, \
+            daemon_side(mosquitto, replay, last_at, received):
+        await wait_until(lambda: BOARD in service.hub.hall.boards and len(service.hub.extra[BOARD].irregularities) > 1)
+        errors: list[str] = []
+        dialogs: list[str] = []
+        page = await log_in(chromium, service.http_port, errors, dialogs)
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        card = board.locator(f'.open-incidents .flag[data-incident="{primary}"]')
+        await card.wait_for(timeout=5000)
+        await card.locator("button.reinstate").click()
+        await wait_until(lambda: len(received) == 1, 5)
+        assert received[0][0] == "reinstate" and dialogs and dialogs[0].startswith("Reinstate")
+        # the position before the castling (the suspicion's ply: it was seen while the castling was being made)
+        suspected = next(i for i in replay.engine.irregularities if i.id == primary)
+        castling = max(ply for ply, san in enumerate(moves) if san.startswith("O-O"))
+        assert received[0][1]["ply"] == suspected.ply == castling
+        assert replay.engine.g.phase.state is Phase.AWAIT_RESTORE
+        assert len(replay.engine.state.moves) < len(moves)
+        await card.locator("button.resolve").click()  # Dismiss
+        await wait_until(lambda: len(received) == 2, 5)
+        name, payload = received[1]
+        assert name == "resolve" and payload["irregularity"] == at_press and payload["accept"] is False
+        assert replay.engine.g.phase.state is Phase.PLAY
+        assert [m.san for m in replay.engine.state.moves] == moves
+        await card.wait_for(state="detached", timeout=5000)
+        # the retained state the tablet reads has the castling again
+        await wait_until(lambda: len(service.hub.hall.boards[BOARD].state.get("moves") or ()) == len(moves), 5)
         assert errors == []

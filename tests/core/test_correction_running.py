@@ -196,7 +196,9 @@ def found_later_running(case: Case) -> list[str]:
     if finding is None:
         return problems
     how = _running_after_reply(rng)
+    start = len(rig.outs)
     restore_running(rig, rng, before, offender, how)
+    problems += _no_move_shown(rig, start)
     _finish(rig, rng, move.from_square)
     problems += _one_alert(rig, finding)
     return problems + ([f"later plies {len(later.move_stack)} {how}"] if problems else [])

@@ -175,3 +175,84 @@ def test_two_hands_counted_once_names_the_illegal_move_and_is_not_counted_twice(
     assert r.engine.state.illegal_moves_white == 1
     r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="confirmed", accept=True))
     assert r.engine.state.illegal_moves_white == 1 and r.engine.state.open_irregularities == ()
+
+
+# One occurrence, one alert; two players' occurrences, two alerts. White castles with the rook lifted first
+# (4.4.2, CASTLING_ROOK_FIRST); within the next completed move Black does something of his own. Black's finding
+# is ruled on and counted for Black: it must not fold under White's castling, where the ruling on White's
+# castling would close it "resolved with" a finding about another player's move.
+_ROOK_FIRST = "0 L h1 · 120 P f1 wR · 400 L e1 · 650 P g1 wK · 1000 C W"
+
+
+def _primaries(r: Run) -> dict[str, str | None]:
+    ids = {i.id: _code(i) for i in r.raised}
+    return {_code(i): ids.get(i.incident) if i.incident else None for i in r.raised
+            if i.severity is not Severity.INFO}
+
+
+def test_the_opponents_touch_move_after_a_rook_first_castling_is_an_incident_of_its_own() -> None:
+    """Black adjusts his g8 knight (no "j'adoube" is observable), then plays d6 although the knight could move
+    (4.3.1, TOUCH_MOVE_SUSPECTED): Black's occurrence, not a finding of White's castling (before: it joined)."""
+    scn = Scn("A", f"{_ROOK_FIRST} · 2000 L g8 · 2300 P g8 bN · 3000 L d7 · 3300 P d6 bP · 3600 C B",
+              ("O-O", "d6"), ("CASTLING_ROOK_FIRST", "TOUCH_MOVE_SUSPECTED"), allow_info=("ADJUST_OBSERVED",))
+    r = run(scn)
+    check(scn, r)
+    assert _primaries(r) == {"CASTLING_ROOK_FIRST": None, "TOUCH_MOVE_SUSPECTED": None}
+    adjust = next(i for i in r.raised if i.code == "ADJUST_OBSERVED")
+    assert adjust.incident is None  # Black's own adjustment is no note of White's castling either
+    found = {i.code: i for i in r.engine.irregularities}
+    r.engine.feed(Resolve(at=10.0, irregularity_id=found["CASTLING_ROOK_FIRST"].id, ruling="castling stands"))
+    assert r.engine.state.open_irregularities == (found["TOUCH_MOVE_SUSPECTED"].id,)
+
+
+def test_the_opponents_press_without_a_move_after_a_castling_is_his_own_illegal_move() -> None:
+    """Black presses without a move after White's rook-first castling (7.5.3, counted for Black): its own
+    incident; the ruling on White's castling leaves it open (before: closed "resolved with" the castling)."""
+    scn = Scn("A", f"{_ROOK_FIRST} · 2000 C B", ("O-O",), ("CASTLING_ROOK_FIRST", "CLOCK_PRESS_NO_MOVE"))
+    r = run(scn)
+    check(scn, r)
+    assert _primaries(r) == {"CASTLING_ROOK_FIRST": None, "CLOCK_PRESS_NO_MOVE": None}
+    found = {i.code: i for i in r.engine.irregularities}
+    r.engine.feed(Resolve(at=10.0, irregularity_id=found["CASTLING_ROOK_FIRST"].id, ruling="castling stands"))
+    assert r.engine.state.open_irregularities == (found["CLOCK_PRESS_NO_MOVE"].id,)
+    assert r.engine.state.illegal_moves_black == 1
+
+
+def test_a_castling_after_the_opponents_early_start_is_an_incident_of_its_own() -> None:
+    """Black lifts his c6 knight while White castles (1.3, OPPONENT_STARTED_BEFORE_MOVE_MADE, Black's), and
+    White had lifted the rook first (White's): two incidents (before: White's castling joined Black's)."""
+    scn = Scn("A", "0 L h1 · 120 P f1 wR · 400 L e1 · 500 L c6 · 650 P g1 wK · 1000 C W · 1500 P d4 bN · "
+                   "1800 C B", ("O-O", "Nd4"), ("OPPONENT_STARTED_BEFORE_MOVE_MADE", "CASTLING_ROOK_FIRST"))
+    r = run(scn)
+    check(scn, r)
+    assert _primaries(r) == {"OPPONENT_STARTED_BEFORE_MOVE_MADE": None, "CASTLING_ROOK_FIRST": None}
+
+
+def test_a_players_findings_stay_in_his_incident_after_the_opponents_opened_one() -> None:
+    """T30 with Black starting meanwhile: White presses with the knight in hand, Black lifts b8 (his early
+    start, his incident), White puts the knight down on Black's time: that change finishes White's press with a
+    piece in hand and joins it, though Black's incident is the latest (before: Black's joined White's)."""
+    scn = Scn("S1", "0 L g1 · 400 C W · 900 L b8 · 1400 P f3 wN · 1700 P c6 bN · 2000 C B", ("Nf3", "Nc6"),
+              ("CLOCK_PRESS_PIECE_IN_HAND", "CLOCK_PRESS_OTHER_HAND_SUSPECTED", "OPPONENT_STARTED_BEFORE_MOVE_MADE",
+               "OUT_OF_TURN_CHANGE"))
+    r = run(scn)
+    check(scn, r)
+    assert _primaries(r) == {"CLOCK_PRESS_PIECE_IN_HAND": None,
+                             "CLOCK_PRESS_OTHER_HAND_SUSPECTED": "CLOCK_PRESS_PIECE_IN_HAND",
+                             "OPPONENT_STARTED_BEFORE_MOVE_MADE": None,
+                             "OUT_OF_TURN_CHANGE": "CLOCK_PRESS_PIECE_IN_HAND"}
+
+
+def test_the_press_that_hands_the_clock_back_follows_from_the_incident() -> None:
+    """The other player's press without a move that hands the clock back to the player whose act is
+    unfinished on the board is the clock handled in that occurrence, as in T50's takeback by agreement: White
+    presses with the knight in hand (or without a move), Black presses back, White then plays Nf3."""
+    in_hand = Scn("S1", "0 L g1 · 400 C W · 900 C B · 1400 P f3 wN · 1800 C W", ("Nf3",),
+                  ("CLOCK_PRESS_PIECE_IN_HAND", "CLOCK_PRESS_OTHER_HAND_SUSPECTED", "CLOCK_PRESS_NO_MOVE",
+                   "OUT_OF_TURN_CHANGE"))
+    r = run(in_hand)
+    check(in_hand, r)
+    assert _primaries(r)["CLOCK_PRESS_NO_MOVE"] == "CLOCK_PRESS_PIECE_IN_HAND"
+    no_move = run(Scn("S1", "0 C W · 600 C B · 1500 L g1 · 1800 P f3 wN · 2100 C W"))
+    presses = [i for i in no_move.raised if i.code == "CLOCK_PRESS_NO_MOVE"]
+    assert [(i.side, i.incident) for i in presses] == [(chess.WHITE, None), (chess.BLACK, presses[0].id)]

@@ -31,11 +31,12 @@ from boardd.core.engine.modes import (
     Transition,
     format_table,
 )
-from boardd.core.events import BoardSnapshot, Link, LinkChanged, Reinstate, SetResult
+from boardd.core.events import BoardSnapshot, Link, LinkChanged, Reinstate, Resolve, SetResult
 from boardd.core.laws.codes import code_info
 from boardd.core.outputs import IrregularityRaised, Output
 from drivers.sim import PROFILES, Injection, InjectionKind, applicable, random_game, simulate_game
 from tests.core.test_engine_clock import _clocked_opening, _dump, _outage_game, _play
+from tests.core.test_scenarios import SCENARIOS, run
 from tests.sim.test_sim_engine import run_engine
 
 ENGINE_DIR = Path(__file__).resolve().parents[2] / "boardd" / "core" / "engine"
@@ -146,6 +147,11 @@ def _scripted() -> list[Output]:
     outs += engine.advance(t + 2.0)
     outs += engine.feed(Reinstate(at=t + 3.0, ply=2))
     outs += engine.feed(SetResult(at=t + 4.0, result="1-0", termination="normal"))
+    # a reinstatement awaited, then withdrawn: the two-handed castling's card, Reinstate, then Dismiss
+    r = run(SCENARIOS["T08"])
+    at_press = next(i for i in r.engine.irregularities if i.code == "TWO_HANDS_AT_PRESS")
+    outs += r.engine.feed(Reinstate(at=5.0, ply=len(r.engine.state.moves) - 1))
+    outs += r.engine.feed(Resolve(at=6.0, irregularity_id=at_press.id, ruling="one hand", accept=False))
     # a game ended by checkmate on the board
     engine, clock, board, more, t = _clocked_opening(0)
     outs += more

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import chess
+import pytest
 
 from boardd.core.engine import Engine
 from boardd.core.events import (
@@ -189,16 +190,33 @@ def _jump(moves: str, extra: chess.Square | None = None) -> tuple[Engine, list[O
     return engine, outs
 
 
-def test_missed_updates_two_plies_recovered() -> None:
-    engine, outs = _jump("e4 c5")
-    assert [m.san for m in engine.state.moves] == ["e4", "c5"]
-    assert not codes(outs)
+@pytest.mark.parametrize(("played", "after"), [("e4 c5", "Nf3 d6"), ("e3 c5 e4", "Nc6 Nf3")])
+def test_missed_updates_of_either_parity_leave_the_side_to_move_to_the_next_move(played: str, after: str) -> None:
+    """e4 c5 on the board, no clock: e4 c5 (White to move) or e3 c5 e4 (Black to move) fit; nothing tells which.
+    Neither is recorded (e4 c5 once was, and Black's next move was then out of turn): a gap with both kinds, the
+    next move tells the side to move and is recorded, the arbiter fills the gap."""
+    engine, outs = _jump(played)
+    [gap] = engine.state.moves
+    assert (gap.uci, gap.legal, gap.recovered) == ("0000", False, "gap")
+    [event] = events(outs, "MOVES_RECOVERED")
+    assert event.details["kind"] == "ambiguous"
+    candidates = event.details["candidates"]
+    assert isinstance(candidates, list)
+    assert ["e2e4", "c7c5"] in candidates and ["e2e3", "c7c5", "e3e4"] in candidates
+    board = chess.Board()
+    for san in played.split():
+        board.push_san(san)
+    more = _moves(engine, board, after, 8.0)
+    assert [m.san for m in engine.state.moves][1:] == after.split() and not codes(outs + more)
+    engine.feed(FillGap(at=12.0, ply=1, moves=tuple(played.split())))
+    assert [m.san for m in engine.state.moves] == played.split() + after.split()
 
 
 def test_missed_updates_three_plies_recovered() -> None:
-    # Bc4 needs e4 first: one order only
-    engine, outs = _jump("e4 c5 Bc4")
-    assert [m.san for m in engine.state.moves] == ["e4", "c5", "Bc4"]
+    # Bc4 needs e4 first: one order only; and a knight's move takes one ply or three: one length only (with
+    # c5 for Nc6, c6-c5 fits too and leaves White to move: no clock tells which, a gap; see above)
+    engine, outs = _jump("e4 Nc6 Bc4")
+    assert [m.san for m in engine.state.moves] == ["e4", "Nc6", "Bc4"]
     assert not codes(outs)
     # recovered by search: said so, as after a restart (the moves' recovered_by, one event)
     assert [m.recovered for m in engine.state.moves] == ["search"] * 3

@@ -20,10 +20,12 @@ the position being reinstated waits until it stays (``on_the_way``); after an il
 findings of hands wait until the board shows that position (dropped) or the hands stop elsewhere, or a press
 (published: ``withholds``), a press meanwhile being the clock handled in the correction, no player's press
 (``press_during_restoration``); the 7.5.2 exchange of the pawn for a queen waits the same way (``_fix_target``).
-What leads away from the reinstatement is still flagged, only after the wait. (A state on the way that reads as a
-legal move of the side to move is made like any move, and retracted when the board goes on back: holding it lost real
-moves, see docs/architecture.md.) The cycle follows its finding: dismissed or closed with another finding's
-ruling, its position is no longer awaited; confirmed, it still is (``ruled``). docs/architecture.md has the whole.
+What leads away from the reinstatement is still flagged, only after the wait. A state on the way that reads as a
+legal move of the side to move, its piece from a square the restoration changes, is made like any move (never lost)
+but published only once confirmed: a press, a move that does not wait, the board still 6 s and not heading back
+(``restoration_hands``, ``hold_back``, ``publication``); the board going on back takes it back unseen. The cycle
+follows its finding: dismissed or closed with another finding's ruling, its position is no longer awaited;
+confirmed, it still is (``ruled``). docs/architecture.md has the whole.
 """
 
 from __future__ import annotations
@@ -36,7 +38,18 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _TAKEBACK_DEPTH
-from boardd.core.outputs import Evidence, GameEvent, Irregularity, Output, Severity, StateChanged, Status
+from boardd.core.outputs import (
+    Evidence,
+    GameEvent,
+    Irregularity,
+    MoveCompleted,
+    MoveMade,
+    MovesRetracted,
+    Output,
+    Severity,
+    StateChanged,
+    Status,
+)
 from boardd.core.settings import Regime
 
 if TYPE_CHECKING:
@@ -83,6 +96,23 @@ class _Cycle:
     partly_back: bool = False  # the moves after the illegal one were taken back on the board (found later, 7.5.1)
 
 
+@dataclass(slots=True)
+class _Unpublished:
+    """Moves made (in the record, their times those of the move) whose publication waits: states that may be a
+    restoration's hands (:meth:`Correction.restoration_hands`)."""
+
+    made: list[MoveMade]  # their MoveMade, in order (consecutive plies, the last ones of the record)
+    since: float  # when the piece of the last one was set down
+
+    @property
+    def first(self) -> int:
+        return self.made[0].move.ply
+
+    @property
+    def last(self) -> int:
+        return self.made[-1].move.ply
+
+
 def _reinstatable(irr: Irregularity, confirmed: set[str]) -> bool:
     """An illegal move still unresolved (or confirmed by the arbiter and not reinstated yet: *confirmed*) whose
     position before it is to be reinstated (7.5.1): its correction cycle can be (re)opened when that position is
@@ -104,6 +134,12 @@ class Correction:
         self.withheld: list[Irregularity] = []
         #: illegal-move findings the arbiter confirmed (closed by his ruling) whose position is still awaited
         self.confirmed: set[str] = set()
+        #: moves made during a restoration found later whose publication waits (:meth:`hold_back`)
+        self.unpublished: _Unpublished | None = None
+        #: the last ply published as made (what the broadcast shows), and up to which ply moves were kept back
+        #: (:meth:`publication`)
+        self.shown = 0
+        self.held_upto = 0
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -277,6 +313,137 @@ class Correction:
         # noticed after the opponent's reply (7.5.1): his move goes back with it, the offender to move meanwhile
         # (not the touch findings of the reply itself: a move made, judged as any move)
         return cycle.reinstated_at is None and len(self.g.records) > cycle.ply + 1 and code not in _TOUCH_CODES
+
+    # ------------------------------------------------------------------ states that read as moves
+
+    def _befores(self) -> list[chess.BaseBoard]:
+        """The positions a restoration found later may be bringing back (7.5.1: the position before an illegal move
+        the opponent replied to, still unresolved, of the last plies); empty when none can be under way."""
+        g = self.g
+        if g.regime == Regime.OTHERWISE.value:
+            return []
+        cycle = self.cycle
+        n = len(g.records)
+        if cycle is not None:
+            # (a cycle put right, 7.5.2's queen or a finished move standing in the record, has nothing to bring back)
+            return [cycle.before] if cycle.reinstated_at is None and cycle.fixed is None and n > cycle.ply + 1 \
+                and not g.records[cycle.ply].legal else []
+        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH):
+            return []
+        return [chess.BaseBoard(g.fen_before(irr.ply).split(" ")[0]) for irr in self._recent_reinstatable(n - 1)
+                if not g.records[irr.ply].legal]
+
+    def restoration_hands(self, move: chess.Move) -> bool:
+        """May the board showing a legal move of the side to move be the hands of a restoration found later, not a
+        move? 7.5.1: after the opponent's reply to an illegal move not yet noticed, the position before it is put
+        back on the running clock (or the paused one), in any order, a piece set down on the way: the offender sets
+        his piece down where it reads as a move of his, puts the illegally moved piece back first (itself a legal
+        move), or a reply's piece goes back along a legal move. So when the piece moved comes from a square the
+        restoration changes (the position before has something else there).
+
+        Such a move is made like any other (the record never loses it, its times are those of the move) but its
+        publication waits (:meth:`hold_back`) until it is confirmed: a press completes it, a move that is not such
+        a state follows it, or the board stood still ``_ON_THE_WAY_S`` after it, not heading back. The board going
+        on back retracts it unseen."""
+        official = self.g.index
+        return any(before.piece_at(move.from_square) != official.piece_at(move.from_square)
+                   for before in self._befores())
+
+    def defers(self, move: chess.Move, *, replace: bool) -> bool:
+        """Does the publication of this made move wait (:meth:`restoration_hands`)? A released move changed (R07)
+        waits when the move it replaces did."""
+        u = self.unpublished
+        if replace:
+            return u is not None and u.last == len(self.g.records)
+        return self.restoration_hands(move)
+
+    def hold_back(self, outs: list[Output], made: list[Output], at: float) -> None:
+        """The outputs of a move made (*made*) whose publication waits: its ``MoveMade`` is kept back, the rest
+        goes out now (:meth:`publication` leaves out a retraction of what was not published, and publishes the
+        moves kept back before a completion of one of them)."""
+        u = self.unpublished or _Unpublished(made=[], since=at)
+        n = len(self.g.records)
+        for out in made:
+            if isinstance(out, MoveMade) and out.move.ply == n:
+                u.made = [m for m in u.made if m.move.ply < n] + [out]  # (R07: the one it replaces goes)
+            else:
+                outs.append(out)
+        u.since = at
+        self.held_upto = max(self.held_upto, n)
+        self.unpublished = u if u.made else None
+        if u.made:
+            self.g.recheck_by(at + _ON_THE_WAY_S)
+
+    def _heading_back(self) -> bool:
+        """Is the board, off the official position, on its way to the position being reinstated (every square that
+        differs empty, showing what that position has there, or a piece it still needs elsewhere)?"""
+        g = self.g
+        squares = g.phys.squares
+        official = g.index
+        differing = [sq for sq in chess.SQUARES if squares[sq] != official.piece_at(sq)]
+        if not differing:
+            return False
+        for before in self._befores():
+            wanted = {before.piece_at(sq) for sq in chess.SQUARES if squares[sq] != before.piece_at(sq)}
+            if all(squares[sq] is None or squares[sq] == before.piece_at(sq) or squares[sq] in wanted
+                   for sq in differing):
+                return True
+        return False
+
+    def unpublished_from(self) -> int | None:
+        """The first ply of the record not published yet (the state shows the record before it), or None."""
+        return None if self.unpublished is None else self.unpublished.first
+
+    def publication(self, outs: list[Output], at: float, *, flush: bool = False) -> list[Output]:
+        """The outputs of a batch as published, with the moves whose publication waits (:meth:`hold_back`):
+
+        * a move made after them that did not wait, or a completion of one of them (a press, the next move),
+          publishes them first (confirmed: play goes on);
+        * taken back (the board went on back) they are left out; a retraction that takes back nothing published
+          (``shown``) is itself left out;
+        * once the board stood still ``_ON_THE_WAY_S`` after the last one, not heading back (:meth:`_heading_back`),
+          or with *flush* (an arbiter's command), they are published.
+        """
+        result: list[Output] = []
+        for out in outs:
+            u = self.unpublished
+            if isinstance(out, MovesRetracted):
+                if self.shown <= out.to_ply < self.held_upto:
+                    self.held_upto = out.to_ply
+                    continue  # it takes back nothing published, only moves whose publication waited
+                self.shown = min(self.shown, out.to_ply)
+            elif isinstance(out, MoveMade | MoveCompleted) and u is not None and out.move.ply >= u.first:
+                result += self._flush(at)
+            if isinstance(out, MoveMade):
+                self.shown = out.move.ply
+            result.append(out)
+        u = self.unpublished
+        if u is not None:
+            records = self.g.records
+            # (taken back meanwhile, the board going on back: never published)
+            u.made = [m for m in u.made if m.move.ply <= len(records) and records[m.move.ply - 1].uci == m.move.uci
+                      and records[m.move.ply - 1].made_at == m.move.made_at]
+            if not u.made:
+                self.unpublished = None
+            else:
+                due = max(u.since, self.g.last_board_t) + _ON_THE_WAY_S  # the board still that long
+                if flush or (at >= due and not self._heading_back()):
+                    result += self._flush(at)
+                elif at < due:
+                    self.g.recheck_by(due)
+        return result
+
+    def confirmed_by_play(self, at: float) -> list[Output]:
+        """A move that did not wait is made: the moves waiting are published first (play goes on)."""
+        return self._flush(at)
+
+    def _flush(self, at: float) -> list[Output]:
+        u, self.unpublished = self.unpublished, None
+        if u is None:
+            return []
+        self.shown = u.last
+        self.held_upto = 0
+        return [*u.made, StateChanged(at=at)]
 
     def withhold(self, irr: Irregularity) -> None:
         self.withheld.append(irr)

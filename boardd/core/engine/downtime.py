@@ -248,9 +248,9 @@ class Downtime:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
         if self.e.stepwise:  # the engine does it in steps (Engine.work), its inputs fixed from now on
-            self.search = (self._recover_steps(mapped), mapped, at, overdue)
+            self.search = (self._recover_steps(mapped, overdue=overdue), mapped, at, overdue)
             return
-        self._concluded(outs, self._recover(mapped), mapped, at, overdue)
+        self._concluded(outs, self._recover(mapped, overdue=overdue), mapped, at, overdue)
 
     def step(self, outs: list[Output]) -> bool:
         """One step of the held board's search (stepwise); True: it is over and concluded (as :meth:`tick`)."""
@@ -279,12 +279,14 @@ class Downtime:
             return
         self._finish(outs, result, mapped, at)
 
-    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1) -> Recovery:
+    def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
+                 overdue: bool = False, board_off: bool = True) -> Recovery:
         """:meth:`_recover_steps` at once."""
-        return finish(self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies))
+        return finish(self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies, overdue=overdue,
+                                          board_off=board_off))
 
-    def _recover_steps(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES,
-                       min_plies: int = 1) -> Steps[Recovery]:
+    def _recover_steps(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
+                       overdue: bool = False, board_off: bool = True) -> Steps[Recovery]:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -292,28 +294,36 @@ class Downtime:
         shortest sequence that leaves the other side to move fits only if its last mover has not pressed yet;
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
+        No clock to tell (none in the game, paused or down, or its reading *overdue*): :meth:`_parity_open`.
 
         The inputs are read now (not at the first step): the steps search what the engine had at this call.
         """
         log = self._mapped_log()
         turn = self._clock_turn()
+        # without a clock reading: its first one tells (the restart waits for it; a link outage, _revise)
+        wait_clock = self._clock_pending() and not overdue
         board = self.g.board.copy(stack=False)
         key: tuple[object, ...] = (board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log), turn,
-                                   self.node_budget, max_plies, min_plies)
+                                   wait_clock, board_off, self.node_budget, max_plies, min_plies)
         if self._last_search is not None and self._last_search[0] == key:
             _LOGGER.debug("recovery: the same inputs as the last search: its result reused")
             return _done(self._last_search[1])
-        return self._searched(key, board, list(mapped), log, turn, max_plies=max_plies, min_plies=min_plies)
+        return self._searched(key, board, list(mapped), log, turn, max_plies=max_plies, min_plies=min_plies,
+                              wait_clock=wait_clock, board_off=board_off)
 
     def _searched(self, key: tuple[object, ...], board: chess.Board, mapped: list[Content], log: list[LogEntry],
-                  turn: chess.Color | None, *, max_plies: int, min_plies: int) -> Steps[Recovery]:
+                  turn: chess.Color | None, *, max_plies: int, min_plies: int, wait_clock: bool,
+                  board_off: bool) -> Steps[Recovery]:
         """:meth:`_recover_steps` itself (no cache), in steps; its result kept for the same *key*."""
         result = yield from recover_steps(board, mapped, log=log, node_budget=self.node_budget,
                                           max_plies=max_plies, min_plies=min_plies, step=self.step_nodes)
         lines = result.sequences()
-        if turn is not None and result.method == "search" and lines:
+        if result.method == "search" and lines:
             plies = len(lines[0])
-            if (board.turn if plies % 2 == 0 else not board.turn) != turn:
+            if turn is None:
+                if not wait_clock and board_off:
+                    result = yield from self._parity_open(board, mapped, result, min_plies)
+            elif (board.turn if plies % 2 == 0 else not board.turn) != turn:
                 result = yield from self._longer(result, board, mapped, turn, plies=plies, min_plies=min_plies)
         self._last_search = (key, result)
         return result
@@ -332,6 +342,35 @@ class Downtime:
         exhausted = result.exhausted or longer.exhausted
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
                         nodes=result.nodes + longer.nodes, detail=BUDGET_EXHAUSTED if exhausted else "")
+
+    def _parity_open(self, board: chess.Board, mapped: list[Content], result: Recovery,
+                     min_plies: int) -> Steps[Recovery]:
+        """No clock says who has the move: the fewest plies do not decide it either.
+
+        A sequence one ply longer (a king's walk of two steps where one would do, a pawn by e3 and e4) explains the
+        board as well and leaves the other side to move; with no press seen, nothing tells which was played. Then
+        neither is taken: ambiguous, both kinds listed (the fewest plies first, at most 9 as the event carries).
+        Only when the board was out of sight (a restart, a board link outage: *board_off*); frames lost with the
+        board in sight (a few seconds of a snapshot-only board) keep the fewest plies.
+        The gap leaves the side to move open: the first move after it tells (``Restoration.adopted_turn``), and
+        the arbiter fills it (``fill-gap``). No longer sequence: the fewest plies are the only way (a knight's
+        move, a pawn's single step, captures: the parity is the board's own).
+        """
+        if result.exhausted:
+            return result  # candidates only already, the side to move left open (Downtime.gap)
+        plies = len(result.sequences()[0])
+        after = board.turn if plies % 2 else not board.turn  # to move after one ply more
+        longer = yield from recover_steps(board, mapped, turn=after, max_plies=plies + 1, node_budget=self.node_budget,
+                                          min_plies=max(min_plies, plies + 1), step=self.step_nodes)
+        other = longer.sequences()
+        if not other and not longer.exhausted:
+            return result
+        # the longer search out of budget proves nothing either: the fewest plies are candidates only
+        lines = result.sequences()
+        room = min(len(other), max(1, 9 - len(lines)))  # one of the longer kind at least: the other side to move
+        return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(lines[:9 - room] + other[:room]),
+                        method="search", nodes=result.nodes + longer.nodes,
+                        detail=BUDGET_EXHAUSTED if longer.exhausted else "")
 
     def _clock_turn(self) -> chess.Color | None:
         """The side whose clock runs, read since the restart (None: not read yet, paused, or down)."""
@@ -470,7 +509,7 @@ class Downtime:
             return
         from_ply = len(self.g.records)
         if result.kind is RecoveryKind.UNIQUE:
-            self._recovered(outs, result, at)
+            self._recovered(outs, result, at, reason)
         else:
             self.gap(outs, result, squares, at, reason)
         self.announce(outs, result, from_ply, at, reason)
@@ -501,7 +540,7 @@ class Downtime:
         left: unique. Several left (moves that commute, c3 h6 d3 and d3 h6 c3; a piece by two routes): the
         order cannot be known; the caller leaves a gap (:meth:`apply`), never a guess.
         """
-        result = self._recover(squares, max_plies=max_plies, min_plies=2)
+        result = self._recover(squares, max_plies=max_plies, min_plies=2, board_off=self.g.board_down)
         if result.kind is not RecoveryKind.AMBIGUOUS or presses is None:
             return result
         fit = tuple(c for c in result.candidates if _pressed(self.g.board, c, presses))
@@ -524,7 +563,8 @@ class Downtime:
         as after a restart, and one ``MOVES_RECOVERED``. Found by search with the clock out of sight (on the
         DGT's jack), the event waits for the clock's first reading, which may turn the plies into a gap
         (:meth:`clock_back`)."""
-        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method)
+        mark(self.g.records, outs, start, set(range(from_ply + 1, len(self.g.records) + 1)), result.method,
+             reason=self.missed_reason())
         if result.method == "search" and self.g.clock_seen and self.g.clock_resync:
             self.unsure = (from_ply, tuple(squares), result, self.missed_reason())
             return
@@ -586,7 +626,8 @@ class Downtime:
             rebuilt.append(MoveRecord(
                 ply=len(rebuilt) + 1, uci=move.uci(), san=san, side=side, fen_after=board.fen(),
                 made_at=gap.made_at, completed_at=completed_at,
-                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter"))
+                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter",
+                recovered_reason=gap.recovered_reason))
         last_filled = len(rebuilt)
         for rec in later:
             move = chess.Move.from_uci(rec.uci) if rec.legal and rec.uci != "0000" else None
@@ -632,7 +673,7 @@ class Downtime:
             board = chess.Board(self.g.records[ply - 1].fen_after, chess960=self.g.board.chess960)
         return PositionIndex(board).key
 
-    def _recovered(self, outs: list[Output], result: Recovery, at: float) -> None:
+    def _recovered(self, outs: list[Output], result: Recovery, at: float, reason: str = RESTART_DETAIL) -> None:
         """The recovered moves, made and completed in order.
 
         A press seen since the restart (not judged: the board link is down for the engine) completes the
@@ -677,7 +718,7 @@ class Downtime:
                     self.awaiting_clock = rec.ply  # the first reading tells whether it was pressed
             plies.append(rec.ply)
             self.g.clockless.add(rec.ply)
-        mark(self.g.records, outs, start, set(plies), result.method)
+        mark(self.g.records, outs, start, set(plies), result.method, reason=reason)
 
     def _logged_presses(self, result: Recovery, at: float) -> dict[int, tuple[float, ClockState]]:
         """Move index -> (time, clock) of its press in the board's log, placed by the clock readings.
@@ -764,7 +805,8 @@ class Downtime:
         desc = describe_change(self.g.board, squares)
         text = GAP_TEXT.get(reason, GAP_TEXT[RESTART_DETAIL])  # what happened: a restart, the link down, lost updates
         rec = MoveRecord(ply=len(self.g.records) + 1, uci="0000", san=f"{text}: {desc}",
-                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap")
+                         side=not board.turn, fen_after=board.fen(), made_at=at, legal=False, recovered="gap",
+                         recovered_reason=reason)
         self.g.records.append(rec)
         self.g.board = board
         self.e.recognition.rebuild_index()
@@ -808,12 +850,14 @@ def _parse(board: chess.Board, text: str) -> chess.Move | None:
         return None
 
 
-def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str) -> None:
-    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*."""
+def mark(records: list[MoveRecord], outs: list[Output], start: int, plies: set[int], how: str, *,
+         reason: str) -> None:
+    """Mark the records of *plies* (and their outputs from *start* on) as recovered *how*, missed for *reason*."""
     for ply in plies:
-        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how)
+        records[ply - 1] = dataclasses.replace(records[ply - 1], recovered=how, recovered_reason=reason)
     for i in range(start, len(outs)):
         out = outs[i]
         if isinstance(out, MoveMade | MoveCompleted) and out.move.ply in plies:
-            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how))
+            outs[i] = dataclasses.replace(out, move=dataclasses.replace(out.move, recovered=how,
+                                                                        recovered_reason=reason))
 

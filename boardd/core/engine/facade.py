@@ -293,7 +293,7 @@ class Engine:
                             text="internal error while processing this event (logged)")
             if outs and (len(outs) > 1 or type(outs[0]) is not ClockUpdate):
                 _republish_state(outs, at, False)
-            return outs
+            return self.correction.publication(outs, at)
         if self._last_t is not None and at < self._last_t:
             self._backwards += 1
             if self._backwards_reported is None or self._last_t - self._backwards_reported >= _BACKWARDS_REPORT_S:
@@ -320,7 +320,9 @@ class Engine:
             self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event=type(event).__name__)],
                         text="internal error while processing this event (logged)")
         _republish_state(outs, at, type(event) in _STATE_COMMANDS)
-        return outs
+        # (an arbiter's command: the moves whose publication waited are what he sees, Correction.publication)
+        return self.correction.publication(outs, at, flush=type(event) not in (SquareChanged, BoardSnapshot,
+                                                                               ClockReading, LinkChanged, BoardLog))
 
     def advance(self, now: float) -> list[Output]:
         """Fire every timer due at or before *now* (stepwise, while :attr:`busy`: queued as :meth:`feed`)."""
@@ -349,7 +351,7 @@ class Engine:
         # not move the event time line, so such events are not "time going backwards"
         if outs:
             _republish_state(outs, now, False)
-        return outs
+        return self.correction.publication(outs, now)
 
     def next_deadline(self) -> float | None:
         """When the next timer is due, or None."""
@@ -365,15 +367,23 @@ class Engine:
 
     @property
     def state(self) -> GameState:
-        """The whole truth about the current game."""
+        """The whole truth about the current game, as published: without the moves whose publication waits (made
+        during a restoration found later, maybe its hands: ``Correction.hold_back``)."""
+        return self._state(self.correction.unpublished_from())
+
+    def _state(self, hidden: int | None) -> GameState:
+        """The state; *hidden*: the first ply left out (the record before it, its position and turn)."""
         g = self.g.game
+        records = self.g.records if hidden is None else self.g.records[:hidden - 1]
+        fen = _fen(self.g.board) if hidden is None else self.g.fen_before(hidden)
         open_details = tuple(irr for irr in self.g.irr.values() if irr.status not in (Status.RESOLVED, Status.NOTED))
         open_ids = tuple(irr.id for irr in open_details)
         return GameState(
             game_id=g.id, white=g.white, black=g.black, event=g.event, site=g.site, date=g.date,
             round=g.round, board_no=g.board_no, time_control=g.time_control, edition=g.edition,
-            start_fen=self.g.start_fen, chess960=g.chess960, fen=_fen(self.g.board),
-            moves=tuple(self.g.records), turn=self.g.board.turn, clock=self.g.clock, result=self.g.result,
+            start_fen=self.g.start_fen, chess960=g.chess960, fen=fen,
+            moves=tuple(records), turn=self.g.board.turn if hidden is None else fen.split(" ")[1] == "w",
+            clock=self.g.clock, result=self.g.result,
             termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
             illegal_moves_white=self.g.illegal[chess.WHITE], illegal_moves_black=self.g.illegal[chess.BLACK],
             category=self.g.category, regime=self.g.regime)
@@ -394,7 +404,7 @@ class Engine:
             from boardd.core import record  # noqa: PLC0415 - optional sibling module
             game_pgn = getattr(record, "game_pgn", None)
             if game_pgn is not None:
-                return str(game_pgn(self.state))
+                return str(game_pgn(self._state(None)))  # the archive: every move made, published or not yet
         except ImportError:
             pass
         return self._minimal_pgn()
@@ -403,8 +413,12 @@ class Engine:
         g = self.g.game
         tags = [("Event", g.event), ("Site", g.site), ("Date", g.date), ("Round", g.round),
                 ("White", g.white), ("Black", g.black), ("Result", self.g.result), ("TimeControl", g.time_control)]
-        if self.g.start_fen != _STANDARD_FEN:
+        if self.g.start_fen != _STANDARD_FEN or g.chess960:
+            # a Chess960 game states its start position, even the standard array's (518), and its variant, as
+            # boardd.core.record.game_pgn does: read without them, its castling is standard chess's
             tags += [("SetUp", "1"), ("FEN", self.g.start_fen)]
+        if g.chess960:
+            tags.append(("Variant", "Chess960"))
         lines = [f'[{k} "{v}"]' for k, v in tags]
         board = chess.Board(self.g.start_fen, chess960=g.chess960)
         words: list[str] = []
@@ -506,7 +520,11 @@ class Engine:
             case Acknowledge():
                 self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
             case Resolve():
-                self.restoration.on_resolve(outs, event, at)
+                self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
+                try:
+                    self.restoration.on_resolve(outs, event, at)
+                finally:
+                    self.findings.arbiter = None
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

@@ -34,11 +34,18 @@ if TYPE_CHECKING:
 _APPENDIX_A_OTHERWISE = frozenset({"FLAG_FALL", "BOTH_FLAGS_FALLEN"})
 
 
-#: Irregularities the arbiter rules on by themselves: one of these by the other player than the incident's
-#: primary opens an incident of its own instead of joining it (a ruling on one must not close the other's:
-#: each is judged and counted for its player, 7.5.5). The other player's findings that follow from the
-#: incident (a press in a takeback by agreement, T50) still join it.
-_OWN_INCIDENT = frozenset({"ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED"})
+#: The other player's findings that follow from an incident instead of being an occurrence of their own, by the
+#: code of the incident's primary: a press without a move that hands the clock back to the player whose act is
+#: unfinished on the board (the knight taken back on the opponent's time and the clock handed back, a takeback by
+#: agreement, rules-spec T50; a press with no move or with a piece still in hand pressed back). One occurrence,
+#: one alert: the arbiter rules on the act, not twice on the clock handled with it.
+_FOLLOWS_FROM: dict[str, frozenset[str]] = {
+    "CLOCK_PRESS_NO_MOVE": frozenset({"OUT_OF_TURN_CHANGE", "TAKEBACK_DETECTED", "CLOCK_PRESS_NO_MOVE",
+                                      "CLOCK_PRESS_PIECE_IN_HAND"}),
+}
+
+#: how far back (plies) a finding raised late (withheld, then published) may sit among the findings
+_SCAN_PLIES = 10
 
 
 def _resolved_with(ruled: Irregularity) -> str:
@@ -53,6 +60,11 @@ class Findings:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        #: the finding the arbiter rules on while his command is applied (his words are its ruling, and those of
+        #: the findings closed with it), else None
+        self.arbiter: str | None = None
+        #: the arbiter's ruling of each finding he ruled on (or closed with one he ruled on), kept as written
+        self.arbiter_rulings: dict[str, str] = {}
 
     def new_id(self) -> str:
         self.g.irr_counter += 1
@@ -89,11 +101,7 @@ class Findings:
             text = cite_all(text, self.g.edition)
             constraints = tuple(cite_all(c, self.g.edition) for c in constraints)
         if incident is None:
-            incident = self.current_incident()
-            if incident is not None and side is not None and code in _OWN_INCIDENT:
-                primary = self.g.irr.get(incident)
-                if primary is not None and primary.side is not None and primary.side != side:
-                    incident = None   # the other player's own irregularity, ruled on by itself
+            incident = self.incident_for(code, side)
         ident = self.new_id()
         withheld = self.e.correction.withholds(code)
         if incident is None and not info and not withheld:
@@ -137,10 +145,43 @@ class Findings:
             return None
         return primary
 
-    def update_finding(self, outs: list[Output], irr: Irregularity) -> None:
-        if self.e.correction.update_withheld(irr):
+    def incident_for(self, code: str, side: chess.Color | None) -> str | None:
+        """The incident a finding of ``side`` joins, or None: it opens one (one occurrence, one alert).
+
+        An incident is one player's occurrence: his move from the first touch to the press and what finishes
+        it on the opponent's time (T30's piece in hand, the other hand, the knight put down out of turn). The
+        other player's findings are occurrences of their own, ruled on and counted for him (7.5.5; his
+        touch-move, his press without a move, his early start, his illegal move or two hands): a ruling on one
+        must not close the other's. Only what follows from the incident joins it across players
+        (:data:`_FOLLOWS_FROM`, the clock handed back), and findings of no player (a takeback, the board, the
+        clock) join the incident under way. A player's finding while the other's incident is the latest joins
+        his own incident still under way, if any.
+        """
+        latest = self.current_incident()
+        primary = self.g.irr.get(latest) if latest is not None else None
+        if primary is not None and (side is None or primary.side is None or primary.side == side
+                                    or primary.code in _FOLLOWS_FROM.get(code, ())):
+            return latest
+        return None if side is None else self._open_primary(side)
+
+    def _open_primary(self, side: chess.Color) -> str | None:
+        """The primary of ``side``'s own incident still under way (at most one completed move ago, not resolved)."""
+        now = len(self.g.records)
+        for irr in reversed(self.g.irr.values()):
+            if irr.ply < now - _SCAN_PLIES:
+                break
+            if irr.incident is None and irr.side == side and irr.severity is not Severity.INFO \
+                    and irr.status is not Status.RESOLVED and irr.ply + 1 >= now:
+                return irr.id
+        return None
+
+    def update_finding(self, outs: list[Output], update: Irregularity) -> None:
+        if self.e.correction.update_withheld(update):
             return
-        before = self.g.irr.get(irr.id)
+        before = self.g.irr.get(update.id)
+        irr = self._keep_arbiter_words(update, before)
+        if irr is None:
+            return  # the same note again
         self.g.irr[irr.id] = irr
         if irr.severity is Severity.ILLEGAL_MOVE and irr.ply > self.g.illegal_ply:
             self.g.illegal_ply = irr.ply
@@ -148,6 +189,36 @@ class Findings:
         if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
                 and before.status is not Status.RESOLVED:
             self._resolve_related(outs, irr)
+
+    def _keep_arbiter_words(self, irr: Irregularity, before: Irregularity | None) -> Irregularity | None:
+        """The arbiter's ruling stays: a ruling written by the engine afterwards (the board reinstating the
+        position, the penalty time seen on the clock) is added after his words, never instead of them.
+
+        Returns the finding to publish, or None when that is exactly what was published already."""
+        if irr.ruling is None:
+            return irr
+        if self._by_arbiter(irr):
+            if before is None or irr.ruling != before.ruling:
+                self.arbiter_rulings[irr.id] = irr.ruling
+            return irr
+        words = self.arbiter_rulings.get(irr.id)
+        if words is None or irr.ruling == words or irr.ruling.startswith(f"{words}; "):
+            return irr
+        irr = dataclasses.replace(irr, ruling=f"{words}; {irr.ruling}")
+        return None if irr == before else irr
+
+    def _by_arbiter(self, irr: Irregularity) -> bool:
+        """Is *irr*'s ruling the arbiter's, written by his command: on the finding he ruled on, or ``resolved with``
+        it (or with a finding closed with it)? Not a note the engine writes meanwhile (a reinstatement the ruling
+        led to)."""
+        if self.arbiter is None or irr.ruling is None:
+            return False
+        if irr.id == self.arbiter:
+            return True
+        if not irr.ruling.startswith("resolved with "):
+            return False
+        other = irr.ruling.removeprefix("resolved with ").split(":", 1)[0]
+        return other == self.arbiter or other in self.arbiter_rulings
 
     def _resolve_related(self, outs: list[Output], primary: Irregularity) -> None:
         """One incident, one status: the findings that joined ``primary`` and still ask for action close with it.
@@ -161,6 +232,8 @@ class Findings:
         for other in list(self.g.irr.values()):
             if other.incident == primary.id and other.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 self.g.irr[other.id] = resolved = dataclasses.replace(other, status=Status.RESOLVED, ruling=ruling)
+                if self._by_arbiter(resolved):
+                    self.arbiter_rulings[other.id] = ruling
                 outs.append(IrregularityUpdated(irregularity=resolved))
 
     def close_two_hands(self, outs: list[Output], resolved: Irregularity) -> None:

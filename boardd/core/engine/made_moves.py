@@ -57,6 +57,17 @@ class MadeMoves:
         cand = self.g.cand
         assert cand is not None
         self.g.cand = None
+        correction = self.e.correction
+        if correction.defers(cand.move, replace=cand.replace):
+            # maybe a restoration's hands: made (never lost), its publication waits (Correction.hold_back)
+            made: list[Output] = []
+            if cand.replace:
+                self.replace_last(made, cand.move, cand.at)
+            else:
+                self.make(made, cand.move, cand.at, completed=False)
+            correction.hold_back(outs, made, cand.at)
+            return
+        outs += correction.confirmed_by_play(now)  # a move that is no such state: the ones waiting were moves
         if cand.replace:
             self.replace_last(outs, cand.move, cand.at)
             return

@@ -61,6 +61,7 @@ class PhaseTrigger(enum.Enum):
     REINSTATE_PENDING = "arbiter reinstates; the board does not show the position yet"
     REINSTATED = "arbiter reinstates; the board already shows the position"
     RESTORED = "the board shows the reinstated position"
+    REINSTATE_WITHDRAWN = "the arbiter's ruling makes the awaited reinstatement moot"
     GAME_END = "a completed move ends the game"
     RESULT_SET = "the arbiter sets a result"
 
@@ -110,6 +111,7 @@ PHASES: tuple[Transition[Phase, PhaseTrigger], ...] = (
     *_rows(tuple(Phase), _PT.REINSTATE_PENDING, _P.AWAIT_RESTORE, "7.5.1, §3.7: wait for the board"),
     *_rows(tuple(Phase), _PT.REINSTATED, _P.PLAY, "7.5.1, §3.7: the board already shows it"),
     Transition(_P.AWAIT_RESTORE, _PT.RESTORED, _P.PLAY, "§3.7: recognition resumes"),
+    Transition(_P.AWAIT_RESTORE, _PT.REINSTATE_WITHDRAWN, _P.PLAY, "G1, G6: play on from the board"),
     *_rows(_PLAYING, _PT.GAME_END, _P.GAME_OVER, "5, 9.6: checkmate, stalemate, dead position, 9.6 draws"),
     *_rows(tuple(Phase), _PT.RESULT_SET, _P.GAME_OVER, "arbiter: a result other than *"),
 )

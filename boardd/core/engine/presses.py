@@ -109,13 +109,15 @@ class Presses:
         side = press.lever_before
         old = press.fast_record
         assert side is not None and old is not None
-        if press.lever_after != side:
-            self.e.clock_readings.check_period(outs, side, press)
-            return
         ply = old.ply
         if ply > len(self.g.records) or self.g.records[ply - 1].uci != old.uci \
                 or self.g.records[ply - 1].completed_at != press.first_at:
-            return  # the record moved on (arbiter, retraction): nothing to withdraw
+            # the record moved on (arbiter, retraction): nothing to withdraw, and no period check either (the
+            # move the press completed is out of the record, the count it would be judged by is gone with it)
+            return
+        if press.lever_after != side:
+            self.e.clock_readings.check_period(outs, side, press)
+            return
         self.g.records[ply - 1] = old
         self.g.uncompleted[side] = ply
         self.g.last_press_at = press.fast_prev_press_at

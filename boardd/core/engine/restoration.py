@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square
-from boardd.core.engine.modes import PhaseTrigger
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Resolve,
 )
@@ -68,6 +68,10 @@ class Restoration:
         self.rules = e.rules
         self.divergence_key: tuple[int, ...] | None = None
         self.restore_irr: str | None = None  # the POSITION_DIVERGENCE of the reinstatement under way (§3.7)
+        #: the arbiter's reinstatement the board is awaited for: (ply, the records, keys, board and uncompleted
+        #: moves it took back, the plies reinstated to while waiting), for :meth:`withdraw_wait`
+        self.awaited: tuple[int, list[MoveRecord], list[tuple[int, ...]], chess.Board, dict[chess.Color, int],
+                            frozenset[int]] | None = None
 
     def forward_jump(self, outs: list[Output], at: float) -> bool:
         """Missed updates (link outage, lost frames, a full dump): the legal plies that lead to the physical board.
@@ -261,6 +265,69 @@ class Restoration:
         closed = [irr for irr in self.g.irr.values() if irr.status is Status.RESOLVED
                   and before.get(irr.id) in (Status.OPEN, Status.ACKNOWLEDGED)]
         self.e.correction.ruled(outs, closed, accept=event.accept, at=at)
+        if not event.accept:
+            self.withdraw_wait(outs, event.irregularity_id, at)
+
+    def withdraw_wait(self, outs: list[Output], irr_id: str, at: float) -> None:
+        """A dismissal that makes the awaited reinstatement moot ends the wait for the board (§3.7).
+
+        The arbiter pressed Reinstate, then dismissed the finding it was for (or one of its incident, or the
+        finding of the wait itself): the position is no longer to be put back. The moves the reinstatement took
+        back are the record again (republished, as after a 7.5.2 fix: ``MovesRetracted`` was sent, then the moves
+        again; never lose a real move), the wait's finding and the correction cycle of that reinstatement end,
+        and play goes on from the board: what the board shows by then is judged as any change.
+        """
+        awaited = self.awaited
+        if awaited is None or self.g.phase.state is not Phase.AWAIT_RESTORE:
+            return
+        ply, records, keys, board, uncompleted, plies = awaited
+        if not any(self._concerns(irr_id, p) for p in plies):
+            return
+        self.awaited = None
+        self.g.phase.fire(PhaseTrigger.REINSTATE_WITHDRAWN)
+        self.g.restore_check = None
+        self.g.restore_key = None
+        wait = self._open_restore_finding()
+        self.restore_irr = None
+        self.divergence_key = None
+        cycle = self.e.correction.cycle
+        if cycle is not None and cycle.ply in plies:
+            self.e.correction.cycle = None  # its reinstatement will not come: no ruling of it to write
+        if len(self.g.records) == ply:
+            self.g.records.extend(records)
+            self.g.keys.extend(keys)
+            self.g.board = board
+            self.e.recognition.rebuild_index()
+            self.g.uncompleted = uncompleted
+            for rec in records:
+                outs.append(MoveMade(move=rec))
+                if rec.completed_at is not None:
+                    outs.append(MoveCompleted(move=rec))
+        if wait is not None:
+            self.e.findings.update_finding(outs, dataclasses.replace(
+                wait, status=Status.RESOLVED, ruling=f"withdrawn: the reinstatement to ply {ply} is moot after the "
+                                                     f"ruling on {irr_id}"))
+        outs.append(GameEvent(at=at, type="ARBITER_ACTION", details={"reinstatement_withdrawn": ply,
+                                                                     "irregularity": irr_id}))
+        outs.append(StateChanged(at=at))
+        self.g.cand = None
+        self.g.mask.clear()
+        if self.g.phys.key() != self.g.index.key:
+            self.e.recognition.evaluate(outs, at, snapshot=False, batch=[])
+
+    def _concerns(self, irr_id: str, ply: int) -> bool:
+        """Is the reinstatement to *ply* the one of finding *irr_id*'s incident (or the finding of its wait)?
+
+        A finding's reinstatement is its suggestion's ``reinstate_ply``, else the position before its ply (the
+        tablet's default)."""
+        if irr_id == self.restore_irr:
+            return True
+        irr = self.g.irr.get(irr_id)
+        if irr is None:
+            return False
+        root = irr.incident or irr.id
+        return any(f.suggestion.reinstate_ply == ply if f.suggestion.reinstate_ply is not None else f.ply - 1 == ply
+                   for f in self.g.irr.values() if root in (f.id, f.incident))
 
     def _on_resolve(self, outs: list[Output], event: Resolve, at: float) -> None:
         irr = self.g.irr.get(event.irregularity_id)
@@ -317,9 +384,15 @@ class Restoration:
             return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
         pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS")
         assert pen is not None
+        # the position before the two-handed move: the press finding is raised once the move is in the record
+        # (its ply is the one after it), the suspicion while the move was being made (a late press, 6.2.2, comes
+        # after the opponent's reply: the suspicion's ply is then the earlier one)
+        before = min([irr.ply - 1, *(f.ply for i in irr.related if (f := self.g.irr.get(i)) is not None
+                                     and f.code == "TWO_HANDS_SUSPECTED")])
         sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                   remove_from_offender_s=pen.remove_from_offender_s,
-                                  reinstate_ply=irr.suggestion.reinstate_ply or irr.ply,
+                                  reinstate_ply=irr.suggestion.reinstate_ply
+                                  if irr.suggestion.reinstate_ply is not None else max(0, before),
                                   text=f"confirmed two-handed move (7.5.4): {pen.text}")
         return dataclasses.replace(irr, severity=Severity.ILLEGAL_MOVE, suggestion=sug, status=Status.RESOLVED,
                                    ruling=ruling)
@@ -446,6 +519,7 @@ class Restoration:
         irr = self._open_restore_finding()
         self.restore_irr = None
         self.divergence_key = None
+        self.awaited = None
         if irr is not None:
             self.e.findings.update_finding(outs, dataclasses.replace(
                 irr, status=Status.RESOLVED, ruling="the board shows the reinstated position"))
@@ -456,8 +530,17 @@ class Restoration:
         if ply < len(self.g.records):
             self.e.correction.reopen(ply)
         self.arm_replacement(ply)
+        taken = (ply, self.g.records[ply:], self.g.keys[ply + 1:], self.g.board.copy(), dict(self.g.uncompleted),
+                 frozenset({ply}))
+        earlier = self.awaited
+        if earlier is not None and self.g.phase.state is Phase.AWAIT_RESTORE and earlier[0] == len(self.g.records):
+            # reinstated again while still waiting: a withdrawal gives back what both took
+            taken = (ply, [*taken[1], *earlier[1]], [*taken[2], *earlier[2]], earlier[3], earlier[4],
+                     earlier[5] | {ply})
         self.retract_to(outs, ply, at, "reinstated by the arbiter")
+        self.awaited = None
         if self.g.phys.key() != self.g.index.key:
+            self.awaited = taken  # what the wait took back, put back if a ruling withdraws it
             self.g.phase.fire(PhaseTrigger.REINSTATE_PENDING)
             self.g.restore_key = self.g.index.key
             self.restore_irr = None

@@ -103,20 +103,45 @@ class TouchMove:
             name = _piece_text(touched) if touched else "piece"
             return (f"the {name} on {chess.square_name(sq)} must move: "
                     + ", ".join(sorted(pre.san(m) for m in moves)),)
-        return ("any legal move (no touched piece can move, 4.5): "
-                + ", ".join(sorted(pre.san(m) for m in pre.legal_moves)),)
+        why = "the king, touched to castle, has no legal move, 4.4.3" if self._king_stuck_after_castling(pre, diff) \
+            else "no touched piece can move, 4.5"
+        return (f"any legal move ({why}): " + ", ".join(sorted(pre.san(m) for m in pre.legal_moves)),)
+
+    def _king_stuck_after_castling(self, pre: chess.Board, diff: Diff) -> bool:
+        """An illegal castling begun with the king (or king and rook together) and the king has no legal move:
+        the player is free to make any legal move (4.4.3); the rook is not bound as a touched piece."""
+        if diff.subtype != "CASTLING_ILLEGAL":
+            return False
+        order = self._touched_order(pre, diff)
+        return bool(order) and pre.piece_type_at(order[0]) == chess.KING \
+            and not any(m.from_square == order[0] for m in pre.legal_moves)
+
+    def _touched_order(self, pre: chess.Board, diff: Diff) -> list[int]:
+        """The squares of the pieces touched (lifted) first, then of the pieces moved."""
+        squares: list[int] = []
+        times: list[float] = []
+        for t, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
+            if piece.color == pre.turn and pre.piece_at(sq) == piece and sq not in squares:
+                squares.append(sq)
+                times.append(t)
+        if len(squares) >= 2 and times[1] - times[0] <= self.rules.timing.t_scan \
+                and pre.piece_type_at(squares[0]) == chess.ROOK and pre.piece_type_at(squares[1]) == chess.KING:
+            # a rook and the king lifted inside one scan: no order (rules-spec §2), touched together (4.4.1),
+            # so an intended castling that is illegal binds the king (4.4.3), not the rook as if first (4.4.2)
+            squares[0], squares[1] = squares[1], squares[0]
+        for origin, _ in diff.relocations:
+            if origin not in squares:
+                squares.append(origin)
+        return squares
 
     def replacement_square(self, pre: chess.Board, diff: Diff) -> int | None:
         """The square of the piece the replacement move must be made with (4.3.1 via 7.5.1), if any can move.
 
         The first piece touched (lifted) counts first, then the pieces that were moved: after an illegal
-        castling begun with the king, the king (4.4.3: another king move), whatever the square order.
+        castling begun with the king, the king (4.4.3: another king move), whatever the square order; if the
+        king has no legal move, none (any legal move, 4.4.3).
         """
-        squares: list[int] = []
-        for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
-            if piece.color == pre.turn and pre.piece_at(sq) == piece and sq not in squares:
-                squares.append(sq)
-        for origin, _ in diff.relocations:
-            if origin not in squares:
-                squares.append(origin)
+        if self._king_stuck_after_castling(pre, diff):
+            return None
+        squares = self._touched_order(pre, diff)
         return next((sq for sq in squares if any(m.from_square == sq for m in pre.legal_moves)), None)

@@ -346,7 +346,11 @@ function actions(boardId, flag, incident) {
   plyInput.type = "number";
   plyInput.min = "0";
   const s = flag.suggestion || {};
-  plyInput.value = s.reinstate_ply !== undefined && s.reinstate_ply !== null ? s.reinstate_ply : Math.max(0, (flag.ply || 1) - 1);
+  // Without a suggested ply: the position before the move the finding is about. A finding raised at the press
+  // has the ply after that move; a suspected two-handed move is seen while the move is being made, before it
+  // is in the record: its own ply is the position before it.
+  const before = flag.code === "TWO_HANDS_SUSPECTED" ? (flag.ply || 0) : (flag.ply || 1) - 1;
+  plyInput.value = s.reinstate_ply !== undefined && s.reinstate_ply !== null ? s.reinstate_ply : Math.max(0, before);
   plyInput.setAttribute("aria-label", "reinstate to ply");
   const reinstate = button("reinstate", "Reinstate", () => {
     const ply = parseInt(plyInput.value, 10);

@@ -1,0 +1,81 @@
+"""Sweep of the Chess960 castling audit (tests/core/chess960_audit.py) over all 960 start arrays.
+
+    .venv/bin/python scripts/chess960_audit.py [--per-array N] [--seed S] [--show K]
+
+Prints the failing procedures per geometry category and per procedure, and the first K failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.core.chess960_audit import (
+    cases,
+    illegal_cases,
+    later_cases,
+    run,
+    run_castling_found_later,
+    run_found_later,
+    run_illegal,
+    run_king_released,
+)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-array", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=960)
+    ap.add_argument("--show", type=int, default=10)
+    ap.add_argument("--arrays", type=int, default=960, help="the first N arrays (0..N-1)")
+    ap.add_argument("--illegal", type=int, default=0, help="N illegal castlings (with corrections) instead")
+    ap.add_argument("--king-released", type=int, default=0, help="N kings released, rook unmoved")
+    ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
+    ap.add_argument("--castling-found-later", type=int, default=0, help="N illegal castlings found later")
+    args = ap.parse_args()
+    todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))
+    runner = run
+    if args.illegal:
+        todo = illegal_cases(args.seed, args.illegal)  # type: ignore[assignment]
+        runner = run_illegal  # type: ignore[assignment]
+    if args.king_released:
+        todo = later_cases(args.seed, args.king_released, "king-released")  # type: ignore[assignment]
+        runner = run_king_released  # type: ignore[assignment]
+    if args.castling_found_later:
+        todo = later_cases(args.seed, args.castling_found_later, "castling-found-later")  # type: ignore[assignment]
+        runner = run_castling_found_later  # type: ignore[assignment]
+    if args.found_later:
+        todo = later_cases(args.seed, args.found_later, "found-later")  # type: ignore[assignment]
+        runner = run_found_later  # type: ignore[assignment]
+    total: Counter[str] = Counter()
+    bad: Counter[str] = Counter()
+    by_proc: Counter[str] = Counter()
+    bad_proc: Counter[str] = Counter()
+    shown = 0
+    t0 = time.monotonic()
+    for case in todo:
+        cat, proc, problems = runner(case)  # type: ignore[arg-type]
+        total[cat] += 1
+        by_proc[proc.split("/")[0]] += 1
+        if problems:
+            bad[cat] += 1
+            bad_proc[proc.split("/")[0]] += 1
+            if shown < args.show:
+                shown += 1
+                print(case, proc, problems)
+    print(f"{len(todo)} cases in {time.monotonic() - t0:.1f} s")
+    for cat in sorted(total):
+        print(f"  {cat:40s} {bad[cat]:4d} failing / {total[cat]}")
+    for proc in sorted(by_proc):
+        print(f"  {proc:40s} {bad_proc[proc]:4d} failing / {by_proc[proc]}")
+    print(f"failing: {sum(bad.values())} / {len(todo)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,810 @@
+"""Audit rig: Chess960 castling as hands do it on a sensor board, built from the Laws (2018/2023 Guidelines II.3,
+2009/2014 Appendix F.3; rules-spec R27, R04, R16) and a DGT-class board's reports (rules-spec §2 scan granularity,
+protocols.md §1.5-1.7), not from the simulator.
+
+A case: a start array, a side and a wing; random plies from the array (no king or rook moves, so the rights stay)
+until that castling is legal for the side to move (or, for the illegal categories, until it is not and why). The
+hands then castle by one of the real procedures (king first, rook first, FIDE's recommended one with the king off
+the board, both lifted, one scan, a swap, the king or rook left in place or lifted and put back, a lone king step,
+the rook over the king), with random timing and the board's noise (slides over the squares passed, a brief wrong
+placement, the place of a fast move reported before its lift). Completed by a press, or without a clock by the
+opponent's next move. Under the 2018 and 2023 editions.
+
+:func:`run` feeds one case and returns what is wrong with the engine's result ([] = right).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import chess
+
+from boardd.core.engine import Engine
+from boardd.core.events import Content, Event, GameInfo, SquareChanged
+from boardd.core.outputs import IrregularityRaised, Output, Severity
+from boardd.core.settings import RulesConfig
+from tests.core.correction_audit_rig import Rig
+from tests.core.scenario import ClockSim, start_clock
+
+KING_ROOK = ("king_first", "rook_first", "recommended", "both_king_placed_first", "both_rook_placed_first",
+             "same_scan", "king_first_slow", "rook_first_slow", "recommended_slow")
+#: the piece that stays (its final square is its start) lifted and put back around the other's move
+STAYS = ("other_only", "stayer_lifted_first", "stayer_off_board")
+NOISE = ("none", "slide", "wrong_square", "place_before_lift")
+
+#: the info notes a legal castling may carry: the order note where a lone step settled first (slow procedures),
+#: a piece lifted and put back
+ORDER_NOTE = "CHESS960_CASTLING_ORDER"
+#: notes on the hands and sensors, not on the move: a piece lifted and put back, a reading reverted in one scan
+SENSOR_NOTES = {"ADJUST_OBSERVED", "SENSOR_FLICKER"}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    seed: int
+    n: int  # start array
+    color: chess.Color
+    kingside: bool
+    edition: int
+    press: bool  # a clock, pressed; else no clock (the opponent's move completes it)
+    procedure: str
+    noise: str
+
+
+def _geometry(board: chess.Board, move: chess.Move) -> tuple[int, int, int, int]:
+    rank = chess.square_rank(move.from_square)
+    kingside = board.is_kingside_castling(move)
+    return move.from_square, chess.square(6 if kingside else 2, rank), move.to_square, \
+        chess.square(5 if kingside else 3, rank)
+
+
+def castle_move(board: chess.Board, kingside: bool) -> chess.Move | None:
+    """The legal castling on that wing, if any."""
+    for m in board.legal_moves:
+        if board.is_castling(m) and board.is_kingside_castling(m) == kingside:
+            return m
+    return None
+
+
+def reach(rng: random.Random, n: int, color: chess.Color, kingside: bool, plies: int = 60) -> chess.Board | None:
+    """Random plies from array *n* (back-rank minor pieces and queen out first, no king or rook moves, no captures
+    of a rook) until *color* to move can castle on that wing."""
+    board = chess.Board.from_chess960_pos(n)
+    for _ in range(plies):
+        if board.turn == color and castle_move(board, kingside) is not None:
+            return board
+        moves = [m for m in board.legal_moves if not board.is_castling(m)
+                 and board.piece_type_at(m.from_square) not in (chess.KING, chess.ROOK)
+                 and board.piece_type_at(m.to_square) not in (chess.ROOK, chess.KING)]
+        if not moves:
+            return None
+        home = chess.BB_RANK_1 if board.turn == chess.WHITE else chess.BB_RANK_8
+        out = [m for m in moves if chess.BB_SQUARES[m.from_square] & home]
+        board.push(rng.choice(out) if out and rng.random() < 0.7 else rng.choice(moves))
+        if board.is_game_over():
+            return None
+    return None
+
+
+Step = tuple[int, Content] | str
+
+
+def castling_steps(board: chess.Board, move: chess.Move, procedure: str) -> list[Step] | None:
+    """The hands' lifts and places ("pause": longer than the release time; "scan": the next two in one scan)."""
+    ks, kd, rs, rd = _geometry(board, move)
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    if ks == kd or rs == rd:  # one piece stays where it is
+        mover, ms, md, stayer, ss = (rook, rs, rd, king, ks) if ks == kd else (king, ks, kd, rook, rs)
+        if procedure == "other_only":
+            return [(ms, None), (md, mover)]
+        if procedure == "stayer_lifted_first":  # the stayer touched first, put back, then the mover
+            return [(ss, None), (ss, stayer), (ms, None), (md, mover)]
+        if procedure == "stayer_off_board":  # the recommended procedure to the letter: the stayer off, back last
+            return [(ss, None), (ms, None), (md, mover), (ss, stayer)]
+        return None
+    if procedure.startswith("king_first"):
+        return None if kd == rs else [(ks, None), (kd, king), *(["pause"] if "slow" in procedure else []),
+                                      (rs, None), (rd, rook)]
+    if procedure.startswith("rook_first"):
+        return None if rd == ks else [(rs, None), (rd, rook), *(["pause"] if "slow" in procedure else []),
+                                      (ks, None), (kd, king)]
+    if procedure.startswith("recommended"):
+        return [(ks, None), (rs, None), (rd, rook), *(["pause"] if "slow" in procedure else []), (kd, king)]
+    if procedure == "both_king_placed_first":
+        return [(rs, None), (ks, None), (kd, king), (rd, rook)]
+    if procedure == "both_rook_placed_first":
+        return [(ks, None), (rs, None), (rd, rook), (kd, king)]
+    if procedure == "same_scan":
+        return ["scan", (ks, None), (rs, None), "scan", (kd, king), (rd, rook)]
+    return None
+
+
+def add_noise(board: chess.Board, steps: list[Step], noise: str, rng: random.Random) -> list[Step]:
+    """The board's and hand's noise on a place: a slide (the squares passed reported), a brief wrong placement
+    on a neighbouring empty square, or (handled at feeding time) the place reported before the lift."""
+    if noise not in ("slide", "wrong_square"):
+        return steps
+    occupied = set(board.piece_map())
+    out: list[Step] = []
+    last_lift: int | None = None
+    done = False
+    for step in steps:
+        if isinstance(step, str):
+            out.append(step)
+            continue
+        sq, content = step
+        if content is None:
+            occupied.discard(sq)
+            last_lift = sq
+            out.append(step)
+            continue
+        if not done and last_lift is not None and noise == "slide" \
+                and chess.square_rank(last_lift) == chess.square_rank(sq) and abs(last_lift - sq) > 1:
+            d = 1 if sq > last_lift else -1
+            path = list(range(last_lift + d, sq, d))
+            if not any(p in occupied for p in path):
+                for p in path:
+                    out += [(p, content), (p, None)]
+                done = True
+        elif not done and noise == "wrong_square":
+            near = [e for e in chess.SQUARES if e not in occupied and e != sq and chess.square_distance(e, sq) == 1
+                    and e != last_lift]
+            if near:
+                e = rng.choice(near)
+                out += [(e, content), "brief", (e, None)]
+                done = True
+        occupied.add(sq)
+        out.append(step)
+        last_lift = None
+    return out
+
+
+def travel(t: float, fed: float, sq: int, nxt: int) -> float:
+    """One hand travels to the next square: about 50 ms a square at the least, yet under the release time (a
+    piece standing longer is released as a move: that is what the slow procedures do)."""
+    return max(t, min(fed + 0.05 * max(0, chess.square_distance(sq, nxt) - 1) + 0.02, fed + 0.38))
+
+
+class Play:
+    """A game from a position, fed to the engine event by event (timers fired as the daemon does)."""
+
+    def __init__(self, start: chess.Board, *, edition: int, press: bool, rng: random.Random) -> None:
+        self.board = start.copy(stack=False)
+        self.rng = rng
+        self.press_clock = press
+        self.engine = Engine(RulesConfig(clock_expected=press),
+                             GameInfo(chess960=True, start_fen=start.fen(), time_control="5400+30", edition=edition))
+        self.clock = ClockSim(white=5400, black=5400, running=start.turn, lever=start.turn, last=0.0)
+        self.outs: list[Output] = []
+        self.t = 0.3
+        if press:
+            self.feed(self.clock.reading(0.3))
+
+    def feed(self, event: Event) -> None:
+        while (deadline := self.engine.next_deadline()) is not None and deadline < event.at:
+            self.outs += self.engine.advance(deadline)
+        self.outs += self.engine.feed(event)
+
+    def steps(self, steps: list[Step], *, place_before_lift: bool = False, fast: bool = False) -> None:
+        in_scan = 0
+        pending: list[Step] = list(steps)
+        i = 0
+        while i < len(pending):
+            step = pending[i]
+            i += 1
+            if step == "scan":
+                in_scan = 2
+                continue
+            if step == "pause":
+                self.t += self.rng.uniform(0.7, 1.6)
+                continue
+            if step == "brief":  # (the gap after a wrong placement: taken at the placement)
+                continue
+            assert not isinstance(step, str)
+            sq, content = step
+            nxt = pending[i] if i < len(pending) else None
+            if place_before_lift and content is None and isinstance(nxt, tuple) and nxt[1] is not None \
+                    and nxt[0] != sq:
+                # a fast move inside one scan: the new square read before the old one (rules-spec §2)
+                self.feed(SquareChanged(at=self.t, square=nxt[0], content=nxt[1]))
+                self.t += self.rng.uniform(0.0, 0.08)
+                self.feed(SquareChanged(at=self.t, square=sq, content=None))
+                self.t += self.rng.uniform(0.1, 0.4)
+                i += 1
+                continue
+            self.feed(SquareChanged(at=self.t, square=sq, content=content))
+            fed = self.t
+            if nxt == "brief":  # a wrong placement seen and corrected at once (under the release time)
+                self.t += self.rng.uniform(0.05, 0.3)
+            elif content is None and isinstance(nxt, tuple) and nxt[0] == sq:  # lifted and put back: a touch
+                self.t += self.rng.uniform(0.3, 0.9)
+            elif in_scan:
+                in_scan -= 1
+                self.t += 0.0 if in_scan else self.rng.uniform(0.2, 0.3)
+            elif fast:
+                self.t += self.rng.uniform(0.02, 0.12)
+            else:
+                self.t += self.rng.choice((self.rng.uniform(0.01, 0.06), self.rng.uniform(0.1, 0.35)))
+            if isinstance(nxt, tuple) and not in_scan:
+                self.t = travel(self.t, fed, sq, nxt[0])
+
+    def finish_move(self, move: chess.Move) -> None:
+        if self.press_clock:
+            self.t += self.rng.uniform(0.2, 0.9)
+            self.feed(self.clock.press(self.board.turn, self.t))
+        self.board.push(move)
+        self.t += self.rng.uniform(0.8, 2.5)
+
+    def plain(self, move: chess.Move) -> None:
+        mover = self.board.piece_at(move.from_square)
+        assert mover is not None
+        steps: list[Step] = [(move.from_square, None)]
+        if self.board.piece_at(move.to_square) is not None:
+            steps.insert(self.rng.randrange(2), (move.to_square, None))
+        steps.append((move.to_square, chess.Piece(move.promotion, mover.color) if move.promotion else mover))
+        self.steps(steps)
+        self.finish_move(move)
+
+    def settle(self) -> None:
+        self.t += 5.0
+        self.outs += self.engine.advance(self.t)
+
+    def findings(self, *severities: Severity) -> list[str]:
+        return [f"{o.irregularity.code}/{o.irregularity.subtype}" if o.irregularity.subtype else o.irregularity.code
+                for o in self.outs if isinstance(o, IrregularityRaised) and o.irregularity.severity in severities]
+
+    def record(self) -> list[str]:
+        return [m.uci if m.legal else "!" + m.uci for m in self.engine.state.moves]
+
+
+def cases(seed: int, count: int, *, arrays: list[int] | None = None) -> list[Case]:
+    """*count* random cases (every array in *arrays* in turn, else random arrays)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        n = arrays[i % len(arrays)] if arrays else rng.randrange(960)
+        out.append(Case(seed=rng.randrange(1 << 30), n=n, color=rng.choice(chess.COLORS), kingside=rng.random() < 0.5,
+                        edition=rng.choice((2018, 2023)), press=rng.random() < 0.7,
+                        procedure=rng.choice(KING_ROOK + STAYS), noise=rng.choice(NOISE)))
+    return out
+
+
+def category(board: chess.Board, move: chess.Move) -> str:
+    ks, kd, rs, rd = _geometry(board, move)
+    if ks == kd:
+        return "rook only (king on its final square)"
+    if rs == rd:
+        return "king only (rook on its final square)"
+    if kd == rs or rd == ks:
+        return "king and rook swap"
+    if abs(ks - kd) == 1:
+        return "king moves one square"
+    if min(ks, kd) < rs < max(ks, kd) or min(rs, rd) < ks < max(rs, rd):
+        return "rook passes the king"
+    return "king and rook move"
+
+
+def run(case: Case) -> tuple[str, str, list[str]]:
+    """(geometry category, procedure, problems) for a legal castling; problems [] = right."""
+    rng = random.Random(case.seed)
+    board = reach(rng, case.n, case.color, case.kingside)
+    if board is None:
+        return "unreachable", case.procedure, []
+    move = castle_move(board, case.kingside)
+    assert move is not None
+    cat = category(board, move)
+    steps = castling_steps(board, move, case.procedure)
+    procedure = case.procedure
+    if steps is None:  # not physically possible for this geometry: the first that is
+        for procedure in (*KING_ROOK, *STAYS):
+            steps = castling_steps(board, move, procedure)
+            if steps is not None:
+                break
+    assert steps is not None
+    steps = add_noise(board, steps, case.noise, rng)
+    play = Play(board, edition=case.edition, press=case.press, rng=rng)
+    play.steps(steps, place_before_lift=case.noise == "place_before_lift")
+    play.finish_move(move)
+    reply = rng.choice(sorted((m for m in play.board.legal_moves if not play.board.is_castling(m)),
+                              key=lambda m: m.uci()))
+    play.plain(reply)
+    play.settle()
+    problems = []
+    truth = [move.uci(), reply.uci()]
+    if play.record() != truth:
+        problems.append(f"record {play.record()} != {truth}")
+    elif play.engine.state.moves[0].san not in ("O-O", "O-O-O"):
+        problems.append(f"san {play.engine.state.moves[0].san}")
+    strong = play.findings(Severity.WARNING, Severity.ILLEGAL_MOVE)
+    if strong:
+        problems.append(f"findings {strong}")
+    info = set(play.findings(Severity.INFO)) - SENSOR_NOTES
+    if info - {ORDER_NOTE} or (info and "slow" not in procedure):
+        problems.append(f"info {sorted(info)}")
+    return cat, f"{procedure}/{case.noise}/{'press' if case.press else 'no clock'}", problems
+
+
+# -------------------------------------------------------------------------- castling the Laws do not allow (R16, R04)
+
+WHY = ("blocked", "in_check", "attacked", "no_right")
+
+
+def _path(board: chess.Board, move: chess.Move) -> set[int]:
+    """The squares that must be empty but for king and rook: both paths, end squares included (II.3)."""
+    ks, kd, rs, rd = _geometry(board, move)
+    out: set[int] = set()
+    for a, b in ((ks, kd), (rs, rd)):
+        lo, hi = min(a, b), max(a, b)
+        out |= set(range(lo, hi + 1))
+    return out - {ks, rs}
+
+
+def make_illegal(rng: random.Random, board: chess.Board, move: chess.Move, why: str) -> chess.Board | None:
+    """*board* changed so that the castling *move* (legal on it) is not: a piece in the way (not on an end square,
+    where the hands could not put king or rook), the king in check, a square the king crosses or lands on
+    attacked, or the right gone (king or rook moved and back). None where this position cannot have it."""
+    ks, kd, rs, rd = _geometry(board, move)
+    side = board.turn
+    out = board.copy(stack=False)
+    if why == "no_right":
+        out.castling_rights &= ~chess.BB_SQUARES[rs]
+    elif why == "blocked":
+        free = [sq for sq in _path(board, move) if sq not in (kd, rd) and board.piece_at(sq) is None]
+        if not free:
+            return None
+        out.set_piece_at(rng.choice(free), chess.Piece(rng.choice((chess.KNIGHT, chess.BISHOP)), side))
+    else:
+        lo, hi = min(ks, kd), max(ks, kd)
+        targets = [ks] if why == "in_check" else [sq for sq in range(lo, hi + 1) if sq != ks]
+        if not targets:
+            return None
+        target = rng.choice(targets)
+        # an enemy rook up the target's file, on one of the empty squares next up the file (the line open)
+        file = chess.square_file(target)
+        ranks = range(1, 8) if side == chess.WHITE else range(6, -1, -1)
+        line = []
+        for r in ranks:
+            if out.piece_at(chess.square(file, r)) is not None:
+                break
+            line.append(chess.square(file, r))
+        if not line:
+            return None
+        out.set_piece_at(rng.choice(line), chess.Piece(chess.ROOK, not side))
+    for color in chess.COLORS:  # a piece added: a pawn of that side off the board (16 men at most)
+        pawns = sorted(out.pieces(chess.PAWN, color))
+        if chess.popcount(out.occupied_co[color]) > 16:
+            if not pawns:
+                return None
+            out.remove_piece_at(rng.choice(pawns))
+    if out.is_check() != (why == "in_check") or not out.is_valid():
+        return None
+    if castle_move(out, board.is_kingside_castling(move)) is not None:
+        return None
+    out.clear_stack()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class IllegalCase:
+    seed: int
+    n: int
+    color: chess.Color
+    kingside: bool
+    edition: int
+    why: str
+    procedure: str
+    correct: bool  # the arbiter's correction follows (7.5.1)
+
+
+def illegal_cases(seed: int, count: int) -> list[IllegalCase]:
+    rng = random.Random(seed)
+    return [IllegalCase(seed=rng.randrange(1 << 30), n=rng.randrange(960), color=rng.choice(chess.COLORS),
+                        kingside=rng.random() < 0.5, edition=rng.choice((2018, 2023)), why=rng.choice(WHY),
+                        procedure=rng.choice(KING_ROOK + STAYS), correct=rng.random() < 0.6)
+            for _ in range(count)]
+
+
+def run_illegal(case: IllegalCase) -> tuple[str, str, list[str]]:
+    """Castling that is illegal, done by hand and pressed: ILLEGAL_MOVE/CASTLING_ILLEGAL (R16, R04); with the
+    arbiter's correction (7.5.1) from test_correction_audit's rig: the position back, a king move as the
+    replacement (4.4.3, 4.7.2), play going on, one alert."""
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.correction_audit_rig import random_hands
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, _finish, random_clocking
+
+    rng = random.Random(case.seed)
+    legal_board = reach(rng, case.n, case.color, case.kingside)
+    if legal_board is None:
+        return "unreachable", case.why, []
+    move = castle_move(legal_board, case.kingside)
+    assert move is not None
+    board = make_illegal(rng, legal_board, move, case.why)
+    if board is None:
+        return "not constructible", case.why, []
+    cat = category(legal_board, move)
+    steps = castling_steps(board, move, case.procedure)
+    procedure = case.procedure
+    if steps is None:
+        for procedure in (*KING_ROOK, *STAYS):
+            steps = castling_steps(board, move, procedure)
+            if steps is not None:
+                break
+    assert steps is not None
+    rig = Rig960(board, edition=case.edition)
+    offender = board.turn
+    lifts = play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    label = f"{case.why}/{procedure}"
+    codes = [(i.code, i.subtype) for i in first]
+    if "slow" in procedure and [c for c, _ in codes] == ["RELEASED_MOVE_CHANGED", "ILLEGAL_MOVE"]:
+        # the king or rook stood released as a legal move of its own before the other came (4.7): that move was
+        # made, and the castling pressed after it is illegal: both are the arbiter's (not judged further here)
+        return cat, label, [] if codes[1] == ("ILLEGAL_MOVE", "CASTLING_ILLEGAL") else [f"subtype {codes}"]
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return cat, label, [f"at the press: {codes}"]
+    problems = []
+    if codes != [("ILLEGAL_MOVE", "CASTLING_ILLEGAL")]:
+        problems.append(f"subtype {codes}")
+    if not case.correct:
+        return cat, label, problems
+    finding = first[0]
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands, clocking=clocking,
+             penalty=PENALTY[(case.edition, "5400+30")])
+    rig.t += rng.uniform(1.0, 3.0)
+    # the replacement (7.5.1 with Article 4): king touched first, or king and rook inside one scan (order unknown,
+    # touched together, 4.4.1) -> another king move, castling on the other wing among them (4.4.3); the rook
+    # touched first -> no castling on that side, the rook moves if it can (4.4.2, 4.3.1); then any legal move
+    ks, _, rs, _ = _geometry(board, move)
+    king_t, rook_t = lifts.get(ks), lifts.get(rs)
+    rook_first = rook_t is not None and (king_t is None or rook_t < king_t - RulesConfig().timing.t_scan)
+    touched = rs if rook_first else ks
+    _finish(rig, rng, touched)
+    problems += _check(rig, finding)
+    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+def _finish_more(rig: Rig960, rng: random.Random, more: int = 3) -> None:
+    for _ in range(more):
+        moves = list(rig.board.legal_moves)
+        if not moves or rig.board.is_game_over():
+            break
+        rig.t += rng.uniform(0.5, 2.0)
+        rig.play(rng.choice(moves))
+    rig.settle()
+
+
+def play_steps(rig: Rig960, rng: random.Random, steps: list[Step]) -> dict[int, float]:
+    """Feed the hands' steps; the time of each square's first lift."""
+    lifts: dict[int, float] = {}
+    in_scan = 0
+    for i, step in enumerate(steps):
+        if step == "scan":
+            in_scan = 2
+            continue
+        if step == "pause":
+            rig.t += rng.uniform(0.7, 1.6)
+            continue
+        if isinstance(step, str):
+            continue
+        sq, content = step
+        fed = rig.t
+        if content is None:
+            lifts.setdefault(sq, rig.t)
+            rig.lift(sq)
+        else:
+            assert isinstance(content, chess.Piece)
+            rig.place(sq, content)
+        nxt = steps[i + 1] if i + 1 < len(steps) else None
+        if content is None and isinstance(nxt, tuple) and nxt[0] == sq:  # lifted and put back: a touch
+            rig.t += rng.uniform(0.3, 0.9)
+        elif in_scan:
+            in_scan -= 1
+            rig.t += 0.0 if in_scan else rng.uniform(0.2, 0.3)
+        else:
+            rig.t += rng.choice((rng.uniform(0.01, 0.06), rng.uniform(0.1, 0.35)))
+        if isinstance(nxt, tuple) and not in_scan:
+            rig.t = travel(rig.t, fed, sq, nxt[0])
+    return lifts
+
+
+
+class Rig960(Rig):
+    """The correction audit's rig on a Chess960 board (the start array's castling rights, X-FEN)."""
+
+    def __init__(self, start: chess.Board, *, edition: int = 2023, tc: str = "5400+30") -> None:
+        self.engine = Engine(RulesConfig(), GameInfo(edition=edition, time_control=tc, start_fen=start.fen(),
+                                                    chess960=True))
+        self.board = chess.Board(start.fen(), chess960=True)
+        self.phys = dict(self.board.piece_map())
+        self.outs = []
+        self.clock, reading = start_clock(self.board.turn, -100.0, seconds=float(tc.split("+", maxsplit=1)[0]))
+        self.feed(reading)
+        self.t = 0.0
+
+
+# ------------------------------------------------------- the king on its castling square, the rook never moved (4.7.2)
+
+
+@dataclass(frozen=True, slots=True)
+class LaterCase:
+    seed: int
+    n: int
+    color: chess.Color  # the side that castles
+    kingside: bool
+    edition: int
+    kind: str  # "king-only-pressed" | "found-later"
+
+
+def later_cases(seed: int, count: int, kind: str) -> list[LaterCase]:
+    rng = random.Random(seed)
+    return [LaterCase(seed=rng.randrange(1 << 30), n=rng.randrange(960), color=rng.choice(chess.COLORS),
+                      kingside=rng.random() < 0.5, edition=rng.choice((2018, 2023)), kind=kind)
+            for _ in range(count)]
+
+
+def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
+    """The king put on its castling square and released, the rook never moved, the clock pressed. A king step
+    that is a legal king move is that move (R27: no finding). Otherwise CASTLING_INCOMPLETE_AT_PRESS (R16, the
+    arbiter to verify), corrected (7.5.1): the position back, then castling on that side (4.7.2), one alert."""
+    from tests.core.correction_audit_rig import random_hands
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
+
+    rng = random.Random(case.seed)
+    board = reach(rng, case.n, case.color, case.kingside)
+    if board is None:
+        return "unreachable", case.kind, []
+    move = castle_move(board, case.kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    cat = category(board, move)
+    if ks == kd or rs in (rd, kd):
+        return "n/a (king stays, rook stays, or king onto the rook)", case.kind, []
+    rig = Rig960(board, edition=case.edition)
+    king = board.piece_at(ks)
+    assert king is not None
+    rig.lift(ks)
+    rig.t += rng.uniform(0.2, 0.6)
+    rig.place(kd, king)
+    rig.t += rng.uniform(0.5, 2.0)
+    step = chess.Move(ks, kd)
+    if step in board.legal_moves:  # a lone king step onto its castling square: the king move (R27)
+        rig.board.push(step)
+        rig.press(case.color)
+        rig.t += 1.0
+        reply = rng.choice(sorted(rig.board.legal_moves, key=lambda m: m.uci()))
+        rig.play(reply)
+        rig.settle()
+        problems = []
+        if rig.record() != [step.uci(), reply.uci()]:
+            problems.append(f"record {rig.record()}")
+        if rig.strong():
+            problems.append(f"findings {[(i.code, i.subtype) for i in rig.strong()]}")
+        return "king step (a legal king move)", case.kind, problems
+    rig.press(case.color)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    codes = [(i.code, i.subtype) for i in rig.strong()]
+    if codes != [("CASTLING_INCOMPLETE_AT_PRESS", None)]:
+        return cat, case.kind, [f"at the press: {codes}"]
+    finding = rig.strong()[0]
+    problems = []
+    if finding.suggestion.move != board.san(move):
+        problems.append(f"suggested {finding.suggestion.move}")
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    _correct(rig, rng, board, case.color, reinstate_ply=0, hands=hands, clocking=clocking,
+             penalty=PENALTY[(case.edition, "5400+30")])
+    rig.t += rng.uniform(1.0, 3.0)
+    rig.play(move)  # 4.7.2: castle on that side
+    _finish_more(rig, rng)
+    problems += _check(rig, finding)
+    return cat, case.kind, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+# ------------------------------------------------------------------ an illegal move found later, across a castling
+
+
+def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
+    """7.5.1: an illegal move (not a king or rook move of the castling side's opponent... any piece but the
+    king) pressed and not noticed; the opponent castles (a real procedure) and maybe the offender plays on;
+    then the position before the illegal move is reinstated, from the tablet or move by move on a paused
+    clock (the castling taken back by hand: king and rook back to their start squares), and play goes on."""
+    import dataclasses
+
+    from boardd.core.events import Reinstate
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.correction_audit_rig import random_hands, restore_steps, run_steps
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, _finish, random_clocking
+    from tests.core.test_correction_cycle import _illegal_moves
+
+    rng = random.Random(case.seed)
+    castler = case.color
+    reached = reach(rng, case.n, castler, case.kingside)
+    if reached is None or not reached.move_stack:
+        return "unreachable", case.kind, []
+    start = reached.copy()
+    start.pop()  # the offender (the castler's opponent) to move, before his last move
+    start = chess.Board(start.fen(), chess960=True)
+    offender = start.turn
+    options = []
+    for ill in _illegal_moves(start):
+        piece = start.piece_at(ill.from_square)
+        if piece is None or piece.piece_type == chess.KING:
+            continue
+        after = chess.Board(None, chess960=True)
+        after.set_board_fen(start.board_fen())
+        after.remove_piece_at(ill.from_square)
+        after.set_piece_at(ill.to_square, piece)
+        after.turn = castler
+        after.castling_rights = start.castling_rights & (chess.BB_RANK_1 if castler == chess.WHITE
+                                                         else chess.BB_RANK_8)
+        if after.is_valid() and castle_move(after, case.kingside) is not None:
+            options.append((ill, after))
+    if not options:
+        return "no illegal move leaving the castling", case.kind, []
+    ill, later = rng.choice(options)
+    rig = Rig960(start, edition=case.edition)
+    ply = 0
+    piece = start.piece_at(ill.from_square)
+    assert piece is not None
+    rig.lift(ill.from_square)
+    rig.t += rng.uniform(0.2, 0.8)
+    if ill.to_square in rig.phys:
+        rig.lift(ill.to_square)
+        rig.t += rng.uniform(0.05, 0.3)
+    rig.place(ill.to_square, piece)
+    rig.t += rng.uniform(0.3, 1.5)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return "found later", case.kind, [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    # the castler castles by hand (any real procedure) and presses; the offender may reply
+    castle = castle_move(later, case.kingside)
+    assert castle is not None
+    cat = category(later, castle)
+    procedure = rng.choice(KING_ROOK + STAYS)
+    steps = castling_steps(later, castle, procedure)
+    for alt in (procedure, *KING_ROOK, *STAYS):
+        steps = castling_steps(later, castle, alt)
+        if steps is not None:
+            procedure = alt
+            break
+    assert steps is not None
+    rig.t += rng.uniform(0.8, 2.0)
+    play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(castler)
+    history = [later.copy()]
+    later.push(castle)
+    played = 1
+    if rng.random() < 0.5:
+        moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
+                 and not later.is_en_passant(m)]
+        if moves:
+            saved = rig.board
+            rig.board = later
+            rig.t += rng.uniform(0.5, 2.0)
+            history.append(later.copy())
+            rig.play(rng.choice(moves))
+            rig.board = saved
+            played += 1
+    rig.outs += rig.engine.advance(rig.t)
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    problems = [f"before the correction: {mid}"] if mid else []
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    use_tablet = rng.random() < 0.5
+    if use_tablet:
+        rig.feed(Reinstate(at=rig.t, ply=ply))
+        rig.t += 0.5
+    else:  # move by move on a paused clock: the castling taken back with the rest
+        clocking = dataclasses.replace(clocking, paused=True, pause_late=False,
+                                       restart=rng.choice(("lever-while-paused", "lever-after-resume")))
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.feed(rig.clock.pause(rig.t))
+        rig.t += rng.uniform(0.5, 2.0)
+        for target in reversed(history):
+            run_steps(rig, rng, restore_steps(rng, rig.phys, target, hands), hands)
+        clocking = dataclasses.replace(clocking, paused=False, restart="resume-only")
+    _correct(rig, rng, start, offender, reinstate_ply=ply, hands=hands,
+             clocking=dataclasses.replace(clocking, tablet="none"), penalty=PENALTY[(case.edition, "5400+30")])
+    _finish(rig, rng, ill.from_square)
+    problems += _check(rig, finding)
+    label = f"{procedure}/{'tablet' if use_tablet else 'by hand'}/{played} later"
+    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+def run_castling_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
+    """7.5.1: an illegal castling (any procedure) pressed and not noticed, the opponent replies (and maybe the
+    offender plays on); the position before the castling reinstated from the tablet or move by move on a paused
+    clock; the replacement the Laws bind (4.4.3 / 4.4.2 as in :func:`run_illegal`), play going on, one alert."""
+    import dataclasses
+
+    from boardd.core.events import Reinstate
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.correction_audit_rig import random_hands, restore_steps, run_steps
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, _finish, random_clocking
+
+    rng = random.Random(case.seed)
+    legal_board = reach(rng, case.n, case.color, case.kingside)
+    if legal_board is None:
+        return "unreachable", case.kind, []
+    move = castle_move(legal_board, case.kingside)
+    assert move is not None
+    why = rng.choice(WHY)
+    board = make_illegal(rng, legal_board, move, why)
+    if board is None:
+        return "not constructible", case.kind, []
+    cat = category(legal_board, move)
+    procedure = rng.choice(KING_ROOK[:6] + STAYS)  # (not the slow ones: a released half is a move of its own)
+    steps = None
+    for alt in (procedure, *KING_ROOK[:6], *STAYS):
+        steps = castling_steps(board, move, alt)
+        if steps is not None:
+            procedure = alt
+            break
+    assert steps is not None
+    rig = Rig960(board, edition=case.edition)
+    offender = board.turn
+    lifts = play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    first = rig.strong()
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+        return cat, f"{why}/{procedure}", [f"at the press: {[(i.code, i.subtype) for i in first]}"]
+    finding = first[0]
+    later = chess.Board(None, chess960=True)
+    later.set_board_fen(rig.engine.state.fen.split(" ")[0])
+    later.turn = not offender
+    history = []
+    for _ in range(rng.choice((1, 2))):
+        moves = [m for m in later.legal_moves if not later.is_castling(m) and not m.promotion
+                 and not later.is_en_passant(m)]
+        if not moves or later.is_game_over():
+            break
+        saved = rig.board
+        rig.board = later
+        rig.t += rng.uniform(0.5, 2.0)
+        history.append(later.copy())
+        rig.play(rng.choice(moves))
+        rig.board = saved
+    rig.outs += rig.engine.advance(rig.t)
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    problems = [f"before the correction: {mid}"] if mid else []
+    clocking = random_clocking(rng)
+    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
+    use_tablet = rng.random() < 0.5 or len(history) < 2
+    if use_tablet:
+        rig.feed(Reinstate(at=rig.t, ply=0))
+        rig.t += 0.5
+    else:
+        clocking = dataclasses.replace(clocking, paused=True, pause_late=False,
+                                       restart=rng.choice(("lever-while-paused", "lever-after-resume")))
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.feed(rig.clock.pause(rig.t))
+        rig.t += rng.uniform(0.5, 2.0)
+        for target in reversed(history):
+            run_steps(rig, rng, restore_steps(rng, rig.phys, target, hands), hands)
+        clocking = dataclasses.replace(clocking, paused=False, restart="resume-only")
+    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands,
+             clocking=dataclasses.replace(clocking, tablet="none"), penalty=PENALTY[(case.edition, "5400+30")])
+    ks, _, rs, _ = _geometry(board, move)
+    king_t, rook_t = lifts.get(ks), lifts.get(rs)
+    rook_first = rook_t is not None and (king_t is None or rook_t < king_t - RulesConfig().timing.t_scan)
+    rig.t += rng.uniform(1.0, 3.0)
+    _finish(rig, rng, rs if rook_first else ks)
+    problems += _check(rig, finding)
+    label = f"{why}/{procedure}/{'tablet' if use_tablet else 'by hand'}/{len(history)} later"
+    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])

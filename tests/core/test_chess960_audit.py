@@ -1,0 +1,237 @@
+"""Chess960 castling and the arbiter's corrections on a Chess960 board, by the audit rig of
+:mod:`tests.core.chess960_audit` (built from the Laws and a sensor board's reports, not from the simulator).
+
+Seeded samples here; ``scripts/chess960_audit.py`` sweeps every start array. Plus the cases the audit found, one
+by one: a castling the Laws do not allow done by the king alone or the rook alone is an illegal *castling*
+(R16), king and rook lifted inside one scan are touched together (4.4.1, rules-spec §2), and after an illegal
+castling begun with the king the player is free when the king cannot move (4.4.3).
+"""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from boardd.core.events import Reinstate
+from tests.core.chess960_audit import (
+    Case,
+    IllegalCase,
+    Rig960,
+    cases,
+    illegal_cases,
+    later_cases,
+    run,
+    run_castling_found_later,
+    run_found_later,
+    run_illegal,
+    run_king_released,
+)
+
+LEGAL = cases(2960, 160)
+ILLEGAL = illegal_cases(3960, 160)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_chess960_castling_by_hand_with_noise_is_recorded(chunk: int) -> None:
+    """Every geometry, procedure and noise of the rig, pressed or without a clock, 2018 and 2023: the castling
+    and the reply recorded, nothing above info (the order note only where a piece stood released first)."""
+    bad = [(c, run(c)) for c in LEGAL[chunk::4]]
+    assert [(c, r) for c, r in bad if r[2]] == []
+
+
+def test_the_samples_cover_every_geometry() -> None:
+    assert {run(c)[0] for c in LEGAL} >= {"king and rook move", "king and rook swap", "king moves one square",
+                                          "king only (rook on its final square)",
+                                          "rook only (king on its final square)", "rook passes the king"}
+    assert {c.noise for c in LEGAL} == {"none", "slide", "wrong_square", "place_before_lift"}
+    assert {c.press for c in LEGAL} == {True, False} and {c.edition for c in LEGAL} == {2018, 2023}
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_illegal_chess960_castling_is_an_illegal_castling_and_corrected(chunk: int) -> None:
+    """Rights gone, king in check, a square crossed attacked, a piece in the way; by any procedure: one
+    ILLEGAL_MOVE/CASTLING_ILLEGAL at the press; the arbiter's correction (7.5.1, any hands and clocking) and the
+    replacement the Laws bind (4.4.3 king, 4.4.2 rook, 4.3.1) leave one alert and the record right. 15 of these
+    160 failed before (a lone king or rook relocation read as GEOMETRY/BLOCKED; the replacement bound to the rook
+    lifted in the king's scan, or when the king could not move)."""
+    bad = [(c, run_illegal(c)) for c in ILLEGAL[chunk::4]]
+    assert [(c, r) for c, r in bad if r[2]] == []
+
+
+KING_RELEASED = later_cases(4960, 60, "king-released")
+FOUND_LATER = later_cases(5960, 60, "found-later")
+
+
+def test_king_released_on_its_castling_square_rook_never_moved() -> None:
+    """A lone king step that is a legal king move is that move (R27); else CASTLING_INCOMPLETE_AT_PRESS with
+    the castling suggested (4.7.2, R16), corrected by the arbiter, then castling: one alert, the record right."""
+    results = [run_king_released(c) for c in KING_RELEASED]
+    assert [r for r in results if r[2]] == []
+    assert {r[0] for r in results} >= {"king step (a legal king move)", "king and rook move"}
+
+
+def test_illegal_move_found_later_reinstated_across_a_castling() -> None:
+    """7.5.1: the illegal move pressed, the opponent castles by hand, maybe one more move; the position before
+    the illegal move reinstated from the tablet or move by move (the castling taken back by hand). 3 of these 60
+    failed before (the reinstate inside the castling press's bounce window: an internal error on the timer)."""
+    results = [run_found_later(c) for c in FOUND_LATER]
+    assert [r for r in results if r[2]] == []
+    assert len([r for r in results if r[1].split("/")[0] not in ("found-later",)]) >= 30
+
+
+CASTLING_FOUND_LATER = later_cases(6960, 80, "castling-found-later")
+
+
+def test_illegal_castling_found_later_reinstated() -> None:
+    """7.5.1: an illegal castling pressed, found after the reply (or two more plies), reinstated from the tablet
+    or move by move; the replacement the Laws bind; one alert, the record right. Before the fixes above (subtype,
+    one scan, stuck king) 5 of these 80 failed."""
+    results = [run_castling_found_later(c) for c in CASTLING_FOUND_LATER]
+    assert [r for r in results if r[2]] == []
+    assert len([r for r in results if r[0] not in ("unreachable", "not constructible")]) >= 25
+
+
+# -- the defects one by one --------------------------------------------------------------------------------------
+
+_K, _R = chess.Piece(chess.KING, chess.WHITE), chess.Piece(chess.ROOK, chess.WHITE)
+
+
+def _pressed(fen: str, steps: list[tuple[str, chess.Piece | None, float]]) -> Rig960:
+    rig = Rig960(chess.Board(fen, chess960=True))
+    rig.t = 1.0
+    for square, piece, pause in steps:
+        if piece is None:
+            rig.lift(chess.parse_square(square))
+        else:
+            rig.place(chess.parse_square(square), piece)
+        rig.t += pause
+    rig.t += 0.4
+    rig.press(chess.WHITE)
+    rig.settle(3.0)
+    return rig
+
+
+LONE = [
+    ("4k3/8/8/8/8/8/8/1K3R2 w - - 0 1", [("b1", None, 0.3), ("g1", _K, 0.3)], "king alone over f1, no right"),
+    ("4k3/8/8/8/8/8/8/3R2K1 w - - 0 1", [("g1", None, 0.3), ("c1", _K, 0.3)], "king alone over d1, no right"),
+    ("4k1r1/8/8/8/8/8/8/1K3R2 w F - 0 1", [("b1", None, 0.3), ("g1", _K, 0.3)], "king alone onto an attacked g1"),
+    ("4k3/8/8/8/8/8/8/6KR w - - 0 1", [("h1", None, 0.3), ("f1", _R, 0.3)], "rook alone over the king, no right"),
+    ("4k3/8/8/8/8/8/8/RBK5 w A - 0 1", [("a1", None, 0.3), ("d1", _R, 0.3)], "rook alone, a bishop in the way"),
+    ("2r1k3/8/8/8/8/8/8/R1K5 w A - 0 1", [("a1", None, 0.3), ("d1", _R, 0.3)], "rook alone, the king in check"),
+]
+
+
+@pytest.mark.parametrize(("fen", "steps", "why"), LONE, ids=[c[-1] for c in LONE])
+def test_a_lone_king_or_rook_castling_that_is_illegal_is_an_illegal_castling(
+        fen: str, steps: list[tuple[str, chess.Piece | None, float]], why: str) -> None:
+    """II.3: castling by the king alone (the rook on d1/f1 already) or the rook alone (over the king on c1/g1) is
+    castling; when the Laws do not allow it, the illegal move is a castling (R16 CASTLING_ILLEGAL), as for the
+    two-piece shapes. It read as the king's GEOMETRY or the rook BLOCKED by its own king before."""
+    board = chess.Board(fen, chess960=True)
+    assert not any(board.is_castling(m) for m in board.legal_moves), why
+    rig = _pressed(fen, steps)
+    assert [(i.code, i.subtype) for i in rig.strong()] == [("ILLEGAL_MOVE", "CASTLING_ILLEGAL")], why
+
+
+def test_king_and_rook_lifted_in_one_scan_bind_the_king_after_an_illegal_castling() -> None:
+    """The rook's lift reported 0.1 s before the king's: one scan, no order (rules-spec §2), touched together
+    (4.4.1). Castling without the right: another king move (4.4.3), not the rook as if touched first (4.4.2).
+    Before: 'the rook on h1 must move'."""
+    rig = _pressed("4k3/8/8/8/8/8/8/4K2R w - - 0 1",
+                   [("h1", None, 0.1), ("e1", None, 0.3), ("g1", _K, 0.1), ("f1", _R, 0.3)])
+    (finding,) = rig.strong()
+    assert (finding.code, finding.subtype) == ("ILLEGAL_MOVE", "CASTLING_ILLEGAL")
+    assert finding.suggestion.constraints[0].startswith("the wK on e1 must move")
+
+
+def test_rook_lifted_a_scan_before_the_king_binds_the_rook() -> None:
+    """More than one scan apart the order is known: rook first, no castling on that side, the rook moves (4.4.2,
+    4.3.1). Passed before as well."""
+    rig = _pressed("4k3/8/8/8/8/8/8/4K2R w - - 0 1",
+                   [("h1", None, 0.1), ("f1", _R, 0.3), ("e1", None, 0.3), ("g1", _K, 0.3)])
+    (finding,) = rig.strong()
+    assert finding.suggestion.constraints[0].startswith("the wR on h1 must move")
+
+
+def test_illegal_castling_begun_with_the_king_that_cannot_move_leaves_any_move() -> None:
+    """4.4.3: 'If the king has no legal move, the player is free to make any legal move.' The bishop on b3 covers
+    d1 (long castling over it is illegal) and the king's other squares are his own men's: after the king first,
+    then the rook, any legal move; before, the rook was bound as the next piece touched."""
+    fen = "7k/8/8/8/8/1b6/3PPP2/R3KB2 w A - 0 1"
+    board = chess.Board(fen, chess960=True)
+    assert not any(m.from_square == chess.E1 for m in board.legal_moves)
+    assert not any(board.is_castling(m) for m in board.legal_moves)
+    rig = _pressed(fen, [("e1", None, 0.3), ("c1", _K, 0.4), ("a1", None, 0.3), ("d1", _R, 0.3)])
+    (finding,) = rig.strong()
+    assert (finding.code, finding.subtype) == ("ILLEGAL_MOVE", "CASTLING_ILLEGAL")
+    assert finding.suggestion.constraints[0].startswith("any legal move (the king, touched to castle, has no legal")
+    # the replacement with the rook or a pawn is no touch-move violation
+    rig.lift(chess.C1)
+    rig.lift(chess.D1)
+    rig.place(chess.E1, _K)
+    rig.place(chess.A1, _R)
+    rig.t += 2.0
+    rig.play(chess.Move.from_uci("d2d4"))
+    rig.settle()
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+
+
+def test_samples_are_seeded() -> None:
+    assert cases(2960, 3) == cases(2960, 3) and isinstance(LEGAL[0], Case) and isinstance(ILLEGAL[0], IllegalCase)
+
+
+def test_reinstated_from_the_tablet_right_after_the_castling_press() -> None:
+    """7.5.1 found one move later: White's illegal Bh1-e3 pressed, Black castles (king and rook swap f8/g8) and
+    presses, and the arbiter's reinstate from the tablet comes within the press's bounce window. The press's
+    period check then counted Black's completed moves after the retraction (none) and the engine failed on the
+    timer (an internal error, SENSOR_FAULT): the record moved on, so there is nothing left to check."""
+    fen = "nnbqrkrb/pppppppp/8/8/8/8/PPPPPPPP/NNBQRKRB w KQkq - 0 1"
+    rig = Rig960(chess.Board(fen, chess960=True))
+    bishop, king, rook = chess.Piece(chess.BISHOP, chess.WHITE), chess.Piece(chess.KING, chess.BLACK), \
+        chess.Piece(chess.ROOK, chess.BLACK)
+    rig.t = 1.0
+    for square, piece in (("h1", None), ("e3", bishop)):
+        rig.lift(chess.parse_square(square)) if piece is None else rig.place(chess.parse_square(square), piece)
+        rig.t += 0.5
+    rig.press(chess.WHITE)
+    rig.t += 2.0
+    for square, piece in (("f8", None), ("g8", None), ("f8", rook), ("g8", king)):
+        rig.lift(chess.parse_square(square)) if piece is None else rig.place(chess.parse_square(square), piece)
+        rig.t += 0.05
+    rig.t += 0.5
+    rig.press(chess.BLACK)
+    assert [m.san for m in rig.engine.state.moves] == ["Bh1-e3", "O-O"]
+    rig.feed(Reinstate(at=rig.t + 0.05, ply=0))
+    rig.t += 1.5
+    for square, piece in (("g8", None), ("f8", None), ("e3", None), ("f8", chess.Piece(chess.KING, chess.BLACK)),
+                          ("g8", chess.Piece(chess.ROOK, chess.BLACK)), ("h1", bishop)):
+        rig.lift(chess.parse_square(square)) if piece is None else rig.place(chess.parse_square(square), piece)
+        rig.t += 0.6
+    rig.settle()
+    assert [i.code for i in rig.strong()] == ["ILLEGAL_MOVE"]
+    assert list(rig.engine.state.moves) == []
+
+
+@pytest.mark.xfail(strict=True, reason="without a clock an illegal move is never judged and the game after it is "
+                                       "not recorded (left for the no-clock completion path; see the audit report)")
+def test_without_a_clock_an_illegal_castling_is_found_when_the_next_move_completes_it() -> None:
+    """6.2.1.2: without a clock a move is completed by the player's next move. White castles by the king alone
+    without the right (b1-g1 over the rook on f1), Black replies, White moves again: the illegal castling is
+    completed and must be raised (7.5.1), and Black's reply must not be lost. Today nothing is raised and the
+    record stays empty."""
+    from boardd.core.engine import Engine
+    from boardd.core.events import GameInfo, SquareChanged
+    from boardd.core.outputs import IrregularityRaised
+    from boardd.core.settings import RulesConfig
+
+    fen = "1k6/pppppppp/8/8/8/8/8/1K3R2 w - - 0 1"
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(chess960=True, start_fen=fen, edition=2023))
+    outs = []
+    for at, square, piece in ((1.0, "b1", None), (1.3, "g1", _K), (4.0, "a7", None),
+                              (4.3, "a6", chess.Piece(chess.PAWN, chess.BLACK)), (8.0, "f1", None), (8.3, "f2", _R)):
+        outs += engine.advance(at)
+        outs += engine.feed(SquareChanged(at=at, square=chess.parse_square(square), content=piece))
+    outs += engine.advance(20.0)
+    codes = [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
+    assert "ILLEGAL_MOVE" in codes
+    assert len(engine.state.moves) >= 2

@@ -145,9 +145,11 @@ async def test_a_command_during_the_restart_search_is_answered_at_once(tmp_path:
             recovered_then = [p for p in c.of("event") if p.get("type") == "MOVES_RECOVERED"]
             assert result["ok"] is True
             assert recovered_then == []  # the search was still running: before, the answer waited for it
-            assert answered < 1.0, answered
             await c.wait_for(lambda: [p for p in c.of("event") if p.get("type") == "MOVES_RECOVERED"], 60,
                              "MOVES_RECOVERED")
+            searched = time.monotonic() - sent
+            # answered long before the search ended (a quiet machine: ~20 ms against seconds; loaded, < 1.5 s)
+            assert answered < searched / 2, (answered, searched)
             [event] = [p for p in c.of("event") if p.get("type") == "MOVES_RECOVERED"]
             assert event.get("incomplete") == "search budget exhausted"
             await c.wait_for(lambda: ((c.retained.get("state") or {}).get("game") or {}).get("white") == "W", 10,

@@ -9,8 +9,14 @@ asks for the search one ply longer) inside one such call. This bench replays res
 ``../shared/data/pgn`` (seeded draws: a game, a ply, 2-14 plies played while the daemon was down, all pressed,
 the clock read again after the restart, so the running side may ask for the longer search) and times every
 engine call (``time.thread_time``: the CPU it takes, what a quiet machine waits; ``time.perf_counter`` too).
-It prints, over the cases, the longest call of each case (median, p90, max) and the outcome kinds (unique /
-ambiguous / gap, and how many ran out of the node budget).
+It prints, over the cases, the longest call of each case (median, p90, max), the engine's CPU over the whole
+restart (the sum of its calls: a search done twice counts twice) and the outcome kinds (unique / ambiguous / gap,
+and how many ran out of the node budget).
+
+``--mode stepwise`` (or ``both``, the default) runs the same restarts with ``Engine.stepwise`` on, as the daemon
+does: every call, and every ``Engine.work()`` step after it until the engine is no longer busy, is timed; the
+figure is then the longest single step (what the loop waits for before it can publish or read again). The
+outcomes must be those of the plain run.
 
 Timing is of the engine alone (no broker, no journal): it is the time the daemon's loop cannot yield.
 """
@@ -55,27 +61,37 @@ def _reading(at: float, running: chess.Color) -> ClockReading:
     return ClockReading(at=at, left=3000.0, right=3000.0, running=side, lever_high=side)
 
 
-def _case(moves: list[chess.Move], start: int, plies: int) -> tuple[float, float, str]:
-    """One restart: the longest engine call (CPU s, wall s), the outcome."""
+def _case(moves: list[chess.Move], start: int, plies: int, *,
+          stepwise: bool = False) -> tuple[float, float, float, str]:
+    """One restart: the longest engine call or step (CPU s, wall s), the CPU of all of them, the outcome."""
     board = chess.Board()
     for move in moves[:start]:
         board.push(move)
     engine = Engine(RulesConfig(), GameInfo(start_fen=board.fen(), time_control="5400+30"))
+    engine.stepwise = stepwise
     after = board.copy()
     for move in moves[start:start + plies]:
         after.push(move)
     calls: list[tuple[float, float]] = []  # CPU, wall
     outs: list[Output] = []
 
+    def steps() -> None:
+        while engine.busy:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            outs.extend(engine.work())
+            calls.append((time.thread_time() - c0, time.perf_counter() - t0))
+
     def feed(event: Event) -> None:
         t0, c0 = time.perf_counter(), time.thread_time()
         outs.extend(engine.feed(event))
         calls.append((time.thread_time() - c0, time.perf_counter() - t0))
+        steps()
 
     def advance(at: float) -> None:
         t0, c0 = time.perf_counter(), time.thread_time()
         outs.extend(engine.advance(at))
         calls.append((time.thread_time() - c0, time.perf_counter() - t0))
+        steps()
 
     feed(BoardSnapshot(at=0.0, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES)))
     feed(_reading(0.2, board.turn))
@@ -92,7 +108,7 @@ def _case(moves: list[chess.Move], start: int, plies: int) -> tuple[float, float
     kind = str(events[0]["kind"]) if events else "none"
     if events and "incomplete" in events[0]:
         kind += " (budget exhausted)"
-    return max(c for c, _ in calls), max(w for _, w in calls), kind
+    return max(c for c, _ in calls), max(w for _, w in calls), sum(c for c, _ in calls), kind
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,28 +117,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--min-plies", type=int, default=2)
     parser.add_argument("--max-plies", type=int, default=14)
+    parser.add_argument("--mode", choices=("plain", "stepwise", "both"), default="both")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     lines = _lines(200)
-    longest: list[float] = []
-    walls: list[float] = []
-    kinds: Counter[str] = Counter()
+    cases: list[tuple[list[chess.Move], int, int]] = []
     for _ in range(args.cases):
         moves = rng.choice(lines)
         plies = rng.randint(args.min_plies, args.max_plies)
-        start = rng.randrange(0, len(moves) - plies)
-        worst, wall, kind = _case(moves, start, plies)
-        longest.append(worst)
-        walls.append(wall)
-        kinds[kind] += 1
-    longest.sort()
-    p90 = longest[min(len(longest) - 1, int(0.9 * len(longest)))]
+        cases.append((moves, rng.randrange(0, len(moves) - plies), plies))
     print(f"downtime-block: {args.cases} restarts of {args.min_plies}-{args.max_plies} plies (seed {args.seed})")
-    print(f"  longest single engine call per restart (CPU time): median {statistics.median(longest):.3f} s, "
-          f"p90 {p90:.3f} s, max {longest[-1]:.3f} s")
-    print(f"  the same in wall time (other load counts): median {statistics.median(walls):.3f} s, "
-          f"max {max(walls):.3f} s")
-    print("  outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    outcomes: dict[bool, list[str]] = {}
+    for stepwise in {"plain": (False,), "stepwise": (True,), "both": (False, True)}[args.mode]:
+        longest: list[float] = []
+        walls: list[float] = []
+        totals: list[float] = []
+        kinds: list[str] = []
+        for moves, start, plies in cases:
+            worst, wall, total, kind = _case(moves, start, plies, stepwise=stepwise)
+            longest.append(worst)
+            walls.append(wall)
+            totals.append(total)
+            kinds.append(kind)
+        outcomes[stepwise] = kinds
+        longest.sort()
+        totals.sort()
+        p90 = longest[min(len(longest) - 1, int(0.9 * len(longest)))]
+        what = "single step (Engine.stepwise: a call or a work())" if stepwise else "single engine call"
+        print(f"  {'stepwise' if stepwise else 'plain'}:")
+        print(f"    longest {what} per restart (CPU time): median {statistics.median(longest):.3f} s, "
+              f"p90 {p90:.3f} s, max {longest[-1]:.3f} s")
+        print(f"    the same in wall time (other load counts): median {statistics.median(walls):.3f} s, "
+              f"max {max(walls):.3f} s")
+        print(f"    engine CPU over the whole restart: median {statistics.median(totals):.3f} s, "
+              f"max {totals[-1]:.3f} s, sum {sum(totals):.1f} s")
+        print("    outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(Counter(kinds).items())))
+    if len(outcomes) == 2:
+        same = outcomes[False] == outcomes[True]
+        print(f"  stepwise outcomes {'identical to' if same else 'DIFFER from'} the plain ones, restart by restart")
+        return 0 if same else 1
     return 0
 
 

@@ -58,20 +58,23 @@ side's press and its own).
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias, TypeVar
 
 import chess
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
 
-__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "Recovery", "RecoveryKind", "comes_back",
-           "place_presses", "recover", "sans_of"]
+__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "STEP_NODES", "Recovery", "RecoveryKind", "Steps",
+           "comes_back", "finish", "place_presses", "recover", "recover_steps", "sans_of"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
 #: Positions the search may visit before it gives up (a gap, never a guess).
 DEFAULT_NODE_BUDGET = 400_000
+#: Positions the stepwise search (:func:`recover_steps`) visits between two of its steps.
+STEP_NODES = 1000
 #: ``Recovery.detail`` of the one sequence found that moves a piece away and back (module docstring).
 COMES_BACK = "a piece moves away and back"
 #: ``Recovery.detail`` of a search that ran out of its node budget: what it found is not all that fits.
@@ -172,12 +175,40 @@ def sans_of(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_T = TypeVar("_T")
+#: A computation done in steps: ``next()`` does one (``None``); its ``StopIteration.value`` is the result.
+Steps: TypeAlias = Generator[None, None, _T]
+
+
+def finish(steps: Steps[_T]) -> _T:
+    """Every step of *steps* at once: its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            result: _T = stop.value
+            return result
+
+
 def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
             turn: chess.Color | None = None, max_plies: int = DEFAULT_MAX_PLIES, max_candidates: int = 8,
             node_budget: int = DEFAULT_NODE_BUDGET, min_plies: int = 1) -> Recovery:
     """The moves that lead from *board* to the placement *target* (official frame); see the module docstring.
 
     The search tries *min_plies* to *max_plies* plies (the board's log is replayed whatever its length).
+    """
+    return finish(recover_steps(board, target, log=log, turn=turn, max_plies=max_plies,
+                                max_candidates=max_candidates, node_budget=node_budget, min_plies=min_plies))
+
+
+def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
+                  turn: chess.Color | None = None, max_plies: int = DEFAULT_MAX_PLIES, max_candidates: int = 8,
+                  node_budget: int = DEFAULT_NODE_BUDGET, min_plies: int = 1,
+                  step: int = STEP_NODES) -> Steps[Recovery]:
+    """:func:`recover` in steps: the search pauses (yields) after every *step* positions it visits.
+
+    The pauses change neither the order of the visit nor the count of positions: every step size gives the
+    result of :func:`recover`. The board's log is replayed within the first step (it is short).
     """
     goal = _target_board(target)
     goal_key = _placement_key(goal)
@@ -195,11 +226,11 @@ def recover(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogE
                             nodes=nodes, sans=sans_of(board, moves))
     if max_plies <= 0:
         return Recovery(kind=RecoveryKind.GAP, detail="0")
-    search = _Search(board, goal, goal_key, node_budget, max_candidates)
+    search = _Search(board, goal, goal_key, node_budget, max_candidates, step=step)
     for depth in range(max(1, min_plies), max_plies + 1):
         if turn is not None and (board.turn if depth % 2 == 0 else not board.turn) != turn:
             continue
-        found_seqs = search.run(depth)
+        found_seqs = yield from search.run(depth)
         if search.exhausted:  # no proof: those found so far (all of this depth) are candidates, never a fact
             return Recovery(kind=RecoveryKind.AMBIGUOUS if found_seqs else RecoveryKind.GAP,
                             candidates=tuple(found_seqs), nodes=search.nodes, detail=BUDGET_EXHAUSTED)
@@ -357,8 +388,9 @@ class _Search:
     """All shortest legal sequences to a placement, pruned (module docstring)."""
 
     def __init__(self, board: chess.Board, goal: chess.BaseBoard, goal_key: tuple[int, ...], budget: int,
-                 max_candidates: int) -> None:
+                 max_candidates: int, *, step: int = STEP_NODES) -> None:
         self.board = board
+        self.step = max(1, step)
         self.goal = goal
         self.goal_key = goal_key
         self.budget = budget
@@ -397,20 +429,24 @@ class _Search:
                 return False
         return True
 
-    def run(self, depth: int) -> list[tuple[chess.Move, ...]]:
+    def run(self, depth: int) -> Steps[list[tuple[chess.Move, ...]]]:
+        """The sequences of *depth* plies; pauses (yields) after every ``step`` positions visited."""
         work = self.board.copy(stack=False)
         found: list[tuple[chess.Move, ...]] = []
         path: list[chess.Move] = []
 
         failed: set[tuple[object, ...]] = set()
+        step = self.step
 
-        def rec(left: int, touched: int) -> bool:
+        def rec(left: int, touched: int) -> Steps[bool]:
             if self.exhausted or len(found) > self.max_candidates:
                 return True
             self.nodes += 1
             if self.nodes > self.budget:
                 self.exhausted = True
                 return True
+            if self.nodes % step == 0:
+                yield  # a pause between steps: the visit goes on from here, unchanged
             if left == 0:
                 if _placement_key(work) == self.goal_key:
                     found.append(tuple(path))
@@ -437,14 +473,14 @@ class _Search:
                                                           chess.square_rank(move.from_square))]
                 work.push(move)
                 path.append(move)
-                hit = rec(left - 1, touched | bits) or hit
+                hit = (yield from rec(left - 1, touched | bits)) or hit
                 path.pop()
                 work.pop()
             if not hit:
                 failed.add(key)
             return hit
 
-        rec(depth, 0)
+        yield from rec(depth, 0)
         return found[: self.max_candidates + 1]
 
 

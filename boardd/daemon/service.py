@@ -171,6 +171,7 @@ class BoardRuntime:
         self._game_counter = 0
         self.reader_task: asyncio.Task[None] | None = None
         self.stats = {"events": 0, "commands": 0, "rejected_commands": 0, "journal_errors": 0, "ticks": 0,
+                      "search_steps": 0,
                       "render_errors": 0, "restamped": 0}
         self._skew_warned = False
         self.driver_stall_after = driver_stall_after if driver_stall_after is not None else DRIVER_STALL_S
@@ -388,6 +389,8 @@ class BoardRuntime:
     async def advance(self) -> None:
         """Fire the engine's due timers (journaled as a Tick)."""
         async with self._lock:
+            if self.engine.busy:
+                return  # the search in progress first (work): the timers are checked again after it
             now = self.timeline.now()
             deadline = self.engine.next_deadline()
             if deadline is None or deadline > now:
@@ -399,6 +402,27 @@ class BoardRuntime:
             pubs, changed = self._render(outputs, now)
             await self._commit(Tick(at=now), pubs, snapshot_at=self._split(pubs, changed, now))
             await self._after_tick(outputs)
+
+    async def work(self) -> None:
+        """The engine's recovery search in progress (stepwise), one bounded step at a time.
+
+        Between two steps the loop runs: the other tasks publish, read commands and take the board's events
+        (queued by the engine, in order, and processed when the search ends; they are journaled as they come,
+        so the journal's replay, which searches at once, rebuilds the same game). What a step produces (the
+        recovered moves, then what the waiting events made) is journaled and handed to the link as it comes.
+        """
+        while self.engine.busy:
+            async with self._lock:
+                outputs = self.engine.work()
+                if outputs:
+                    now = self.timeline.now()
+                    if any(type(o) is GameEvent for o in outputs):
+                        self._note_game_end()
+                    pubs, changed = self._render(outputs, now)
+                    await self._commit(None, pubs, snapshot_at=self._split(pubs, changed, now))
+                    await self._after_tick(outputs)
+            self.stats["search_steps"] += 1
+            await asyncio.sleep(0)
 
     async def _after_tick(self, outputs: Sequence[Output]) -> None:
         journal = self.journal
@@ -642,7 +666,17 @@ class BoardRuntime:
         if idle is None:
             idle = min(TIMER_IDLE_S, self.driver_stall_after / 3)
         loop = asyncio.get_running_loop()
+        # the engine's search in steps (work, below): this task does them, between the loop's other work
+        self.engine.stepwise = True
+        try:
+            await self._run_timers(loop, idle)
+        finally:
+            self.engine.stepwise = False  # a search in progress goes on at once at the engine's next call
+
+    async def _run_timers(self, loop: asyncio.AbstractEventLoop, idle: float) -> None:
         while True:
+            if self.engine.busy:
+                await self.work()
             self._deadline_changed.clear()
             deadline = self.engine.next_deadline()
             timeout = idle if deadline is None else max(0.0, self.timeline.mono_of(deadline) - time.monotonic())

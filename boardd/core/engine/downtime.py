@@ -53,11 +53,15 @@ from boardd.core.recognizer import PositionIndex, describe_change
 from boardd.core.recovery import (
     BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
+    STEP_NODES,
     Recovery,
     RecoveryKind,
+    Steps,
     comes_back,
+    finish,
     place_presses,
     recover,
+    recover_steps,
     sans_of,
 )
 
@@ -115,6 +119,15 @@ class Downtime:
         #: Positions each search may visit (:data:`NODE_BUDGET`; smaller in tests). Running out proves nothing:
         #: what was found is a gap's candidates, never the record (:attr:`Recovery.exhausted`).
         self.node_budget = NODE_BUDGET
+        #: The last :meth:`_recover` and its inputs: a held gap is searched again after ``GAP_QUIET_S`` of quiet
+        #: with the same board, log and clock (the answer is a pure function of them): the second search is
+        #: skipped. Any change of an input (a change on the board, a clock reading, another record) misses.
+        self._last_search: tuple[tuple[object, ...], Recovery] | None = None
+        #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
+        self.step_nodes = STEP_NODES
+        #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
+        #: it started it (the placement, the time, overdue): :meth:`step` goes on with it, then concludes.
+        self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
 
     def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
@@ -234,7 +247,32 @@ class Downtime:
         if self._clock_pending() and not overdue:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
-        result = self._recover(mapped, overdue=overdue)
+        if self.e.stepwise:  # the engine does it in steps (Engine.work), its inputs fixed from now on
+            self.search = (self._recover_steps(mapped, overdue=overdue), mapped, at, overdue)
+            return
+        self._concluded(outs, self._recover(mapped, overdue=overdue), mapped, at, overdue)
+
+    def step(self, outs: list[Output]) -> bool:
+        """One step of the held board's search (stepwise); True: it is over and concluded (as :meth:`tick`)."""
+        assert self.search is not None
+        steps, mapped, at, overdue = self.search
+        try:
+            next(steps)
+        except StopIteration as stop:
+            result: Recovery = stop.value
+        except BaseException:
+            self.search = None
+            raise
+        else:
+            return False
+        self.search = None
+        self._concluded(outs, result, mapped, at, overdue)
+        return True
+
+    def _concluded(self, outs: list[Output], result: Recovery, mapped: list[Content], at: float,
+                   overdue: bool) -> None:
+        """:meth:`tick` after the search: held on (nothing explains the board yet), or finished."""
+        assert self.quiet_since is not None
         if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
@@ -243,6 +281,12 @@ class Downtime:
 
     def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
                  overdue: bool = False, board_off: bool = True) -> Recovery:
+        """:meth:`_recover_steps` at once."""
+        return finish(self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies, overdue=overdue,
+                                          board_off=board_off))
+
+    def _recover_steps(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
+                       overdue: bool = False, board_off: bool = True) -> Steps[Recovery]:
         """:func:`recover` (the board's log, else the search), the search checked against the running clock.
 
         The search takes the fewest plies whichever side they leave to move. The clock read since the restart
@@ -251,22 +295,45 @@ class Downtime:
         when a sequence of one ply more leaves the running side to move (a piece that took two moves where one
         would do: a1-a2-a3), both explanations fit and neither is taken: ambiguous, for the arbiter.
         No clock to tell (none in the game, paused or down, or its reading *overdue*): :meth:`_parity_open`.
+
+        The inputs are read now (not at the first step): the steps search what the engine had at this call.
         """
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget,
-                         max_plies=max_plies, min_plies=min_plies)
+        log = self._mapped_log()
         turn = self._clock_turn()
+        # without a clock reading: its first one tells (the restart waits for it; a link outage, _revise)
+        wait_clock = self._clock_pending() and not overdue
+        board = self.g.board.copy(stack=False)
+        key: tuple[object, ...] = (board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log), turn,
+                                   wait_clock, board_off, self.node_budget, max_plies, min_plies)
+        if self._last_search is not None and self._last_search[0] == key:
+            _LOGGER.debug("recovery: the same inputs as the last search: its result reused")
+            return _done(self._last_search[1])
+        return self._searched(key, board, list(mapped), log, turn, max_plies=max_plies, min_plies=min_plies,
+                              wait_clock=wait_clock, board_off=board_off)
+
+    def _searched(self, key: tuple[object, ...], board: chess.Board, mapped: list[Content], log: list[LogEntry],
+                  turn: chess.Color | None, *, max_plies: int, min_plies: int, wait_clock: bool,
+                  board_off: bool) -> Steps[Recovery]:
+        """:meth:`_recover_steps` itself (no cache), in steps; its result kept for the same *key*."""
+        result = yield from recover_steps(board, mapped, log=log, node_budget=self.node_budget,
+                                          max_plies=max_plies, min_plies=min_plies, step=self.step_nodes)
         lines = result.sequences()
-        if result.method != "search" or not lines:
-            return result
-        plies = len(lines[0])
-        if turn is None:
-            if self._clock_pending() and not overdue:
-                return result  # its first reading tells (the restart waits for it; a link outage, _revise)
-            return self._parity_open(mapped, result, min_plies) if board_off else result
-        if (self.g.board.turn if plies % 2 == 0 else not self.g.board.turn) == turn:
-            return result
-        longer = recover(self.g.board, mapped, turn=turn, max_plies=plies + 1, node_budget=self.node_budget,
-                         min_plies=min_plies)
+        if result.method == "search" and lines:
+            plies = len(lines[0])
+            if turn is None:
+                if not wait_clock and board_off:
+                    result = yield from self._parity_open(board, mapped, result, min_plies)
+            elif (board.turn if plies % 2 == 0 else not board.turn) != turn:
+                result = yield from self._longer(result, board, mapped, turn, plies=plies, min_plies=min_plies)
+        self._last_search = (key, result)
+        return result
+
+    def _longer(self, result: Recovery, board: chess.Board, mapped: list[Content], turn: chess.Color, *, plies: int,
+                min_plies: int) -> Steps[Recovery]:
+        """The shortest sequences leave the other side to move than the running clock's: one ply longer?"""
+        lines = result.sequences()
+        longer = yield from recover_steps(board, mapped, turn=turn, max_plies=plies + 1,
+                                          node_budget=self.node_budget, min_plies=min_plies, step=self.step_nodes)
         other = longer.sequences()
         if not other and not longer.exhausted:
             return result  # the last mover has not pressed yet: the only way
@@ -276,7 +343,8 @@ class Downtime:
         return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(other[:5] + lines[:4]), method="search",
                         nodes=result.nodes + longer.nodes, detail=BUDGET_EXHAUSTED if exhausted else "")
 
-    def _parity_open(self, mapped: list[Content], result: Recovery, min_plies: int) -> Recovery:
+    def _parity_open(self, board: chess.Board, mapped: list[Content], result: Recovery,
+                     min_plies: int) -> Steps[Recovery]:
         """No clock says who has the move: the fewest plies do not decide it either.
 
         A sequence one ply longer (a king's walk of two steps where one would do, a pawn by e3 and e4) explains the
@@ -291,9 +359,9 @@ class Downtime:
         if result.exhausted:
             return result  # candidates only already, the side to move left open (Downtime.gap)
         plies = len(result.sequences()[0])
-        after = self.g.board.turn if plies % 2 else not self.g.board.turn  # to move after one ply more
-        longer = recover(self.g.board, mapped, turn=after, max_plies=plies + 1, node_budget=self.node_budget,
-                         min_plies=max(min_plies, plies + 1))
+        after = board.turn if plies % 2 else not board.turn  # to move after one ply more
+        longer = yield from recover_steps(board, mapped, turn=after, max_plies=plies + 1, node_budget=self.node_budget,
+                                          min_plies=max(min_plies, plies + 1), step=self.step_nodes)
         other = longer.sequences()
         if not other and not longer.exhausted:
             return result
@@ -755,6 +823,12 @@ class Downtime:
             self.awaiting_clock = rec.ply
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _done(result: Recovery) -> Steps[Recovery]:
+    """*result*, known already, as steps (none)."""
+    yield from ()
+    return result
 
 
 def _pressed(board: chess.Board, moves: tuple[chess.Move, ...], presses: list[chess.Color]) -> bool:

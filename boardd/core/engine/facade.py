@@ -172,6 +172,14 @@ class Engine:
 
     def __init__(self, rules: RulesConfig = RulesConfig(), game: GameInfo | None = None) -> None:  # noqa: B008
         self.rules = rules
+        #: The held board's recovery search after a restart or a link outage is done in bounded steps
+        #: (:meth:`work`) instead of within the one call that starts it. Off by default: ``boardd replay``, the
+        #: journal's rebuild and the corpus call the engine as before (the results are the same either way).
+        self.stepwise = False
+        #: Stepwise: the call (an event, or ``None`` for ``advance``, and its time) during which the search
+        #: started, held back until it ends, and the calls that came meanwhile, in order.
+        self._held_back: tuple[Event | None, float] | None = None
+        self._queue: list[tuple[Event | None, float]] = []
         self._last_t: float | None = None
         self._backwards = 0
         self._backwards_reported: float | None = None
@@ -207,18 +215,76 @@ class Engine:
         self.correction = Correction(self)
         self.downtime = Downtime(self)
 
+    @property
+    def busy(self) -> bool:
+        """Stepwise: a search is in progress or calls wait for it (:meth:`work` until it is False)."""
+        return self.downtime.search is not None or self._held_back is not None or bool(self._queue)
+
+    def work(self) -> list[Output]:
+        """Stepwise: one bounded step of the search in progress (:data:`boardd.core.recovery.STEP_NODES` positions).
+
+        When the search ends, its result is applied as the call that started it would have, then that call and
+        those that came meanwhile are processed in order (until one of them starts another search): the outputs
+        of all of that. The record and the outputs are those of the same calls without steps.
+        """
+        outs: list[Output] = []
+        if self.downtime.search is not None:
+            try:
+                if not self.downtime.step(outs):
+                    return outs
+            except Exception:  # never crash on input: the held board stays held (the next tick searches again)
+                _LOGGER.exception("engine failed in the recovery search")
+                at = self._held_back[1] if self._held_back is not None else (self._last_t or 0.0)
+                self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="recovery")],
+                                            text="internal error in the recovery search (logged)")
+        held, self._held_back = self._held_back, None
+        if held is not None:  # the search's outputs and the call's together, as within that call without steps
+            event, at = held
+            outs = self._advance_rest(outs, at) if event is None else self._feed_rest(outs, event)
+        while self._queue and self.downtime.search is None:
+            event, at = self._queue.pop(0)
+            outs.extend(self._advance_now(at) if event is None else self._feed_now(event))
+        return outs
+
+    def finish_work(self) -> list[Output]:
+        """Stepwise: every step left at once (:meth:`work` until not :attr:`busy`)."""
+        outs: list[Output] = []
+        while self.busy:
+            outs.extend(self.work())
+        return outs
+
     def feed(self, event: Event) -> list[Output]:
         """Process one event. Timers due before ``event.at`` fire first (as ``advance(event.at)``).
 
         An event whose time goes backwards is processed at the last known time and
         reported (``SENSOR_FAULT``, detail "time went backwards"). Nothing raises.
+
+        Stepwise, while :attr:`busy` the event waits (queued, in order) and nothing is returned: :meth:`work`
+        processes it once the search has ended. Busy with stepwise turned off: the rest is done first, at once.
         """
+        if self.busy:
+            if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
+                return [*self.finish_work(), *self._feed_now(event)]
+            self._queue.append((event, event.at))
+            return []
+        return self._feed_now(event)
+
+    def _feed_now(self, event: Event) -> list[Output]:
         outs: list[Output] = []
         at = event.at
         last = self._last_t
-        g = self.g
         if self.downtime.held is not None and (last is None or at >= last):
             self.downtime.tick(outs, at)  # after a restart: the held board, once quiet, is recovered first
+            if self.downtime.search is not None:  # stepwise: the event waits for the search (Engine.work)
+                self._held_back = (event, at)
+                return outs
+        return self._feed_rest(outs, event)
+
+    def _feed_rest(self, outs: list[Output], event: Event) -> list[Output]:
+        """:meth:`feed` after the held board's tick."""
+        at = event.at
+        last = self._last_t
+        g = self.g
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None):
@@ -264,12 +330,27 @@ class Engine:
                                                                                ClockReading, LinkChanged, BoardLog))
 
     def advance(self, now: float) -> list[Output]:
-        """Fire every timer due at or before *now*."""
+        """Fire every timer due at or before *now* (stepwise, while :attr:`busy`: queued as :meth:`feed`)."""
+        if self.busy:
+            if not self.stepwise:
+                return [*self.finish_work(), *self._advance_now(now)]
+            self._queue.append((None, now))
+            return []
+        return self._advance_now(now)
+
+    def _advance_now(self, now: float) -> list[Output]:
         outs: list[Output] = []
         if self._last_t is not None and now < self._last_t:
             return outs
         if self.downtime.held is not None:
             self.downtime.tick(outs, now)
+            if self.downtime.search is not None:  # stepwise: the timers wait for the search (Engine.work)
+                self._held_back = (None, now)
+                return outs
+        return self._advance_rest(outs, now)
+
+    def _advance_rest(self, outs: list[Output], now: float) -> list[Output]:
+        """:meth:`advance` after the held board's tick."""
         self._fire_safely(outs, now, inclusive=True)
         # the daemon's own clock may run a little ahead of the event stamps of queued events: advancing does
         # not move the event time line, so such events are not "time going backwards"

@@ -322,6 +322,13 @@ function relatedItem(flag, view) {
   return item;
 }
 
+// Findings of the illegal-move class the arbiter may rule "not an irregularity": a press without a move he
+// judges a distraction (Arbiters' Manual), a suspected illegal move that was a sensor fault. Their cards have
+// Dismiss beside Resolve: `resolve` with `accept: false`, and the engine uncounts the finding (7.5.5), the
+// later findings' penalty suggestions corrected. (A suspected two-handed move has its own Dismiss, below.)
+const DISMISSABLE = new Set(["ILLEGAL_MOVE", "CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND", "PAWN_NOT_REPLACED",
+  "PROMOTION_INCOMPLETE_AT_PRESS", "CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"]);
+
 function actions(boardId, flag, incident) {
   const row = el("div", "actions");
   const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
@@ -363,6 +370,11 @@ function actions(boardId, flag, incident) {
   plyLabel.append(plyInput);
   group.append(plyLabel, reinstate);
   row.append(ack, ruling, resolve);
+  // Secondary to Resolve (styled apart, after it), no confirmation: Resolve asks none either.
+  if (!twoHands && DISMISSABLE.has(String(flag.code || "").split("/")[0])) {
+    row.append(button("dismiss", "Dismiss", () => sendCommand(boardId, flag.id, "resolve",
+      {irregularity: flag.id, ruling: ruling.value || "dismissed: not an irregularity", accept: false})));
+  }
   if (twoHands) {
     row.append(button("confirm", "Confirm two hands", () => {
       if (confirm(`Confirm the two-handed move on board ${boardId}? From 2018 it is then an illegal move (7.5.4).`)) {

@@ -22,7 +22,7 @@ import chess
 
 from boardd.core.engine import Engine
 from boardd.core.events import Content, Event, GameInfo, SquareChanged
-from boardd.core.outputs import IrregularityRaised, Output, Severity
+from boardd.core.outputs import Irregularity, IrregularityRaised, Output, Severity
 from boardd.core.settings import RulesConfig
 from tests.core.correction_audit_rig import Rig
 from tests.core.scenario import ClockSim, start_clock
@@ -433,12 +433,7 @@ def run_illegal(case: IllegalCase) -> tuple[str, str, list[str]]:
     assert steps is not None
     rig = Rig960(board, edition=case.edition)
     offender = board.turn
-    lifts = play_steps(rig, rng, steps)
-    rig.t += rng.uniform(0.3, 0.9)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
+    lifts, first = castle_and_press(rig, rng, steps, offender)
     label = f"{case.why}/{procedure}"
     codes = [(i.code, i.subtype) for i in first]
     if "slow" in procedure and [c for c, _ in codes] == ["RELEASED_MOVE_CHANGED", "ILLEGAL_MOVE"]:
@@ -478,6 +473,17 @@ def _finish_more(rig: Rig960, rng: random.Random, more: int = 3) -> None:
         rig.t += rng.uniform(0.5, 2.0)
         rig.play(rng.choice(moves))
     rig.settle()
+
+
+def castle_and_press(rig: Rig960, rng: random.Random, steps: list[Step],
+                     offender: chess.Color) -> tuple[dict[int, float], list[Irregularity]]:
+    """The castling by hand, the offender's press 0.3-0.9 s later, 0.5-3 s of quiet: (lifts, strong findings)."""
+    lifts = play_steps(rig, rng, steps)
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(offender)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    return lifts, rig.strong()
 
 
 def play_steps(rig: Rig960, rng: random.Random, steps: list[Step]) -> dict[int, float]:
@@ -756,12 +762,7 @@ def run_castling_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
     assert steps is not None
     rig = Rig960(board, edition=case.edition)
     offender = board.turn
-    lifts = play_steps(rig, rng, steps)
-    rig.t += rng.uniform(0.3, 0.9)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
+    lifts, first = castle_and_press(rig, rng, steps, offender)
     if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
         return cat, f"{why}/{procedure}", [f"at the press: {[(i.code, i.subtype) for i in first]}"]
     finding = first[0]

@@ -204,23 +204,36 @@ def test_found_at_once_detours_are_not_published(case: Case, paused: bool) -> No
 # ------------------------------------------------------------------------------------ never losing a real move
 
 
-def play_on(case: Case) -> list[str]:
+#: the fastest start of the next move in :func:`play_on` with *blitz*: the opponent's hand 0.2 s after the piece was
+#: set down, before it is presumed released (``T_settle``, 0.4 s)
+_BLITZ_S = (0.2, 0.45)
+#: a square that reverts within ``T_flicker`` (0.25 s) is a sensor glitch (rules-spec §2.4): the piece just set down is
+#: lifted again (captured) no sooner
+_FLICKER_S = 0.25
+
+
+def play_on(case: Case, *, blitz: bool = False, illegal: bool = True) -> list[str]:
     """An illegal move, pressed, nobody notices; the opponent replies (pressed or not) and the players play on
     2-5 moves, each pressed or not, the next move often at once (0.2-1.5 s after the piece is set down), often
     with the piece the restoration would move, or capturing the piece just moved (the hands of a restoration
-    would lift that one too). Every move must be recorded and published (and stay published)."""
+    would lift that one too). Every move must be recorded and published (and stay published).
+
+    *blitz*: the next move often starts before the piece just set down is presumed released (``_BLITZ_S``, under
+    ``T_settle``); *illegal* False: the same play without the unnoticed illegal move before it (the control)."""
     rng = random.Random(case.seed)
     rig, offender, _, _ = _setup(case, rng)
-    _illegal_move(rig, rng, no_king=True)
-    rig.press(offender)
-    rig.t += rng.uniform(0.5, 3.0)
-    rig.outs += rig.engine.advance(rig.t)
-    first = rig.strong()
-    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
-        return []  # (judged otherwise at the press: not this test's case)
+    if illegal:
+        _illegal_move(rig, rng, no_king=True)
+        rig.press(offender)
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.outs += rig.engine.advance(rig.t)
+        first = rig.strong()
+        if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition):
+            return []  # (judged otherwise at the press: not this test's case)
     rig.board = chess.Board(rig.engine.state.fen)
     rig.board.castling_rights = chess.BB_EMPTY
     played: list[chess.Move] = []
+    set_down = rig.t
     for _ in range(rng.randrange(3, 7)):
         board = rig.board
         moves = [m for m in board.legal_moves if not board.is_castling(m) and not m.promotion
@@ -238,6 +251,8 @@ def play_on(case: Case) -> list[str]:
         piece = board.piece_at(move.from_square)
         assert piece is not None
         if board.piece_at(move.to_square) is not None and rng.random() < 0.5:
+            if last is not None and move.to_square == last.to_square:
+                rig.t = max(rig.t, set_down + _FLICKER_S + 0.01)
             rig.lift(move.to_square)
             rig.t += rng.uniform(0.1, 0.5)
         rig.lift(move.from_square)
@@ -246,12 +261,16 @@ def play_on(case: Case) -> list[str]:
             rig.lift(move.to_square)
             rig.t += rng.uniform(0.05, 0.3)
         rig.place(move.to_square, piece)
+        set_down = rig.t
         board.push(move)
         played.append(move)
         if rng.random() < 0.5:
             rig.t += rng.uniform(0.2, 1.5)
             rig.press(side)
-        rig.t += rng.uniform(0.45, 1.5) if rng.random() < 0.7 else rng.uniform(2.0, 9.0)
+        if blitz and rng.random() < 0.6:
+            rig.t += rng.uniform(*_BLITZ_S)
+        else:
+            rig.t += rng.uniform(0.45, 1.5) if rng.random() < 0.7 else rng.uniform(2.0, 9.0)
     rig.settle(12.0)
     truth = [m.uci() for m in played]
     record = rig.record()[-len(truth):] if truth else []
@@ -261,6 +280,10 @@ def play_on(case: Case) -> list[str]:
     shown = published(rig.outs)
     if shown[-len(truth):] != truth:
         problems.append(f"published ends {shown[-len(truth) - 1:]} != played {truth}")
+    if not illegal:
+        # (only the presses left out are irregular in the control games)
+        problems += [f"raised {i.code}" for i in rig.strong()
+                     if i.code not in ("CLOCK_NOT_PRESSED", "MOVE_COMPLETED_WITHOUT_PRESS")]
     return problems
 
 
@@ -270,6 +293,21 @@ PLAY_ON_CASES = _cases(160, 9313)
 @pytest.mark.parametrize("case", PLAY_ON_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in PLAY_ON_CASES])
 def test_moves_played_on_after_an_unnoticed_illegal_move_are_all_recorded_and_published(case: Case) -> None:
     assert play_on(case) == []
+
+
+@pytest.mark.parametrize("case", PLAY_ON_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in PLAY_ON_CASES])
+@pytest.mark.parametrize("illegal", [True, False], ids=["after-illegal", "plain"])
+def test_blitz_moves_started_before_the_last_one_settled_are_all_recorded_and_published(case: Case,
+                                                                                      illegal: bool) -> None:
+    """The opponent's hand on the board 0.2-0.45 s after the piece was set down (blitz), before T_settle: the move
+    and his reply are both recorded: the board showing the official position plus the move plus a legal reply to it
+    is both (his hand dropped the candidate: a lift of a piece the mover could have captured, or of the piece just
+    set down, which shows it was released), and a reply completed while his hands were kept apart (masked) is judged
+    when the move settles, not only at the next change. In the control games (no illegal move) nothing but the
+    presses left out is raised.
+    Before: moves lost in 30 of 160 games after an unnoticed illegal move, 36 of 160 without one (nothing raised,
+    or only later and about something else)."""
+    assert play_on(case, blitz=True, illegal=illegal) == []
 
 
 if __name__ == "__main__":  # the measurement: .venv/bin/python -m tests.core.test_correction_detours

@@ -244,11 +244,9 @@ def test_found_later_detours_put_back_where_they_came_from_leave_the_record(case
 
 
 #: the fastest start of the next move in :func:`play_on` with *blitz*: the opponent's hand 0.2 s after the piece was
-#: set down, before it is presumed released (``T_settle``, 0.4 s)
+#: set down, before it is presumed released (``T_settle``, 0.4 s; the piece just set down captured even within
+#: ``T_flicker``, 0.25 s)
 _BLITZ_S = (0.2, 0.45)
-#: a square that reverts within ``T_flicker`` (0.25 s) is a sensor glitch (rules-spec §2.4): the piece just set down is
-#: lifted again (captured) no sooner
-_FLICKER_S = 0.25
 
 
 def play_on(case: Case, *, blitz: bool = False, illegal: bool = True) -> list[str]:
@@ -272,7 +270,6 @@ def play_on(case: Case, *, blitz: bool = False, illegal: bool = True) -> list[st
     rig.board = chess.Board(rig.engine.state.fen)
     rig.board.castling_rights = chess.BB_EMPTY
     played: list[chess.Move] = []
-    set_down = rig.t
     for _ in range(rng.randrange(3, 7)):
         board = rig.board
         moves = [m for m in board.legal_moves if not board.is_castling(m) and not m.promotion
@@ -290,8 +287,6 @@ def play_on(case: Case, *, blitz: bool = False, illegal: bool = True) -> list[st
         piece = board.piece_at(move.from_square)
         assert piece is not None
         if board.piece_at(move.to_square) is not None and rng.random() < 0.5:
-            if last is not None and move.to_square == last.to_square:
-                rig.t = max(rig.t, set_down + _FLICKER_S + 0.01)
             rig.lift(move.to_square)
             rig.t += rng.uniform(0.1, 0.5)
         rig.lift(move.from_square)
@@ -300,7 +295,6 @@ def play_on(case: Case, *, blitz: bool = False, illegal: bool = True) -> list[st
             rig.lift(move.to_square)
             rig.t += rng.uniform(0.05, 0.3)
         rig.place(move.to_square, piece)
-        set_down = rig.t
         board.push(move)
         played.append(move)
         if rng.random() < 0.5:

@@ -63,12 +63,17 @@ class MadeMoves:
         assert cand is not None
         self.g.cand = None
         g = self.g
-        # the opponent's hands on the board before it settled (kept apart, masked: blitz), not a change out of turn:
-        # his lifts and placements are his segment's, not the mover's (touch-move, 4.3)
-        early = bool(g.mask) and not g.oot_raised
+        # the opponent's hands on the board after the move stood there, before it settled (kept apart, masked:
+        # blitz), not a change out of turn nor one at the same instant (two hands): his lifts and placements are his
+        # segment's, not the mover's (touch-move, 4.3)
+        since = cand.at
+        unsettled = self.unsettled
+        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == g.board.fen():
+            since = min(since, unsettled[0].at)  # (on the board before, his hand dropped it for a moment)
         theirs = set(g.mask)
         lifts = [x for x in g.seg_lifts if x[1] in theirs]
         places = [x for x in g.seg_places if x[1] in theirs]
+        early = bool(theirs) and not g.oot_raised and all(x[0] > since for x in lifts + places)
         if early:
             g.seg_lifts = [x for x in g.seg_lifts if x[1] not in theirs]
             g.seg_places = [x for x in g.seg_places if x[1] not in theirs]

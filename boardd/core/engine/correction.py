@@ -390,6 +390,29 @@ class Correction:
                 return True
         return False
 
+    def kept_back_undone(self, outs: list[Output], at: float) -> bool:
+        """The board shows the position before a move whose publication waits (:meth:`hold_back`): the piece put back
+        where it came from (a detour of the hands, e.g. the bishop set down on b5 and back on c4), no press. Not a
+        move of the game: a move is completed only by the press (6.2.1), and until then nothing but a presumed
+        release (4.7, ``T_settle``) said it was played; the same player's piece back on its square with his clock
+        still running says it was not. Taken out of the record (retracted: never published, the retraction is left
+        out by :meth:`publication`); the player has the move again, his segment from when he got it."""
+        u = self.unpublished
+        if u is None:
+            return False
+        g = self.g
+        records = g.records
+        key = g.phys.key()
+        back = next((ply for ply in range(min(u.last, len(records)) - 1, u.first - 2, -1) if g.keys[ply] == key), None)
+        if back is None or any(rec.completed_at is not None for rec in records[back:]):
+            return False
+        first = records[back]
+        self.e.restoration.retract_to(outs, back, at, "a move kept back, undone on the board before it was completed "
+                                                      "(a restoration's hands)")
+        if first.emt is not None:
+            g.seg_start = first.made_at - first.emt
+        return True
+
     def unpublished_from(self) -> int | None:
         """The first ply of the record not published yet (the state shows the record before it), or None."""
         return None if self.unpublished is None else self.unpublished.first
@@ -617,7 +640,10 @@ class Correction:
     # ------------------------------------------------------------------ the board
 
     def board_reinstated(self, outs: list[Output], at: float) -> bool:
-        """The board shows the position before the illegal move: reinstated (7.5.1), whoever put it back."""
+        """The board shows the position before the illegal move: reinstated (7.5.1), whoever put it back. (Or the
+        position before a move kept back: :meth:`kept_back_undone`.)"""
+        if self.kept_back_undone(outs, at):
+            return True
         g = self.g
         if self.cycle is None:
             self._found_later()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import chess
 
 from boardd.core.engine.common import (
+    _Candidate,
     _castling_king_square,
     _castling_rook_square,
     _fen,
@@ -28,6 +29,7 @@ from boardd.core.outputs import (
     Output,
     StateChanged,
 )
+from boardd.core.recognizer import DiffClass, PositionIndex
 from boardd.core.settings import Regime
 
 #: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
@@ -47,6 +49,9 @@ class MadeMoves:
         self.rules = e.rules
         self.pending_position: tuple[str, int] | None = None
         self.draw_avail = {chess.WHITE: False, chess.BLACK: False}
+        #: a candidate (LEGAL(m) on the board) dropped before ``T_settle`` by a change, the official position it
+        #: was a move from and whether a captured piece was parked in it (:meth:`replied_before_settled`)
+        self.unsettled: tuple[_Candidate, str, bool] | None = None
 
     def law_moves(self, color: chess.Color) -> int:
         """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start."""
@@ -57,6 +62,76 @@ class MadeMoves:
         cand = self.g.cand
         assert cand is not None
         self.g.cand = None
+        g = self.g
+        # the opponent's hands on the board after the move stood there, before it settled (kept apart, masked:
+        # blitz), not a change out of turn nor one at the same instant (two hands): his lifts and placements are his
+        # segment's, not the mover's (touch-move, 4.3)
+        since = cand.at
+        unsettled = self.unsettled
+        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == g.board.fen():
+            since = min(since, unsettled[0].at)  # (on the board before, his hand dropped it for a moment)
+        theirs = set(g.mask)
+        lifts = [x for x in g.seg_lifts if x[1] in theirs]
+        places = [x for x in g.seg_places if x[1] in theirs]
+        early = bool(theirs) and not g.oot_raised and all(x[0] > since for x in lifts + places)
+        if early:
+            g.seg_lifts = [x for x in g.seg_lifts if x[1] not in theirs]
+            g.seg_places = [x for x in g.seg_places if x[1] not in theirs]
+        ply = len(g.records)
+        self._settle(outs, cand, now)
+        if early and len(g.records) == ply + 1 and g.playing:
+            g.seg_lifts, g.seg_places = lifts, places  # (maybe his whole reply:)
+            if g.cand is None and g.phys.key() != g.index.key:
+                self._judge_reply(outs, now)
+
+    def _judge_reply(self, outs: list[Output], now: float) -> None:
+        """The opponent's hands were on the board before the move settled, maybe his whole reply: judged now against
+        the position after the move, not only at the next change; a reply complete on the board since the last change
+        is a candidate from then (its made time, rules-spec §3.4.1)."""
+        g = self.g
+        self.e.recognition.evaluate(outs, now, snapshot=False)
+        reply = g.cand
+        if reply is not None and not reply.replace and g.last_board_t < reply.at:
+            g.cand = dataclasses.replace(reply, at=g.last_board_t, deadline=g.last_board_t + self.rules.timing.t_settle)
+
+    def dropped(self, cand: _Candidate) -> None:
+        """The board no longer shows the candidate's move before it settled (:meth:`replied_before_settled`)."""
+        self.unsettled = None if cand.replace else (cand, self.g.board.fen(), self.g.parked)
+
+    def replied_before_settled(self, outs: list[Output], at: float) -> bool:
+        """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
+        the piece just set down (a change on its square: the candidate dropped) or starting at once. The board
+        shows the official position plus that move plus a legal reply to it: both were played (the opponent's
+        reply shows the first one was released, 4.7). The first is made as at its settling, with the times of
+        its own placement; the board is then judged against the position after it (the reply a candidate), the
+        opponent's lifts and placements since that placement his segment's. True if so."""
+        unsettled = self.unsettled
+        if unsettled is None:
+            return False
+        cand, key, parked = unsettled
+        if key != self.g.board.fen() or not self.g.board.is_legal(cand.move):
+            self.unsettled = None
+            return False
+        after = self.g.board.copy(stack=False)
+        after.push(cand.move)
+        if PositionIndex(after).classify(self.g.phys).kind is not DiffClass.LEGAL:
+            return False
+        self.unsettled = None
+        g = self.g
+        lifts = [x for x in g.seg_lifts if x[0] > cand.at]
+        places = [x for x in g.seg_places if x[0] > cand.at]
+        evidence = [x for x in g.seg_evidence if x.at > cand.at]
+        g.seg_lifts = [x for x in g.seg_lifts if x[0] <= cand.at]
+        g.seg_places = [x for x in g.seg_places if x[0] <= cand.at]
+        g.seg_evidence = [x for x in g.seg_evidence if x.at <= cand.at]
+        g.cand = None
+        g.parked = parked  # (the opponent's piece lifted since, that the move could have captured, is his own)
+        self._settle(outs, cand, at)
+        if len(g.records) and g.records[-1].uci == cand.move.uci() and g.playing:
+            g.seg_lifts, g.seg_places, g.seg_evidence = lifts, places, evidence
+        return True
+
+    def _settle(self, outs: list[Output], cand: _Candidate, now: float) -> None:
         correction = self.e.correction
         if correction.defers(cand.move, replace=cand.replace):
             # maybe a restoration's hands: made (never lost), its publication waits (Correction.hold_back)

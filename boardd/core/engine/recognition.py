@@ -72,6 +72,10 @@ class Recognition:
             mover = not turn
             opp_touch = False
         self.g.last_diff = diff
+        if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
+                and self.e.made_moves.replied_before_settled(outs, at):
+            self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
+            return
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
                 and diff.kind is not DiffClass.NONE and not self.e.correction.awaiting_reinstatement():
             # held until the opponent's touch is confirmed: the lift may yet turn out the mover's capture
@@ -82,6 +86,7 @@ class Recognition:
                                                     for sq in self.g.mask)):
             self.flush_early(outs)
         if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            self.e.made_moves.dropped(self.g.cand)
             self.g.cand = None
         if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
             self._after_made(outs, at, snapshot=snapshot)

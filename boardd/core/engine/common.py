@@ -276,6 +276,19 @@ def _nearest_legal(board: chess.Board, squares: list[Content], changed: int,
     return best[1] if best else None
 
 
+def _board_from(squares: list[Content], like: chess.Board, turn: chess.Color) -> chess.Board:
+    """A board with the chess pieces of *squares* (markers left out), *turn* to move, the castling rights of *like*
+    that the placement still allows, no en passant square (the record adopting a physical position, G6)."""
+    board = chess.Board(None, chess960=like.chess960)
+    for sq, content in enumerate(squares):
+        if isinstance(content, chess.Piece):
+            board.set_piece_at(sq, content)
+    board.turn = turn
+    board.castling_rights = like.castling_rights
+    board.castling_rights = board.clean_castling_rights()
+    return board
+
+
 def _bits(bb: int) -> list[int]:
     out = []
     while bb:

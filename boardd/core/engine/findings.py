@@ -209,11 +209,10 @@ class Findings:
             and primary.code in _FOLLOWS_FROM.get(code, ())
 
     def _handed_back_text(self, side: chess.Color | None, incident: str | None) -> str:
+        assert side is not None  # (a finding handed back is a player's: _handed_back)
         primary = self.g.irr.get(incident) if incident is not None else None
-        whom = "" if primary is None or primary.side is None else \
-            f" to {'White' if primary.side == chess.WHITE else 'Black'}"
-        who = "White" if side == chess.WHITE else "Black"
-        return (f"the clock handed back{whom} in incident {incident}: not an illegal move of {who} (7.5.3); "
+        whom = "" if primary is None or primary.side is None else f" to {_name(primary.side)}"
+        return (f"the clock handed back{whom} in incident {incident}: not an illegal move of {_name(side)} (7.5.3); "
                 "the arbiter rules on the incident")
 
     def incident_for(self, code: str, side: chess.Color | None) -> str | None:

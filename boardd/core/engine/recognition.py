@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _CENTRE_BB, _bits, _Candidate, _castling_king_square, _content_text
+from boardd.core.engine.common import _CENTRE_BB, _bits, _board_from, _Candidate, _castling_king_square, _content_text
 from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Content,
@@ -150,11 +150,7 @@ class Recognition:
                 return False
         if seen is None:
             if illegal:
-                copy = PhysicalBoard()
-                for sq, content in enumerate(view.squares):
-                    if isinstance(content, chess.Piece):
-                        copy.set(sq, content)
-                self.illegal_seen = (len(self.g.records), at, diff, copy, None)
+                self.illegal_seen = (len(self.g.records), at, diff, PhysicalBoard(view.base_board()), None)
             return False
         _, since, held, stood, _left = seen
         reply = self._index_after(stood, turn).classify(self.g.phys)
@@ -219,14 +215,7 @@ class Recognition:
 
     def _index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
         """The position *stood* with the opponent of *side* to move (as the record would adopt it, G6)."""
-        board = chess.Board(None, chess960=self.g.board.chess960)
-        for sq, content in enumerate(stood.squares):
-            if isinstance(content, chess.Piece):
-                board.set_piece_at(sq, content)
-        board.turn = not side
-        board.castling_rights = self.g.board.castling_rights
-        board.castling_rights = board.clean_castling_rights()
-        return PositionIndex(board)
+        return PositionIndex(_board_from(stood.squares, self.g.board, not side))
 
     def _phase_gate(self, outs: list[Output], at: float) -> bool:
         """What the phase of the game does with a change before any recognition; True: nothing more to do."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _castling_king_square
+from boardd.core.engine.common import _JUMP_DEPTH, _LOGGER, _board_from, _castling_king_square
 from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Resolve,
@@ -218,14 +218,7 @@ class Restoration:
         """G6: play continues from the physical position (MoveRecord.legal=False)."""
         if diff.kind in (DiffClass.NONE, DiffClass.IN_HAND) and not self.g.promo_seen:
             return
-        board = chess.Board(None, chess960=self.g.board.chess960)
-        for sq, content in enumerate(self.g.phys.squares):
-            if isinstance(content, chess.Piece):
-                board.set_piece_at(sq, content)
-        board.turn = not side
-        board.castling_rights = self.g.board.castling_rights
-        board.castling_rights = board.clean_castling_rights()
-        board.ep_square = None
+        board = _board_from(self.g.phys.squares, self.g.board, not side)
         board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK else 0)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci=_physical_uci(self.g.board, diff), san=desc, side=side,
                          fen_after=board.fen(), made_at=self.g.last_board_t if self.g.last_board_t > -1e17 else at,
@@ -398,14 +391,7 @@ class Restoration:
             return
         clock_live = self.g.clock_seen and not self.g.clock_down and not self.g.paused and self.g.running is not None
         turn = self.g.running if clock_live and self.g.running is not None else self.g.board.turn
-        board = chess.Board(None, chess960=self.g.board.chess960)
-        for sq, content in enumerate(self.g.phys.squares):
-            if isinstance(content, chess.Piece):
-                board.set_piece_at(sq, content)
-        board.turn = turn
-        board.castling_rights = self.g.board.castling_rights
-        board.castling_rights = board.clean_castling_rights()
-        board.ep_square = None
+        board = _board_from(self.g.phys.squares, self.g.board, turn)
         board.fullmove_number = self.g.board.fullmove_number + (1 if turn == chess.WHITE and
                                                                self.g.board.turn == chess.BLACK else 0)
         desc = describe_change(self.g.board, self.g.phys.squares)

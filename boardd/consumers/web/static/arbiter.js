@@ -13,7 +13,7 @@ const RANK = {"illegal-move": 3, "warning": 2, "info": 1};
 const boards = new Map();      // board -> {view, receivedAt}
 const shown = boardFilter();   // ?round=&boards= : an arbiter's section
 const rung = new Set();        // "board/game/incident" that rang (or came with the first snapshot)
-const linkRung = new Set();    // boards whose link incident rang (or came with the first snapshot), while it lasts
+const linkRung = new Map();    // board -> the link incident (its "since") that rang or came with the first snapshot
 const unseen = new Map();      // what the banner shows until "Seen": key -> {rank, kind, text, board, at}
 // What rings ([web] ring): incidents that need the arbiter of these severities, and link trouble.
 const RINGS = new Set(document.querySelector('meta[name="ring"]').content.split(" ").filter(Boolean));
@@ -743,18 +743,24 @@ function announce(view) {
   for (const [key, entry] of unseen) {  // an incident no longer in the view (a new game on the board)
     if (entry.board === view.board && key !== linkKey && !present.has(key)) { unseen.delete(key); changed = true; }
   }
+  // A link incident is told from the next by its start ("since"): the page may not have seen the first end
+  // (its socket down meanwhile), and the next one must ring all the same.
   const alert = linkAlert(view);
   if (!alert) {
     linkRung.delete(view.board);
     if (unseen.delete(linkKey)) changed = true;
   } else {
     const text = `LINK — ${boardLabel(view)} — ${alert.text || linkState(view)}`;
-    if (unseen.has(linkKey)) {
-      unseen.set(linkKey, {...unseen.get(linkKey), text});
-      changed = true;
-    } else if (!linkRung.has(view.board) && RINGS.has("link")) {
-      linkRung.add(view.board);
+    const since = alert.since !== undefined ? alert.since : null;
+    if (linkRung.has(view.board) && linkRung.get(view.board) === since) {
+      if (unseen.has(linkKey)) {
+        unseen.set(linkKey, {...unseen.get(linkKey), text});
+        changed = true;
+      }
+    } else if (RINGS.has("link")) {
+      linkRung.set(view.board, since);
       if (!firstSnapshot) ring(linkKey, {rank: 1, kind: "link", text, board: view.board});
+      else if (unseen.delete(linkKey)) changed = true;
     }
   }
   if (changed) showBanner();

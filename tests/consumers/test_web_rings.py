@@ -146,7 +146,7 @@ async def test_a_link_incident_that_starts_again_while_the_tablet_is_away_rings(
     ring for it (before: it never saw the first end and took the second for the first: no ring). Another socket
     drop during that incident rings nothing (one incident, one ring)."""
     (t1,) = [Feed(g, prefix=PREFIX) for g in round_of(pgn_dir, boards=1)]
-    await publish(mosquitto, interleave([t1.publications(upto=4)]) + [status(t1, up=True)])
+    await publish(mosquitto, [*interleave([t1.publications(upto=4)]), status(t1, up=True)])
     published = time.monotonic()
     base = t1.now
 

@@ -21,6 +21,7 @@ import aiomqtt
 import pytest
 
 from boardd.core.engine.modes import Phase
+from boardd.core.events import Reopen
 from boardd.core.outputs import Severity, Status
 from boardd.daemon.commands import parse_command
 from boardd.daemon.replay import Replay, ReplayOptions
@@ -66,8 +67,12 @@ async def daemon_side(broker: Broker, replay: Replay, last_at: float,
                 at = times[-1] + 1.0  # the daemon's timeline: after the board's last event
                 times.append(at)
                 parsed = parse_command(name, raw, at=at)
-                out = [*replay.feed(parsed.event),
-                       replay.publisher.command_result(command_id=parsed.id, ok=True, at=at, command=name)]
+                # as the daemon's _check_against_state: a reopen with no dismissal to take back is refused
+                error = replay.engine.dismissals.reopen_error(parsed.event.irregularity_id) \
+                    if isinstance(parsed.event, Reopen) else None
+                out = [*(replay.feed(parsed.event) if error is None else []),
+                       replay.publisher.command_result(command_id=parsed.id, ok=error is None, error=error, at=at,
+                                                       command=name)]
                 for p in out:
                     await client.publish(p.topic, p.payload_bytes(), qos=p.qos, retain=p.retain)
 

@@ -10,6 +10,7 @@ that follows is his first: the first offence's +2:00, not 0-1 (tests/core/test_i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -20,8 +21,8 @@ from boardd.core.contract import Publication
 from boardd.core.events import Event
 from boardd.core.outputs import Status
 from boardd.daemon.replay import Replay, ReplayOptions
-from tests.consumers.test_web import PREFIX, browser, publish, running_web, wait_until
-from tests.consumers.test_web_two_hands import BOARD, daemon_side, log_in
+from tests.consumers.test_web import PREFIX, publish, wait_until
+from tests.consumers.test_web_two_hands import BOARD, tablet_rig
 from tests.core.scenario import POSITIONS, history_events, parse, start_clock
 from tests.core.test_illegal_count import _MOVES, _PRESS, _TC, _knight
 from tests.mosquitto import Broker
@@ -51,6 +52,12 @@ def _white_count(service: Any) -> Any:
     return (service.hub.hall.boards[BOARD].state.get("illegal_moves") or {}).get("white")
 
 
+def _counted(press: str) -> Callable[[Any], bool]:
+    """The web service has the board's press and White's count of 1 (the retained state)."""
+    return lambda service: BOARD in service.hub.extra and press in service.hub.extra[BOARD].irregularities \
+        and _white_count(service) == 1
+
+
 def _pubs(publications: list[Publication]) -> list[tuple[str, bytes, bool, int]]:
     return [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in publications]
 
@@ -69,16 +76,8 @@ async def test_dismissing_a_press_without_a_move_uncounts_it(mosquitto: Broker) 
     after = [e for e in events if e.at >= _RULE_AT]
     (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
     assert press.status is Status.OPEN and replay.engine.state.illegal_moves_white == 1
-    received: list[tuple[str, dict[str, object]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, \
-            daemon_side(mosquitto, replay, _RULE_AT - 1.0, received):
-        await publish(mosquitto, publications)
-        await wait_until(lambda: BOARD in service.hub.extra and press.id in service.hub.extra[BOARD].irregularities)
-        await wait_until(lambda: _white_count(service) == 1)
-        errors: list[str] = []
-        dialogs: list[str] = []
-        assert service.http_port is not None
-        page = await log_in(chromium, service.http_port, errors, dialogs)
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 1.0, publications, _counted(press.id)) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
         board = page.locator(f'.tboard[data-board="{BOARD}"]')
         card = board.locator(f'.open-incidents .flag[data-flag="{press.id}"]')
         await card.wait_for(timeout=5000)
@@ -123,7 +122,7 @@ async def test_dismissing_a_press_without_a_move_uncounts_it(mosquitto: Broker) 
         assert errors == []
 
 
-async def _rulings(received: list[tuple[str, dict[str, object]]], count: int) -> tuple[str, dict[str, object]]:
+async def _rulings(received: list[tuple[str, dict[str, Any]]], count: int) -> tuple[str, dict[str, Any]]:
     """The ``count``-th command the stand-in daemon received (its name and payload)."""
     await wait_until(lambda: len(received) >= count, 5)
     return received[count - 1]
@@ -137,15 +136,8 @@ async def test_a_dismissal_is_undone_from_the_bar_or_from_its_card_in_resolved(m
     reopen with nothing to take back is refused by the board; one without its finding by the service (400)."""
     replay, publications = _replayed(_events(), _RULE_AT)
     (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
-    received: list[tuple[str, dict[str, object]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, \
-            daemon_side(mosquitto, replay, _RULE_AT - 1.0, received):
-        await publish(mosquitto, publications)
-        await wait_until(lambda: _white_count(service) == 1)
-        errors: list[str] = []
-        dialogs: list[str] = []
-        assert service.http_port is not None
-        page = await log_in(chromium, service.http_port, errors, dialogs)
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 1.0, publications, _counted(press.id)) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
         board = page.locator(f'.tboard[data-board="{BOARD}"]')
         card = board.locator(f'.open-incidents .flag[data-flag="{press.id}"]')
         bar = page.locator("#undo")
@@ -218,15 +210,9 @@ async def test_the_illegal_move_of_a_two_handed_press_has_its_own_dismiss(mosqui
     found = {i.code: i for i in replay.engine.irregularities}
     suspected, illegal, at_press = (found[c] for c in ("TWO_HANDS_SUSPECTED", "ILLEGAL_MOVE", "TWO_HANDS_AT_PRESS"))
     assert at_press.related == (suspected.id, illegal.id) and replay.engine.state.illegal_moves_white == 1
-    received: list[tuple[str, dict[str, object]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, \
-            daemon_side(mosquitto, replay, 10.0, received):
-        await publish(mosquitto, publications)
-        await wait_until(lambda: BOARD in service.hub.extra and len(service.hub.extra[BOARD].irregularities) == 3)
-        errors: list[str] = []
-        dialogs: list[str] = []
-        assert service.http_port is not None
-        page = await log_in(chromium, service.http_port, errors, dialogs)
+    async with tablet_rig(mosquitto, replay, 10.0, publications, lambda service: BOARD in service.hub.extra
+                          and len(service.hub.extra[BOARD].irregularities) == 3) as rig:
+        page, received, errors, dialogs = rig.page, rig.received, rig.errors, rig.dialogs
         card = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-incident="{suspected.id}"]')
         await card.wait_for(timeout=5000)
         assert await card.locator("button.confirm").inner_text() == "Confirm two hands"

@@ -197,7 +197,8 @@ def test_link_watch_uses_the_message_times_against_its_own_clock() -> None:
     watch.update(132.9)
     assert watch.alert(132.9) is None
     watch.update(133.0)
-    assert watch.alert(133.0) == {"kind": "down", "down": True, "drops": 2, "text": "link down for 3 s or more"}
+    assert watch.alert(133.0) == {"kind": "down", "down": True, "drops": 2, "text": "link down for 3 s or more",
+                                  "since": 133.0}                # a new incident: a new since
 
 
 def test_the_debounce_is_configurable() -> None:

@@ -175,9 +175,11 @@ async def test_a_dismissal_is_undone_from_the_bar_or_from_its_card_in_resolved(m
         undo = board.locator(f'.resolved-log .flag[data-flag="{press.id}"] button.undo')
         await undo.wait_for(timeout=5000)
         assert await undo.inner_text() == "Undo dismissal"
+        await bar.wait_for(state="visible", timeout=5000)  # the bar offers it too: it goes with this undo
         await undo.click()
         name, payload = await _rulings(received, 4)
         assert name == "reopen" and payload["irregularity"] == press.id
+        assert await bar.is_hidden()
         await card.wait_for(timeout=5000)
         assert replay.engine.state.illegal_moves_white == 1
         assert await card.locator("button.undo").count() == 0  # open again: nothing to undo

@@ -147,11 +147,11 @@ function closeUndo() {
   undoBar.hidden = true;
 }
 function reopen(board, flag, irregularity) {
+  if (undoOffer && undoOffer.board === board && undoOffer.irregularity === irregularity) closeUndo();
   sendCommand(board, flag, "reopen", {irregularity});
 }
 document.getElementById("undo-button").addEventListener("click", () => {
   if (undoOffer) reopen(undoOffer.board, undoOffer.flag, undoOffer.irregularity);
-  closeUndo();
 });
 
 // Dismiss (resolve with accept false) of `target`, shown on the card of `flag`; once done, its Undo is offered.

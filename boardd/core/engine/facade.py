@@ -115,6 +115,7 @@ from boardd.core.engine.common import (
     _republish_state,
 )
 from boardd.core.engine.correction import Correction
+from boardd.core.engine.dismissals import Dismissals
 from boardd.core.engine.downtime import Downtime
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
@@ -140,6 +141,7 @@ from boardd.core.events import (
     LinkChanged,
     NewGame,
     Reinstate,
+    Reopen,
     Resolve,
     SetClock,
     SetOrientation,
@@ -214,6 +216,7 @@ class Engine:
         self.whose_change = WhoseChange(self)
         self.correction = Correction(self)
         self.downtime = Downtime(self)
+        self.dismissals = Dismissals(self)
 
     @property
     def busy(self) -> bool:
@@ -526,12 +529,16 @@ class Engine:
             case Acknowledge():
                 self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
             case Resolve():
+                before = self.dismissals.before()
                 self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
                 try:
                     self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
                 self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at)
+                self.dismissals.ruled(event, before)
+            case Reopen():
+                self.dismissals.reopen(outs, event, at)
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

@@ -94,7 +94,7 @@ BOARD_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
 #: Roles that may hold a command token, and the commands each role may send.
 COMMAND_ROLES: Mapping[str, frozenset[str]] = {
     "arbiter": frozenset({"new-game", "set-players", "ack", "resolve", "reopen", "reinstate", "set-clock",
-                          "set-result", "flip"}),
+                          "set-result", "flip", "fill-gap"}),
     "operator": frozenset({"new-game", "set-players", "flip"}),
 }
 

@@ -8,7 +8,7 @@ import pytest
 
 from boardd.core import events as ev
 from boardd.daemon.commands import COMMAND_NAMES, CommandError, command_id_of, parse_command
-from boardd.daemon.config import CommandsConfig
+from boardd.daemon.config import COMMAND_ROLES, CommandsConfig
 
 DEFAULTS = ev.GameInfo(event="Open", site="Here", round="1", board_no=4, time_control="900+10", edition=2018)
 
@@ -95,6 +95,18 @@ def test_tokens() -> None:
         parse_command("set-result", b'{"id": "a", "result": "1-0", "token": "operator-secret"}', at=0, auth=auth)
     op = parse_command("flip", b'{"id": "a", "token": "operator-secret"}', at=0, auth=auth)
     assert op.role == "operator"
+
+
+def test_the_arbiter_role_may_send_every_command() -> None:
+    """With tokens configured, a command no role may send is a command nobody can send (fill-gap was one)."""
+    assert set(COMMAND_NAMES) - COMMAND_ROLES["arbiter"] == set()
+    auth = CommandsConfig(tokens={"arbiter": "arbiter-secret", "operator": "operator-secret"})
+    fill = parse_command("fill-gap", b'{"id": "g", "ply": 12, "moves": ["e4"], "token": "arbiter-secret"}',
+                         at=0, auth=auth)
+    assert fill.role == "arbiter"
+    with pytest.raises(CommandError, match="role 'operator' may not send 'fill-gap'"):
+        parse_command("fill-gap", b'{"id": "g", "ply": 12, "moves": ["e4"], "token": "operator-secret"}',
+                      at=0, auth=auth)
 
 
 def test_command_id_of() -> None:

@@ -528,10 +528,10 @@ class Engine:
             case Resolve():
                 self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
                 try:
-                    self.restoration.on_resolve(outs, event, at)
+                    closed = self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
-                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at)
+                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at, closed=closed)
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

@@ -335,14 +335,9 @@ class Presses:
                                             text=text,
                           move=move_text, constraints=constraints, verify=verify, penalty=pen,
                           reinstate_ply=len(self.g.records))
-        if is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition):
-            if self.g.regime == Regime.OTHERWISE.value:
-                self.g.claim_windows.append(_Window(irr.id, side))
-            elif self.g.limit_pending and irr.suggestion.result:
-                self.e.findings.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", side, at, [ev],
-                                              result=irr.suggestion.result,
-                                              text=self.e.findings.limit_text(irr.suggestion.result,
-                                                                              self.g.limit_mate))
+        if is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition) \
+                and self.g.regime == Regime.OTHERWISE.value:
+            self.g.claim_windows.append(_Window(irr.id, side))  # counted by a claim; limit noted then (R22)
         fix: chess.Move | None = None
         if code == "PAWN_NOT_REPLACED" and move_text and self.g.regime != Regime.OTHERWISE.value:
             fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None

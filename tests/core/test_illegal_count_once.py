@@ -23,7 +23,7 @@ from boardd.core.engine import Engine
 from boardd.core.events import GameInfo, Reinstate, Resolve
 from boardd.core.outputs import Irregularity, IrregularityRaised, Status
 from boardd.core.settings import Regime, RulesConfig
-from tests.core.correction_audit_rig import Rig
+from tests.core.test_correction_ruled import _two_knights_two_hands
 from tests.core.test_illegal_count import _count, _found, _play
 from tests.core.test_noclock_illegal import BN, OPENING, WN, _feed, _sq
 
@@ -143,24 +143,9 @@ def test_dismissing_the_incident_uncounts_the_illegal_move_closed_with_it(editio
     assert _count(engine) == (1, 0)
 
 
-def _two_knights_two_hands() -> tuple[Rig, Irregularity, Irregularity]:
-    """Both knights moved with two hands and pressed (R19): the illegal move joins the two hands' incident."""
-    rig = Rig(None, edition=2023, tc="900+10", seconds=900.0)
-    rig.t = 0.0
-    knight = chess.Piece(chess.KNIGHT, chess.WHITE)
-    rig.lift(chess.G1)
-    rig.lift(chess.B1, at=0.6)
-    rig.place(chess.F3, knight, at=1.0)
-    rig.place(chess.C3, knight, at=1.1)
-    rig.t = 1.5
-    rig.press(chess.WHITE)
-    rig.settle(2.0)
-    found = {i.code: i for i in rig.strong()}
-    return rig, found["ILLEGAL_MOVE"], found["TWO_HANDS_AT_PRESS"]
-
-
 def test_the_two_hands_card_dismissed_uncounts_the_illegal_move_it_closes() -> None:
-    """The card leads with the suspicion; its Dismiss closes the whole incident, the illegal move "resolved with"
+    """Both knights moved with two hands and pressed (R19): the illegal move joins the two hands' incident, whose
+    card leads with the suspicion; its Dismiss closes the whole incident, the illegal move "resolved with"
     it (its cycle ends). White's count follows: 0 (before: 1)."""
     rig, illegal, at_press = _two_knights_two_hands()
     assert rig.engine.state.illegal_moves_white == 1

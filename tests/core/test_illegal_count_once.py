@@ -13,15 +13,17 @@ Timings are drawn from seeded generators (gaps above ``T_bounce``/``T_settle``),
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 
 import chess
 import pytest
 
+from boardd.core.contract import Publisher, topic_kind
 from boardd.core.engine import Engine
 from boardd.core.events import GameInfo, Reinstate, Resolve
-from boardd.core.outputs import Irregularity, IrregularityRaised, Status
+from boardd.core.outputs import Irregularity, IrregularityRaised, Output, StateChanged, Status
 from boardd.core.settings import Regime, RulesConfig
 from tests.core.test_correction_ruled import _two_knights_two_hands
 from tests.core.test_illegal_count import _count, _found, _play
@@ -229,3 +231,29 @@ def test_without_a_clock_the_second_illegal_move_notes_the_limit() -> None:
              and o.irregularity.code == "ILLEGAL_MOVE_LIMIT_REACHED"]
     assert [n.suggestion.result for n in notes] == ["1-0"]
     assert engine.state.illegal_moves_black == 2
+
+
+# -- what the tablet and the MQTT state carry -----------------------------------------------------------------------
+
+
+def _wire(engine: Engine, outs: list[Output], at: float) -> list[dict[str, object]]:
+    """The payloads the daemon publishes for *outs* (the contract's ``Publisher``), decoded from the wire."""
+    publications = Publisher(board="b1").render(outs, engine.state, at=at)
+    return [json.loads(p.payload_bytes()) for p in publications
+            if (kind := topic_kind(p.topic)) is not None and kind[1] in ("state", "irregularity")]
+
+
+def test_the_state_on_the_wire_counts_the_move_once_and_follows_the_dismissal() -> None:
+    """E2023: the press and the illegal move of one move: the retained ``state`` says ``illegal_moves`` white 1
+    (before: 2); the card dismissed, a ``state`` follows with 0 and the illegal move goes out ``resolved``."""
+    engine, _ = _play("S1", _press_then_illegal(2))
+    (state,) = [p for p in _wire(engine, [StateChanged(at=30.0)], 30.0) if "illegal_moves" in p]
+    assert state["illegal_moves"] == {"white": 1, "black": 0}
+    press = _found(engine, "CLOCK_PRESS_NO_MOVE")[0]
+    outs = engine.feed(Resolve(at=31.0, irregularity_id=press.id, ruling="dismissed: not an irregularity",
+                               accept=False))
+    wire = _wire(engine, outs, 31.0)
+    (state,) = [p for p in wire if "illegal_moves" in p]
+    assert state["illegal_moves"] == {"white": 0, "black": 0}
+    (illegal,) = _found(engine, "ILLEGAL_MOVE")
+    assert [p["status"] for p in wire if p.get("id") == illegal.id] == ["resolved"]

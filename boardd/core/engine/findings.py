@@ -56,7 +56,7 @@ class _Count:
     ``penalty`` is the suggestion in the finding now; ``cited`` says that its text was written in the
     configured edition's numbering (``raise_finding``), ``queen`` that 7.5.2's queen replaces the
     reinstatement (a pawn not replaced). ``move`` is the move it belongs to (the id of that move's first
-    finding, :meth:`Findings.move_of`): the findings of one move count once."""
+    finding, :meth:`Findings.open_move`): the findings of one move count once."""
 
     side: chess.Color
     code: str
@@ -120,7 +120,6 @@ class Findings:
         #: player's latest; the move of each finding raised with a penalty (also those a claim counts later)
         self.moves: dict[str, _Move] = {}
         self._latest: dict[chess.Color, str] = {}
-        self._move_of: dict[str, str] = {}
         #: the findings of the "otherwise" regime awaiting a claim (R22), with what their count is computed from
         self._unclaimed: dict[str, _Count] = {}
         #: when the clock was last paused (the arbiter at the board, 6.11.2): an action between two findings
@@ -374,9 +373,6 @@ class Findings:
     def _uncounted(self, ident: str) -> bool:
         return ident in self.dismissed or ident in self.withdrawn
 
-    def _live(self, move: str) -> bool:
-        return any(c.move == move and not self._uncounted(i) for i, c in self.counted.items())
-
     def _limit(self) -> int:
         return 3 if self.g.edition == 2009 else 2
 
@@ -409,7 +405,6 @@ class Findings:
             self._latest[side] = move = ident
         else:
             self.moves[move].findings.append(ident)
-        self._move_of[ident] = move
         return move
 
     def _suggest(self, side: chess.Color, n: int, mate: bool | None, increment: float, *,

@@ -257,3 +257,32 @@ def test_the_state_on_the_wire_counts_the_move_once_and_follows_the_dismissal() 
     assert state["illegal_moves"] == {"white": 0, "black": 0}
     (illegal,) = _found(engine, "ILLEGAL_MOVE")
     assert [p["status"] for p in wire if p.get("id") == illegal.id] == ["resolved"]
+
+
+_OTHERWISE_PRESS = [(2018, "900+10", 120), (2023, "900+10", 60), (2023, "180+2", 60), (2018, "180+2", 60)]
+
+
+@pytest.mark.parametrize("seed", _SEEDS)
+@pytest.mark.parametrize(("edition", "tc", "add_s"), _OTHERWISE_PRESS)
+def test_in_the_otherwise_regime_a_claimed_press_counts(edition: int, tc: str, add_s: int, seed: int) -> None:
+    """R22 covers every illegal-move-class act (7.5.1-7.5.4): a press without a move (or with the piece in hand,
+    7.5.3) claimed before the opponent's next move counts, like an illegal move (before: never counted)."""
+    a, b, c = _times(seed, 3)
+    text = f"{a} C W · {b} ARB claim" if seed % 2 else f"{a} L g1 · {b} C W · {c} ARB claim"
+    engine, _ = _play("S1", text, edition=edition, tc=tc, regime=Regime.OTHERWISE)
+    (press,) = _counted(list(engine.irregularities))
+    assert press.status is Status.RESOLVED and press.suggestion.add_to_opponent_s == add_s
+    assert _count(engine) == (1, 0)
+
+
+@pytest.mark.parametrize("seed", _SEEDS)
+def test_in_the_otherwise_regime_an_unclaimed_press_stands(seed: int) -> None:
+    """E2023 rapid A.5.2: no claim before Black's next move is made: ILLEGAL_MOVE_STANDS, not counted (before: no
+    claim window was opened for a press, nothing said it stood)."""
+    a, b, c, d, e, f, g, h = _times(seed, 8)
+    text = (f"{a} C W · {b} C B · {c} L g1 · {d} P f3 wN · {e} C W · {f} L g8 · {g} P f6 bN · {h} C B")
+    engine, _ = _play("S1", text, tc="900+10", regime=Regime.OTHERWISE)
+    press = _found(engine, "CLOCK_PRESS_NO_MOVE")[0]
+    (stands,) = _found(engine, "ILLEGAL_MOVE_STANDS")
+    assert stands.incident == press.id and stands.side == chess.WHITE
+    assert _count(engine) == (0, 0)

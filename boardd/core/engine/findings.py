@@ -178,8 +178,9 @@ class Findings:
                                           move=self._join(ident, side, pending[0].move, pending[2], at))
             if pending[1]:
                 self._commit(ident, counted)
-            else:
+            else:  # R22: a claim (or the arbiter) before the opponent's next move counts it, any 7.5.1-7.5.4 act
                 self._unclaimed[ident] = counted
+                self.g.claim_windows.append(_Window(ident, side))
         withheld = self.e.correction.withholds(code)
         if incident is None and not info and not withheld:
             self.g.incident = (ident, len(self.g.records))

@@ -532,10 +532,10 @@ class Engine:
                 before = self.dismissals.before()
                 self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
                 try:
-                    self.restoration.on_resolve(outs, event, at)
+                    closed = self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
-                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at)
+                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at, closed=closed)
                 self.dismissals.ruled(event, before)
             case Reopen():
                 self.dismissals.reopen(outs, event, at)

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter, _Window
+from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter
 from boardd.core.engine.modes import Phase
-from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import (
     Completion,
     Evidence,
@@ -335,14 +334,6 @@ class Presses:
                                             text=text,
                           move=move_text, constraints=constraints, verify=verify, penalty=pen,
                           reinstate_ply=len(self.g.records))
-        if is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition):
-            if self.g.regime == Regime.OTHERWISE.value:
-                self.g.claim_windows.append(_Window(irr.id, side))
-            elif self.g.limit_pending and irr.suggestion.result:
-                self.e.findings.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", side, at, [ev],
-                                              result=irr.suggestion.result,
-                                              text=self.e.findings.limit_text(irr.suggestion.result,
-                                                                              self.g.limit_mate))
         fix: chess.Move | None = None
         if code == "PAWN_NOT_REPLACED" and move_text and self.g.regime != Regime.OTHERWISE.value:
             fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None

@@ -149,8 +149,6 @@ class Game:
         self.phase: Machine[Phase, PhaseTrigger] = Machine("phase", PHASES, Phase.PLAY)
         self.restore_key: tuple[int, ...] | None = None
         self.restore_check: float | None = None
-        self.limit_pending = False
-        self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
         self.claim_windows: list[_Window] = []
         # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square); kept after the
         # correction cycle (a later reinstatement to that ply arms it again): a replacement is awaited only while

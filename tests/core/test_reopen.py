@@ -60,13 +60,14 @@ def test_a_reopened_finding_takes_a_later_ruling_as_any_open_one() -> None:
 
 def test_a_two_handed_move_dismissed_then_reopened_is_one_open_incident_again() -> None:
     """The two-handed press dismissed closes the incident as one (the suspicion, the illegal move of the same
-    press 'resolved with' it); taken back, all three are open again and the illegal move still counts once."""
+    press 'resolved with' it) and uncounts the illegal move it closed (count2: a dismissal uncounts what it
+    closes); taken back, all three are open again and the illegal move counts once again."""
     r = run(_TWO_KNIGHTS)
     found = {i.code: i for i in r.engine.irregularities}
     at_press = found["TWO_HANDS_AT_PRESS"]
     r.engine.feed(Resolve(at=10.0, irregularity_id=at_press.id, ruling="one hand", accept=False))
     assert r.engine.state.open_irregularities == ()
-    assert r.engine.state.illegal_moves_white == 1  # a two-handed move dismissed leaves the illegal move counted
+    assert r.engine.state.illegal_moves_white == 0  # the illegal move closed with it is uncounted
     r.engine.feed(Reopen(at=11.0, irregularity_id=at_press.id))
     again = {i.code: i for i in r.engine.irregularities}
     assert {again[c].status for c in ("TWO_HANDS_SUSPECTED", "ILLEGAL_MOVE", "TWO_HANDS_AT_PRESS")} == {Status.OPEN}

@@ -287,7 +287,7 @@ class Engine:
         g = self.g
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None and g.oot_recheck is None):
+                and g.restore_check is None and g.oot_recheck is None and g.undo_due is None):
             # fast path of the most frequent event: no timer can be due
             self._last_t = at
             try:
@@ -312,7 +312,7 @@ class Engine:
             at = self._last_t
         if (self.g.press is not None or self.g.cand is not None or self.g.model_started
                 or self.g.impossible_since is not None or self.g.restore_check is not None
-                or self.g.oot_recheck is not None):
+                or self.g.oot_recheck is not None or self.g.undo_due is not None):
             self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
         try:
@@ -365,7 +365,7 @@ class Engine:
                            if self.g.press else None, self.clock_readings.model_flag_due(),
                            self.board_input.impossible_due(),
                            self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
-                           self.g.oot_recheck,
+                           self.g.oot_recheck, self.g.undo_due,
                            self.clock_readings.held_due(), self.downtime.due())
                if d is not None]
         return min(due) if due else None
@@ -450,7 +450,8 @@ class Engine:
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         if (self.g.press is None and self.g.cand is None and not self.g.model_started
                 and self.g.impossible_since is None
-                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None):
+                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None
+                and self.g.undo_due is None):
             return
         t = self.rules.timing
         for _ in range(10000):
@@ -472,12 +473,16 @@ class Engine:
                 options.append((held_due, 5))
             if self.g.oot_recheck is not None:
                 options.append((self.g.oot_recheck, 6))
+            if self.g.undo_due is not None:
+                options.append((self.g.undo_due, 7))
             if not options:
                 return
             due, kind = min(options)
             if due > now or (due == now and not inclusive):
                 return
-            if kind == 6:
+            if kind == 7:
+                self.made_moves.undone_settled(outs, due)
+            elif kind == 6:
                 self.whose_change.recheck_out_of_turn(outs, due)
             elif kind == 5:
                 self.clock_readings.confirm_held(outs)

@@ -57,6 +57,7 @@ class Recognition:
             return
         if self.e.correction.board_reinstated(outs, at):
             return
+        self.g.undo_due = None  # (the board changed: a position before the made move must stand anew)
         turn = self.g.board.turn
         mover = not turn
         post_open = self.post_made_open()
@@ -327,6 +328,9 @@ class Recognition:
         bdiff = base.classify(self.g.phys)
         if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
             self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
+        elif bdiff.kind is DiffClass.NONE and not self.g.mask:
+            # the position before the made move is back: taken back if it stands (MadeMoves.undone_settled)
+            self.g.undo_due = at + self.rules.timing.t_settle
         self.track_castle_king(bdiff, at, base)
         if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             # a dump that is no change of the last move: missed updates or R15

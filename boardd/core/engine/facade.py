@@ -481,7 +481,7 @@ class Engine:
             if due > now or (due == now and not inclusive):
                 return
             if kind == 7:
-                self.made_moves.undone_settled(outs, due)
+                self.made_moves.take_back(outs, due)
             elif kind == 6:
                 self.whose_change.recheck_out_of_turn(outs, due)
             elif kind == 5:

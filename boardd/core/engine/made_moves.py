@@ -269,8 +269,7 @@ class MadeMoves:
         ``TAKEBACK_DETECTED`` (:meth:`taken_back_at_press`). True if taken back."""
         g = self.g
         g.undo_due = None
-        if not g.playing or not g.records or g.cand is not None or g.mask or g.phys.key() != g.keys[-2] \
-                or not self.e.recognition.post_made_open() or g.records[-1].completed_at is not None:
+        if not self._undoable():
             return False
         rec = g.records[-1]
         if self.released is None or self.released.first.ply != rec.ply:
@@ -288,12 +287,22 @@ class MadeMoves:
         self.model_before = None
         return True
 
-    def undone_settled(self, outs: list[Output], due: float) -> None:
-        """The ``T_settle`` timer of a board back at the position before the last made move (:meth:`take_back`)."""
-        if self.g.press is None:
-            self.take_back(outs, due)
-        else:
-            self.g.undo_due = None  # (the press is judged with the board as it is: Presses.on_press)
+    def _undoable(self) -> bool:
+        """The board shows the position before the last move, made by the side without the move and not completed
+        (whoever seemed to start since: the captured piece put back is the mover's hand as well)."""
+        g = self.g
+        ply = g.uncompleted.get(not g.board.turn)
+        return g.playing and ply is not None and ply == len(g.records) and bool(g.board.move_stack) \
+            and g.records[-1].completed_at is None and g.cand is None and not g.mask and g.phys.key() == g.keys[-2]
+
+    def undo_pending(self, back: int, at: float) -> bool:
+        """The board shows the position of ply *back*: if that is the position before the last move, not completed
+        (:meth:`_undoable`), it is taken back if it stands ``T_settle`` (:meth:`take_back`), not a takeback of
+        completed moves (R29). True if so (the timer is set)."""
+        if back != len(self.g.records) - 1 or not self._undoable():
+            return False
+        self.g.undo_due = at + self.rules.timing.t_settle
+        return True
 
     def taken_back_at_press(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence) -> bool:
         """A press by *side* with his released move taken back on the board (:meth:`take_back`) and no move made

@@ -183,8 +183,8 @@ class Presses:
             return  # 7.5.1 found later: the clock handled while the position is put back, no player's press
         if self.e.restoration.adopted_press(outs, side, at):
             return  # after a gap of unknown parity: the presser moved last
-        if self.g.undo_due is not None and side != self.g.board.turn:
-            self.e.made_moves.take_back(outs, at)  # his made move taken back on the board, not yet T_settle ago
+        if side != self.g.board.turn:
+            self.e.made_moves.take_back(outs, at)  # (his made move taken back on the board, maybe under T_settle ago)
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move

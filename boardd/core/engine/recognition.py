@@ -96,6 +96,8 @@ class Recognition:
             back = self.earlier_position()
             if back is not None and self.e.correction.partial_restore(outs, back, at):
                 return
+            if back is not None and self.e.made_moves.undo_pending(back, at):
+                return  # the last move, not completed, taken back by its player (R07), if it stands
             if back is not None:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
@@ -328,9 +330,9 @@ class Recognition:
         bdiff = base.classify(self.g.phys)
         if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
             self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
-        elif bdiff.kind is DiffClass.NONE and not self.g.mask:
-            # the position before the made move is back: taken back if it stands (MadeMoves.undone_settled)
-            self.g.undo_due = at + self.rules.timing.t_settle
+        elif bdiff.kind is DiffClass.NONE:
+            # the position before the made move is back: taken back if it stands (MadeMoves.take_back)
+            self.e.made_moves.undo_pending(len(self.g.records) - 1, at)
         self.track_castle_king(bdiff, at, base)
         if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             # a dump that is no change of the last move: missed updates or R15

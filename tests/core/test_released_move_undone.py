@@ -299,3 +299,54 @@ def test_a_flicker_back_is_no_takeback(clock: bool, seed: int) -> None:
     assert not [o for o in table.outs if isinstance(o, MovesRetracted)]
     assert [m.made_at for m in table.engine.state.moves] == [pytest.approx(put)]
     assert table.strong() == []
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
+    """1.Bf1-c4 through the pawn (illegal, pressed, not noticed), 1...e5; White sets the bishop down on b5 (Bb5, a
+    legal move: made, kept back as maybe a restoration's hands) and it stands more than 6 s: published. Then it goes
+    back to c4 and White thinks: the broadcast no longer shows Bb5. Then White plays on (Nf3: the released Bb5
+    changed, RELEASED_MOVE_CHANGED once), or puts the position before the illegal move back (nothing more to flag),
+    or presses with the bishop back (TAKEBACK_DETECTED: Bb5 was released, then taken back). Before: Bb5 stayed on
+    the broadcast while the bishop stood on c4, and the press completed it."""
+    from tests.core.test_correction_running import _bishop_through_the_pawn_not_noticed
+
+    rng = random.Random(seed)
+    rig = _bishop_through_the_pawn_not_noticed()
+    bishop = chess.Piece(chess.BISHOP, chess.WHITE)
+    rig.lift(chess.C4)
+    rig.t += rng.uniform(0.2, 0.6)
+    rig.place(chess.B5, bishop)
+    rig.t += rng.uniform(6.5, 15.0)
+    rig.outs += rig.engine.advance(rig.t)
+    assert published(rig.outs)[-1:] == ["c4b5"]
+    rig.lift(chess.B5)
+    rig.t += rng.uniform(0.1, 0.35)
+    rig.place(chess.C4, bishop)
+    rig.t += rng.uniform(1.0, 120.0)
+    rig.outs += rig.engine.advance(rig.t)
+    assert [m.uci for m in rig.engine.state.moves] == ["f1c4", "e7e5"]
+    assert retracted(rig.outs) == ["c4b5"]
+    then = ("play on", "restore", "press")[seed % 3]
+    if then == "play on":
+        rig.board = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/2B5/8/PPPPPPPP/RNBQK1NR w KQkq - 0 2")
+        rig.play(chess.Move.from_uci("g1f3"))
+        rig.play(chess.Move.from_uci("b8c6"))
+        expected, codes = ["!f1c4", "e7e5", "g1f3", "b8c6"], ["RELEASED_MOVE_CHANGED"]
+    elif then == "restore":
+        rig.lift(chess.C4)
+        rig.t += 0.4
+        rig.place(chess.F1, bishop)
+        rig.t += 0.8
+        rig.lift(chess.E5)
+        rig.t += 0.4
+        rig.place(chess.E7, chess.Piece(chess.PAWN, chess.BLACK))
+        expected, codes = [], []
+    else:
+        rig.press(chess.WHITE)
+        expected, codes = ["!f1c4", "e7e5"], ["TAKEBACK_DETECTED"]
+    rig.settle(8.0)
+    assert rig.record() == expected
+    assert [i.code for i in rig.strong()] == codes
+    assert all(i.suggestion.move == "Bb5" for i in rig.strong())
+    assert retracted(rig.outs) == ["c4b5"]

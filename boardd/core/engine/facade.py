@@ -6,7 +6,7 @@ The engine is a pure state machine. :meth:`Engine.feed` takes one event of
 :mod:`boardd.core.events` and returns the outputs of :mod:`boardd.core.outputs`; time only
 comes from the events' ``at``. Timers (release inference ``T_settle``, the press
 window ``T_latency``/``T_bounce``, a persisting impossible reading, the flag of the
-engine's own clock model) are deadlines that fire when a later event arrives or when
+engine's own clock model, a made move taken back on the board) are deadlines that fire when a later event arrives or when
 the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_deadline`).
 
 * **Positions.** The *official* position is a ``chess.Board`` with the move stack of the
@@ -18,7 +18,11 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
 * **Made.** A ``LEGAL(m)`` state that stays ``T_settle`` without change is a *made* move
   (§3.4): it enters the record (``MoveMade``) and the opponent has the move. A made move
   changed by its player before the opponent starts is replaced (``MovesRetracted`` +
-  ``MoveMade``) with ``RELEASED_MOVE_CHANGED`` and the law-based move as suggestion.
+  ``MoveMade``) with ``RELEASED_MOVE_CHANGED`` and the law-based move as suggestion. Taken
+  back on the board before it is completed (the position before it stood ``T_settle``), it
+  leaves the record (``MovesRetracted``) and the first released move is remembered: the same
+  move made again is recorded once, a different one is ``RELEASED_MOVE_CHANGED``, a press
+  with it still taken back ``TAKEBACK_DETECTED`` (R07, 4.7, 6.2.1).
 * **Whose change.** Changes of the side without the move that are not part of the mover's
   move (a piece he is capturing, a captured piece parked) are kept apart (masked), so the
   mover's move is still recognised; they give ``OUT_OF_TURN_CHANGE``,

@@ -40,6 +40,7 @@ from boardd.core.outputs import (
 )
 from boardd.core.settings import RulesConfig
 from tests.core.scenario import ClockSim, move_events, start_clock
+from tests.core.test_correction_running import made_then_retracted
 
 T_SETTLE = RulesConfig().timing.t_settle
 
@@ -158,19 +159,6 @@ def published(outs: list[Output]) -> list[str]:
     return record
 
 
-def retracted(outs: list[Output]) -> list[str]:
-    """Moves published as made and retracted again (uci)."""
-    made: dict[int, str] = {}
-    gone: list[str] = []
-    for out in outs:
-        if isinstance(out, MoveMade):
-            made[out.move.ply] = out.move.uci
-        elif isinstance(out, MovesRetracted):
-            gone += [uci for ply, uci in sorted(made.items()) if ply > out.to_ply]
-            made = {ply: uci for ply, uci in made.items() if ply <= out.to_ply}
-    return gone
-
-
 @dataclass(frozen=True)
 class Case:
     seed: int
@@ -217,7 +205,7 @@ def test_released_move_taken_back_leaves_the_broadcast(case: Case) -> None:
     else:
         table.advance(back + think)
         assert table.engine.state.moves == (), "the board shows the position before the move: no move in the record"
-        assert published(table.outs) == [] and retracted(table.outs) == [first_uci]
+        assert published(table.outs) == [] and made_then_retracted(table.outs) == [first_san]
     t = back + think
     if case.then == "press":
         table.press(mover, t)
@@ -243,7 +231,7 @@ def test_released_move_taken_back_leaves_the_broadcast(case: Case) -> None:
     moves = table.engine.state.moves
     assert [m.uci for m in moves] == expected
     assert published(table.outs) == expected, "every move played published once, the retracted one gone"
-    assert retracted(table.outs) == [first_uci]
+    assert made_then_retracted(table.outs) == [first_san]
     rec: MoveRecord = moves[0]
     assert rec.made_at == pytest.approx(put2), "made when it was put down again (released then)"
     assert rec.emt == pytest.approx(put2 - start), "the move time is the mover's, all of it until the move stood"
@@ -326,7 +314,7 @@ def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
     rig.t += rng.uniform(1.0, 120.0)
     rig.outs += rig.engine.advance(rig.t)
     assert [m.uci for m in rig.engine.state.moves] == ["f1c4", "e7e5"]
-    assert retracted(rig.outs) == ["c4b5"]
+    assert made_then_retracted(rig.outs) == ["Bb5"]
     then = ("play on", "restore", "press")[seed % 3]
     if then == "play on":
         rig.board = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/2B5/8/PPPPPPPP/RNBQK1NR w KQkq - 0 2")
@@ -334,13 +322,13 @@ def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
         rig.play(chess.Move.from_uci("b8c6"))
         expected, codes = ["!f1c4", "e7e5", "g1f3", "b8c6"], ["RELEASED_MOVE_CHANGED"]
     elif then == "restore":
-        rig.lift(chess.C4)
-        rig.t += 0.4
-        rig.place(chess.F1, bishop)
-        rig.t += 0.8
-        rig.lift(chess.E5)
-        rig.t += 0.4
-        rig.place(chess.E7, chess.Piece(chess.PAWN, chess.BLACK))
+        # the position before the illegal move put back, in any order (7.5.1)
+        pawn = chess.Piece(chess.PAWN, chess.BLACK)
+        for a, b, piece in rng.sample([(chess.C4, chess.F1, bishop), (chess.E5, chess.E7, pawn)], 2):
+            rig.lift(a)
+            rig.t += rng.uniform(0.2, 0.8)
+            rig.place(b, piece)
+            rig.t += rng.uniform(0.3, 3.0)
         expected, codes = [], []
     else:
         rig.press(chess.WHITE)
@@ -349,4 +337,38 @@ def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
     assert rig.record() == expected
     assert [i.code for i in rig.strong()] == codes
     assert all(i.suggestion.move == "Bb5" for i in rig.strong())
-    assert retracted(rig.outs) == ["c4b5"]
+    assert made_then_retracted(rig.outs) == ["Bb5"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_detour_put_back_then_the_restoration_in_any_order(seed: int) -> None:
+    """The same detour (Bb5 set down on the way, kept back or published after 6 s) put back on c4, then the position
+    before the illegal move put back in any order (7.5.1: the pawn first or the bishop first): a reinstatement, no
+    takeback and no out-of-turn change. Before: the detour, a made move of the offender after the reply, closed the
+    illegal move's cycle (it stood), and stayed closed once the detour was taken back: the pawn put back first
+    read as the players taking moves back (TAKEBACK_DETECTED twice, OUT_OF_TURN_CHANGE)."""
+    from tests.core.test_correction_running import _bishop_through_the_pawn_not_noticed
+
+    rng = random.Random(seed)
+    rig = _bishop_through_the_pawn_not_noticed()
+    bishop = chess.Piece(chess.BISHOP, chess.WHITE)
+    pawn = chess.Piece(chess.PAWN, chess.BLACK)
+    rig.lift(chess.C4)
+    rig.t += rng.uniform(0.2, 0.6)
+    rig.place(chess.B5, bishop)
+    rig.t += rng.uniform(1.0, 5.0) if seed % 2 else rng.uniform(6.5, 15.0)
+    rig.outs += rig.engine.advance(rig.t)
+    rig.lift(chess.B5)
+    rig.t += rng.uniform(0.1, 0.35)
+    rig.place(chess.C4, bishop)
+    rig.t += rng.uniform(1.0, 60.0)
+    rig.outs += rig.engine.advance(rig.t)
+    order = [(chess.E5, chess.E7, pawn), (chess.C4, chess.F1, bishop)]
+    for a, b, piece in order if seed % 3 else order[::-1]:
+        rig.lift(a)
+        rig.t += rng.uniform(0.2, 0.8)
+        rig.place(b, piece)
+        rig.t += rng.uniform(0.3, 3.0)
+    rig.settle(8.0)
+    assert rig.record() == []
+    assert [i.code for i in rig.strong()] == []

@@ -6,8 +6,9 @@ The engine is a pure state machine. :meth:`Engine.feed` takes one event of
 :mod:`boardd.core.events` and returns the outputs of :mod:`boardd.core.outputs`; time only
 comes from the events' ``at``. Timers (release inference ``T_settle``, the press
 window ``T_latency``/``T_bounce``, a persisting impossible reading, the flag of the
-engine's own clock model, a made move taken back on the board) are deadlines that fire when a later event arrives or when
-the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_deadline`).
+engine's own clock model, a made move taken back on the board) are deadlines that fire
+when a later event arrives or when the caller calls :meth:`Engine.advance` (the daemon
+sleeps until :meth:`next_deadline`).
 
 * **Positions.** The *official* position is a ``chess.Board`` with the move stack of the
   record. The *physical* position is the sensor reading in the official frame

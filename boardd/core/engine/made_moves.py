@@ -277,6 +277,7 @@ class MadeMoves:
         lifts, places = g.prev_lifts + g.seg_lifts, list(g.seg_places)
         self.e.restoration.retract_to(outs, rec.ply - 1, at, "released move taken back on the board before it was "
                                                               "completed (R07)")
+        self.e.correction.taken_back(rec.ply)
         if rec.emt is not None:
             g.seg_start = rec.made_at - rec.emt
         g.seg_lifts, g.seg_places = lifts, places  # (touch-move: what the player touched for this move, 4.3)

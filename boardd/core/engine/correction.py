@@ -613,6 +613,8 @@ class Correction:
         The opponent's reply alone does not: an illegal move is often noticed only after it, and 7.5.1 then
         reinstates the position before the illegal move, taking the reply back with it.
         """
+        if self.stood is not None and self.stood[0] <= len(self.g.records):
+            self.stood = None  # (the move that made it stand was played on from: it stays)
         cycle = self.cycle
         if cycle is None:
             return

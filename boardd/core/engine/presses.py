@@ -182,6 +182,8 @@ class Presses:
             return  # 7.5.1 found later: the clock handled while the position is put back, no player's press
         if self.e.restoration.adopted_press(outs, side, at):
             return  # after a gap of unknown parity: the presser moved last
+        if side != self.g.board.turn:
+            self.e.made_moves.take_back(outs, at)  # (his made move taken back on the board, maybe under T_settle ago)
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move
@@ -250,6 +252,8 @@ class Presses:
             self.press_completed(outs, side, at, ev)
             return
         if kind is DiffClass.NONE:
+            if self.e.made_moves.taken_back_at_press(outs, side, at, ev):
+                return
             self.e.findings.raise_finding(outs, "CLOCK_PRESS_NO_MOVE", side, at, [ev],
                                           penalty=self.e.findings.penalty(side, "CLOCK_PRESS_NO_MOVE"),
                         text="press without a move")

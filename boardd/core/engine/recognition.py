@@ -57,6 +57,7 @@ class Recognition:
             return
         if self.e.correction.board_reinstated(outs, at):
             return
+        self.g.undo_due = None  # (the board changed: a position before the made move must stand anew)
         turn = self.g.board.turn
         mover = not turn
         post_open = self.post_made_open()
@@ -95,6 +96,8 @@ class Recognition:
             back = self.earlier_position()
             if back is not None and self.e.correction.partial_restore(outs, back, at):
                 return
+            if back is not None and self.e.made_moves.undo_pending(back, at):
+                return  # the last move, not completed, taken back by its player (R07), if it stands
             if back is not None:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
@@ -327,6 +330,9 @@ class Recognition:
         bdiff = base.classify(self.g.phys)
         if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
             self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
+        elif bdiff.kind is DiffClass.NONE:
+            # the position before the made move is back: taken back if it stands (MadeMoves.take_back)
+            self.e.made_moves.undo_pending(len(self.g.records) - 1, at)
         self.track_castle_king(bdiff, at, base)
         if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             # a dump that is no change of the last move: missed updates or R15

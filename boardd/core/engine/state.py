@@ -173,6 +173,9 @@ class Game:
         #: a piece of the side without the move appeared on an empty square (no lift): judged once it stayed
         #: T_flicker (a sensor glitch reverts sooner: SENSOR_FLICKER), at this time
         self.oot_recheck: float | None = None
+        #: the board back at the position before the last mover's made move not completed yet (R07): judged once it
+        #: stood ``T_settle`` (the move taken back, not a slide or a flicker), at this time
+        self.undo_due: float | None = None
         self.opp_early_raised = False  # OPPONENT_STARTED_BEFORE_MOVE_MADE was raised in this segment
         self.pressed_no_move: chess.Color | None = None
         self.promo_seen = False

@@ -161,7 +161,7 @@ class WhoseChange:
         # takeback: the physical board is an earlier official position
         ply = self.e.recognition.earlier_position(_TAKEBACK_DEPTH)
         if ply is not None:
-            if self.e.correction.partial_restore(outs, ply, at):
+            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at):
                 return
             if not self.g.oot_raised and not snapshot:
                 self.g.oot_raised = True

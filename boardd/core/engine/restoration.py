@@ -343,6 +343,8 @@ class Restoration:
             return
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        if irr.code == "OUT_OF_TURN_CHANGE" and was_open:
+            self.e.whose_change.confirmed(outs, irr.id, at)  # ruled without reinstating: play on from the board
         if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
                 and self.g.playing and self.g.phys.key() != self.g.index.key:
             if event.accept:

@@ -14,15 +14,18 @@ leaves out the released move changed or undone, R07/R29).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 
 import chess
 import pytest
 
+from boardd.core.contract import Publisher
 from boardd.core.engine import Engine
 from boardd.core.events import Event, GameInfo, Reinstate, Resolve, SquareChanged
 from boardd.core.outputs import Irregularity, IrregularityRaised, MovesRetracted, Output, Severity
+from boardd.core.record import game_pgn
 from boardd.core.settings import RulesConfig
 from tests.core.noclock_audit import cases, judge
 
@@ -202,3 +205,24 @@ def test_the_reply_captures_victim_first() -> None:
     outs = _feed(engine, events, 40.0)
     assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
     assert _record(engine) == ["e2e4", "e7e5", "g1f3", "g8f6", "!f8c5", "f3e5"]
+
+
+def test_the_entry_is_marked_out_of_turn_for_the_record_the_contract_and_the_pgn() -> None:
+    """The entry says what it is (an irregularity, not an illegal move: seed 004 ex. 17): ``out_of_turn`` on the
+    record and the ``move`` message, ``(out of turn, f1c4)`` in the PGN's tail comment; the move number goes on
+    after the skipped ply (3. Bc4 with Black to move, then 3...Nc6, as ``2... -- 3. Bc4 Nc6``)."""
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=2023))
+    events, put = _opening(random.Random(2))
+    events += [_sq(put + 3.0, "b8", None), _sq(put + 3.3, "c6", BN)]
+    outs = _feed(engine, events, put + 30.0)
+    moves = engine.state.moves
+    assert [m.out_of_turn for m in moves] == [False, False, False, True, False]
+    assert moves[3].fen_after.split()[1:] == ["b", "KQkq", "-", "0", "3"]
+    assert moves[4].fen_after.split()[1] == "w" and moves[4].fen_after.split()[5] == "4"
+    bodies = [json.loads(p.payload_bytes()) for p in Publisher(board="t1").render(outs, engine.state, at=put + 30.0)
+              if p.topic.endswith("/move")]
+    entry = [b for b in bodies if b["uci"] == "f1c4"]
+    assert entry and all(b["out_of_turn"] is True and b["legal"] is False and b["side"] == "white" for b in entry)
+    assert not any("out_of_turn" in b for b in bodies if b["uci"] != "f1c4")
+    pgn = game_pgn(engine.state)
+    assert "3. Bf1-c4 (out of turn, f1c4)" in pgn and "3... Nb8-c6" not in pgn and "move made on the opponent" in pgn

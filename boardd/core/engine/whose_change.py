@@ -296,7 +296,7 @@ class WhoseChange:
         g.phys, g.last_board_t = twice.stood, twice.since
         g.mask.clear()
         try:
-            self.e.restoration.adopt_physical(outs, offender, at, desc, twice.reading)
+            self.e.restoration.adopt_physical(outs, offender, at, desc, twice.reading, out_of_turn=True)
         finally:
             g.phys, g.last_board_t = phys, last_t
         self.e.recognition._not_completed_yet(outs, offender)

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
 
 import chess
 import pytest
 
 from boardd.core.contract import Publisher
 from boardd.core.engine import Engine
-from boardd.core.events import Event, GameInfo, Reinstate, Resolve, SquareChanged
-from boardd.core.outputs import Irregularity, IrregularityRaised, MovesRetracted, Output, Severity
+from boardd.core.events import Event, GameInfo, Reinstate, Resolve
+from boardd.core.outputs import MovesRetracted, Output, Severity
 from boardd.core.record import game_pgn
 from boardd.core.settings import RulesConfig
 from tests.core.noclock_audit import cases, judge
+from tests.core.test_noclock_illegal import BN, BP, WB, WN, WP, _feed, _raised, _sq
 
 #: the wrong side moving, two seeds: real games, random ply, random pauses and capture orders after it
 CASES = [c for c in cases(7070, 160) + cases(4242, 160) if c.kind == "wrong-side"]
@@ -49,29 +49,6 @@ def test_no_clock_games_where_the_mover_moves_again_raise_it_once_and_lose_no_mo
 def test_the_samples_cover_every_edition() -> None:
     assert len(CASES) == 80
     assert {c.edition for c in CASES} == {2009, 2014, 2018, 2023}
-
-
-WB, WN, WP = chess.Piece(chess.BISHOP, chess.WHITE), chess.Piece(chess.KNIGHT, chess.WHITE), \
-    chess.Piece(chess.PAWN, chess.WHITE)
-BN, BP = chess.Piece(chess.KNIGHT, chess.BLACK), chess.Piece(chess.PAWN, chess.BLACK)
-
-
-def _sq(at: float, square: str, piece: chess.Piece | None) -> SquareChanged:
-    return SquareChanged(at=at, square=chess.parse_square(square), content=piece)
-
-
-def _feed(engine: Engine, events: Sequence[Event], end: float) -> list[Output]:
-    outs: list[Output] = []
-    for event in events:
-        while (deadline := engine.next_deadline()) is not None and deadline < event.at:
-            outs += engine.advance(deadline)
-        outs += engine.feed(event)
-    outs += engine.advance(end)
-    return outs
-
-
-def _raised(outs: list[Output]) -> list[Irregularity]:
-    return [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
 
 
 def _strong(outs: list[Output]) -> list[str]:

@@ -241,8 +241,8 @@ class WhoseChange:
         if twice is not None and twice.ply != n:
             twice = self.twice = None
         key = g.phys.key()
-        if twice is None and key == g.index.key:
-            return False
+        if twice is None and (key == g.index.key or not self.own_changed(offender)):
+            return False  # none of his pieces elsewhere (the opponent's move under way, or nothing)
         if twice is not None and twice.left is None and twice.stood.key() != key:
             twice = self.twice = dataclasses.replace(twice, left=at)
         if twice is not None:

@@ -203,3 +203,42 @@ def test_the_entry_is_marked_out_of_turn_for_the_record_the_contract_and_the_pgn
     assert not any("out_of_turn" in b for b in bodies if b["uci"] != "f1c4")
     pgn = game_pgn(engine.state)
     assert "3. Bf1-c4 (out of turn, f1c4)" in pgn and "3... Nb8-c6" not in pgn and "move made on the opponent" in pgn
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_out_of_turn_capture_victim_first_or_last(seed: int) -> None:
+    """3.Bb5, then White again 4.Bxc6 before Black replied, the knight lifted before or after the bishop (by
+    chance), random pauses; Black recaptures with the b- or d-pawn (victim first or last), White plays d3. One
+    OUT_OF_TURN_CHANGE (the victim lifted by White is no early start of Black's opponent: before, also
+    OPPONENT_STARTED_BEFORE_MOVE_MADE), the record whole."""
+    rng = random.Random(seed)
+    t = 1.0
+    events: list[Event] = []
+
+    def move(frm: str, to: str, piece: chess.Piece, victim: str | None = None) -> None:
+        nonlocal t
+        if victim is not None and rng.random() < 0.5:
+            events.append(_sq(t, victim, None))
+            t = round(t + rng.uniform(0.15, 0.6), 3)
+            victim = None
+        events.append(_sq(t, frm, None))
+        t = round(t + rng.uniform(0.15, 0.6), 3)
+        if victim is not None:
+            events.append(_sq(t, victim, None))
+            t = round(t + rng.uniform(0.1, 0.3), 3)
+        events.append(_sq(t, to, piece))
+        t = round(t + rng.uniform(0.8, 5.0), 3)
+
+    move("e2", "e4", WP)
+    move("e7", "e5", BP)
+    move("g1", "f3", WN)
+    move("b8", "c6", BN)
+    move("f1", "b5", WB)
+    move("b5", "c6", WB, victim="c6")
+    pawn = rng.choice(("b7", "d7"))
+    move(pawn, "c6", BP, victim="c6")
+    move("d2", "d3", WP)
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=rng.choice((2009, 2014, 2018, 2023))))
+    outs = _feed(engine, events, t + 30.0)
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "!b5c6", pawn + "c6", "d2d3"]

@@ -271,6 +271,10 @@ class WhoseChange:
                 "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
                 "otherwise play goes on from the board")).id
         self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
+        # his hands, not the opponent's early start: a capture's victim he lifted while the opponent had the
+        # move reads as the opponent's move under way (one incident, one alert)
+        g.opp_early_raised = True
+        self.e.recognition.early_pending = None
         return False
 
     def _index_again(self, n: int) -> PositionIndex:

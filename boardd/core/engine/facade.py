@@ -58,7 +58,12 @@ sleeps until :meth:`next_deadline`).
   starts his reply (a piece of his changed and the board is his move in progress from the
   illegal position): raised as at a press, it enters the record made when put down (``legal=False``,
   the engine's clock switched then, completed by the offender's next move) and the reply is
-  recorded after it, unless the arbiter reinstates (7.5.1).
+  recorded after it, unless the arbiter reinstates (7.5.1). The player who has just moved moving again
+  before the reply (another piece, not his released move changed) is a move on the opponent's turn (R13,
+  an irregularity, not an illegal move): ``OUT_OF_TURN_CHANGE`` once when the piece is put down; when the
+  opponent starts his reply from the board it enters the record (``legal=False``, ``out_of_turn``, the
+  opponent still to move), unless the arbiter reinstates (7.6); a ruling without reinstatement adopts it at
+  once (``WhoseChange.moved_twice``).
 * **Orientation.** The first board dump (or, before the first move, the first move seen
   only in a turned frame) decides how the board stands: turned round (180°) is handled
   transparently (``GameEvent ORIENTATION_CHANGED``); a quarter turn is also

@@ -65,13 +65,15 @@ class Recognition:
         opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
         view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
         diff = self.g.index.classify(view)
-        if not snapshot and self._completed_by_the_reply(outs, diff, view, at):
-            # the illegal move stands in the record: the opponent's changes are now his move (not masked)
+        if not snapshot and (self._completed_by_the_reply(outs, diff, view, at)
+                             or self.e.whose_change.moved_twice(outs, at)):
+            # the illegal (or out-of-turn) move stands in the record: the opponent's changes are now his move
             view = self.g.phys
             diff = self.g.index.classify(view)
             turn = self.g.board.turn
             mover = not turn
             opp_touch = False
+            post_open = self.post_made_open()
         self.g.last_diff = diff
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
@@ -178,12 +180,17 @@ class Recognition:
         if len(self.g.records) <= seen[0]:
             return False
         self._not_completed_yet(outs, turn)
-        # the reply's segment began when the illegal move was made; what the opponent touched since is his (4.3)
+        self._reply_segment(since, lifts, places, evidence)
+        return True
+
+    def _reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
+                       places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
+        """The reply's segment began when the move it answers was made (*since*); what the opponent touched since
+        is his (4.3)."""
         self.g.seg_start = since
         self.g.seg_lifts = [x for x in lifts if x[0] > since]
         self.g.seg_places = [x for x in places if x[0] > since]
         self.g.seg_evidence = [x for x in evidence if x.at > since]
-        return True
 
     def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
         """The illegal move entered the record as at a press; without one it is completed by the offender's next

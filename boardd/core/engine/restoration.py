@@ -213,16 +213,18 @@ class Restoration:
         if self.g.board_down:
             self.g.outage_divergence = irr.id
 
-    def adopt_physical(self, outs: list[Output], side: chess.Color, at: float, desc: str, diff: Diff) -> None:
-        """G6: play continues from the physical position (MoveRecord.legal=False)."""
+    def adopt_physical(self, outs: list[Output], side: chess.Color, at: float, desc: str, diff: Diff, *,
+                       out_of_turn: bool = False) -> None:
+        """G6: play continues from the physical position (MoveRecord.legal=False). *out_of_turn*: *side* moved
+        on the opponent's turn (R13), whose ply is skipped (the move number goes on by one whatever the side)."""
         if diff.kind in (DiffClass.NONE, DiffClass.IN_HAND) and not self.g.promo_seen:
             return
         board = _board_from(self.g.phys.squares, self.g.board, not side)
-        board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK else 0)
+        board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK or out_of_turn else 0)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci=_physical_uci(self.g.board, diff), san=desc, side=side,
                          fen_after=board.fen(), made_at=self.g.last_board_t if self.g.last_board_t > -1e17 else at,
                          completed_at=at, completion=Completion.PRESS, clock_white=self.g.clock.white,
-                         clock_black=self.g.clock.black, legal=False)
+                         clock_black=self.g.clock.black, legal=False, out_of_turn=out_of_turn)
         self.g.records.append(rec)
         # keep the python-chess move stack in step with the record: restart from the physical position
         self.g.board = board
@@ -345,6 +347,8 @@ class Restoration:
             return
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        if irr.code == "OUT_OF_TURN_CHANGE" and was_open:
+            self.e.whose_change.confirmed(outs, irr.id, at)  # ruled without reinstating: play on from the board
         if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
                 and self.g.playing and self.g.phys.key() != self.g.index.key:
             if event.accept:

@@ -241,6 +241,8 @@ class WhoseChange:
         if twice is not None and twice.ply != n:
             twice = self.twice = None
         key = g.phys.key()
+        if len(g.keys) >= 2 and key == g.keys[-2]:
+            return False  # the position before his move: his move taken back (R07, MadeMoves.take_back), not a second
         if twice is None and (key == g.index.key or not self.own_changed(offender)):
             return False  # none of his pieces elsewhere (the opponent's move under way, or nothing)
         if twice is not None and twice.left is None and twice.stood.key() != key:

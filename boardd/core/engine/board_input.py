@@ -11,7 +11,7 @@ from boardd.core.engine.common import (
     _JUMP_DEPTH,
     _ROTATIONS,
     _SNAPSHOT_INCREMENTAL,
-    _content_text,
+    _change_text,
     _fen,
     _search,
 )
@@ -173,14 +173,8 @@ class BoardInput:
         if old == content:
             return False
         batch.append((sq, old, content))
-        name = chess.SQUARE_NAMES[sq]
-        text = (f"L {name}" if content is None
-                else f"P {name} {_content_text(content)}" if old is None
-                else f"X {name} {_content_text(old)}→{_content_text(content)}")
-        self.g.seg_evidence.append(Evidence(at=at, event=text))
-        if len(self.g.seg_evidence) > 200:
-            del self.g.seg_evidence[:100]
-        if self._flicker(outs, sq, content, old, at, snapshot=snapshot, text=text):
+        self.g.note_change(at, sq, old, content)
+        if self._flicker(outs, sq, content, old, at, snapshot=snapshot):
             batch.pop()
         elif content is None and isinstance(old, chess.Piece):
             self.g.seg_lifts.append((at, sq, old))
@@ -194,8 +188,8 @@ class BoardInput:
         self.g.last_board_t = at
         return True
 
-    def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool,
-                 text: str) -> bool:
+    def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool
+                 ) -> bool:
         """A square that reverted within T_flicker with nothing else nearby: a sensor glitch (True), ignored."""
         timing = self.rules.timing
         burst = self.burst.get(sq)
@@ -211,7 +205,7 @@ class BoardInput:
         self.burst.pop(sq, None)
         self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
                     [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
-                     Evidence(at=at, event=text)],
+                     Evidence(at=at, event=_change_text(sq, old, content))],
                     text="sensor glitch ignored (not a touch, not a displacement)")
         self.g.seg_lifts = [x for x in self.g.seg_lifts if not (x[1] == sq and x[0] >= burst[0])]
         self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]

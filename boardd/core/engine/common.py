@@ -120,6 +120,14 @@ def _content_text(content: Content) -> str:
     return content_symbol(content)
 
 
+def _change_text(square: int, old: Content, new: Content) -> str:
+    """A board change as evidence text: ``L e2`` (lifted), ``P e4 wP`` (put down), ``X e4 wP→bN`` (replaced)."""
+    name = chess.SQUARE_NAMES[square]
+    return (f"L {name}" if new is None
+            else f"P {name} {_content_text(new)}" if old is None
+            else f"X {name} {_content_text(old)}→{_content_text(new)}")
+
+
 @dataclass(slots=True)
 class _Candidate:
     """A LEGAL(m) state waiting for T_settle (release inference)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import chess
 
+from boardd.core._slots import slot_setters
 from boardd.core.events import Content, Marker
 
 __all__ = [
@@ -161,6 +162,25 @@ class Diff:
 
 
 _NONE = Diff(DiffClass.NONE)
+
+_DIFF_SET = slot_setters(Diff, ("kind", "move", "candidates", "subtype", "changed", "relocations"))
+
+
+def _diff(kind: DiffClass, move: chess.Move | None = None, candidates: tuple[chess.Move, ...] = (),
+          subtype: str | None = None, changed: int = 0) -> Diff:
+    """``Diff(kind, move, candidates, subtype, changed)`` through the slot setters (:mod:`boardd.core._slots`):
+    :meth:`PositionIndex.classify` makes one for nearly every board change."""
+    if _DIFF_SET is None:
+        return Diff(kind, move, candidates, subtype, changed)
+    set_kind, set_move, set_candidates, set_subtype, set_changed, set_relocations = _DIFF_SET
+    diff = object.__new__(Diff)
+    set_kind(diff, kind)
+    set_move(diff, move)
+    set_candidates(diff, candidates)
+    set_subtype(diff, subtype)
+    set_changed(diff, changed)
+    set_relocations(diff, ())
+    return diff
 
 
 class PositionIndex:
@@ -357,9 +377,9 @@ class PositionIndex:
         changed = self.changed_squares(phys)
         move = self._quick_move(phys, key, changed) if self._targets is None else self._targets.get(key)
         if move is not None and not phys.markers:
-            return Diff(DiffClass.LEGAL, move=move, changed=changed)
+            return _diff(DiffClass.LEGAL, move=move, changed=changed)
         if phys.markers:
-            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            return _diff(DiffClass.UNRECOGNISED, changed=changed)
         turn = self.board.turn
         own_official = self.board.occupied_co[turn]
         opp_official = self.board.occupied_co[not turn]
@@ -370,16 +390,16 @@ class PositionIndex:
                 added |= 1 << sq
         if not added:
             if changed & own_official:
-                return Diff(DiffClass.IN_HAND, changed=changed)
+                return _diff(DiffClass.IN_HAND, changed=changed)
             cands = self._partials(squares, changed)
             if cands:
-                return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
-                            subtype=self._partial_code(cands, squares))
-            return Diff(DiffClass.OPP_ONLY, changed=changed)
+                return _diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                             subtype=self._partial_code(cands, squares))
+            return _diff(DiffClass.OPP_ONLY, changed=changed)
         cands = self._partials(squares, changed)
         if cands:
-            return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
-                        subtype=self._partial_code(cands, squares))
+            return _diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                         subtype=self._partial_code(cands, squares))
         return self._analyse(squares, changed, own_official, opp_official)
 
     def _quick_move(self, phys: PhysicalBoard, key: Key, changed: int) -> chess.Move | None:

@@ -87,8 +87,8 @@ class PhysicalBoard:
     def set(self, square: int, content: Content) -> Content:
         """Set *square* to *content*; return the previous content."""
         old = self.squares[square]
-        if old == content:
-            return old
+        if old is content or (old is not None and content is not None and old == content):
+            return old  # (a piece's == is a Python call: only asked when both are something)
         bit = 1 << square
         key = self._key
         self._key_tuple = None

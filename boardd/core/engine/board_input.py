@@ -159,33 +159,37 @@ class BoardInput:
     def _change(self, outs: list[Output], raw_sq: int, content: Content, at: float, *, snapshot: bool,
                 batch: list[tuple[int, Content, Content]]) -> bool:
         """One square's new content; True if the physical position changed (the change is added to *batch*)."""
-        self.g.raw_touched.add(raw_sq)
-        if self.g.raw[raw_sq] == content:
+        g = self.g
+        g.raw_touched.add(raw_sq)
+        raw = g.raw
+        was = raw[raw_sq]
+        # (a piece's == is a Python call: only asked when both are something)
+        if was is content or (was is not None and content is not None and was == content):
             return False
-        self.g.raw[raw_sq] = content
-        sq = self.map(raw_sq)
+        raw[raw_sq] = content
+        sq = _ROTATIONS[g.rot][raw_sq]
         if isinstance(content, Marker):
             self.on_marker(outs, sq, content, at)
             return False
-        if sq in self.g.markers:
-            del self.g.markers[sq]
-        old = self.g.phys.set(sq, content)
-        if old == content:
+        if sq in g.markers:
+            del g.markers[sq]
+        old = g.phys.set(sq, content)
+        if old is content or (old is not None and content is not None and old == content):
             return False
         batch.append((sq, old, content))
-        self.g.note_change(at, sq, old, content)
+        g.note_change(at, sq, old, content)
         if self._flicker(outs, sq, content, old, at, snapshot=snapshot):
             batch.pop()
         elif content is None and isinstance(old, chess.Piece):
-            self.g.seg_lifts.append((at, sq, old))
-            if not snapshot and not self.g.setting_up:
+            g.seg_lifts.append((at, sq, old))
+            if not snapshot and not g.setting_up:
                 self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
         elif isinstance(content, chess.Piece):
-            if not snapshot and not self.g.setting_up:
+            if not snapshot and not g.setting_up:
                 self.e.two_hands.check_two_hands_castling(outs, at, content)
                 self.e.two_hands.check_two_hands_places(outs, at, sq, content)
-            self.g.seg_places.append((at, sq, content))
-        self.g.last_board_t = at
+            g.seg_places.append((at, sq, content))
+        g.last_board_t = at
         return True
 
     def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool
@@ -199,7 +203,9 @@ class BoardInput:
         self.recent.append((at, sq))
         if len(self.recent) > 64:
             del self.recent[:32]
-        if (snapshot or burst[1] != content or at - burst[0] > timing.t_flicker
+        before = burst[1]
+        if (snapshot or (before is not content and (before is None or content is None or before != content))
+                or at - burst[0] > timing.t_flicker
                 or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
             return False
         self.burst.pop(sq, None)

@@ -190,7 +190,8 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_safety", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_castlings", "_key", "_legal", "_safety", "_squares", "_targets", "_touched",
+                 "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -202,6 +203,7 @@ class PositionIndex:
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
         self._safety: tuple[int, int] | None = None
+        self._castlings: dict[Key, chess.Move] | None = None
 
     @property
     def squares(self) -> list[chess.Piece | None]:
@@ -281,6 +283,8 @@ class PositionIndex:
         king, blockers = self._king_and_blockers()
         if king < 0:
             return list(board.generate_legal_moves(from_mask, to_mask))
+        if not from_mask & board.occupied_co[board.turn]:
+            return []  # every move of chess starts from a piece of the side to move
         if to_mask.bit_count() <= 4:
             turn = board.turn
             reach = board.occupied_co[turn] & (board.pawns | board.kings)
@@ -414,7 +418,11 @@ class PositionIndex:
         own_gone = changed & off[ci] & ~(key[ci] & ~changed)
         own_new = changed & key[ci]
         if n == 4 or own_gone.bit_count() == 2:
-            return self.targets.get(key)  # castling (any variant): the cached targets decide
+            # only a castling moves two own pieces: in standard chess, the castlings' keys are the targets' that
+            # can match (in Chess960 a king-only castling shares its key with a king's step: the targets decide)
+            if board.chess960 or type(board) is not chess.Board:
+                return self.targets.get(key)
+            return self._castling_targets().get(key)
         if own_gone.bit_count() != 1 or own_new.bit_count() != 1:
             return None
         origin = own_gone.bit_length() - 1
@@ -445,6 +453,22 @@ class PositionIndex:
             return move if board_key(board) == key else None
         finally:
             board.pop()
+
+    def _castling_targets(self) -> dict[Key, chess.Move]:
+        """Placement key after each legal castling move -> the move (standard chess; computed once): the entries of
+        :attr:`targets` for the castlings, without generating every other move. Out of check python-chess's legal
+        castlings are its castling moves (``_is_safe`` passes them); in check it generates none."""
+        castlings = self._castlings
+        if castlings is None:
+            castlings = self._castlings = {}
+            board = self.board
+            for move in list(board.generate_castling_moves()):
+                board.push(move)  # the index owns this copy of the position: push/pop in place
+                try:
+                    castlings[board_key(board)] = move
+                finally:
+                    board.pop()
+        return castlings
 
     # -- partial states (§3.3) ------------------------------------------------
 

@@ -206,7 +206,8 @@ class BoardInput:
         before = burst[1]
         if (snapshot or (before is not content and (before is None or content is None or before != content))
                 or at - burst[0] > timing.t_flicker
-                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
+                # (the same answer in any order: from the latest, where another square usually is)
+                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in reversed(self.recent))):
             return False
         self.burst.pop(sq, None)
         self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,

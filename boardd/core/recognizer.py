@@ -482,7 +482,7 @@ class PositionIndex:
         to_mask = changed
         if board.ep_square is not None:
             to_mask |= chess.BB_SQUARES[board.ep_square]
-        seen: set[chess.Move] = set()
+        seen: set[tuple[int, int, int | None, int | None]] = set()
         off = self._key
         kings = board.kings
         pawns = board.pawns
@@ -499,10 +499,12 @@ class PositionIndex:
         else:
             moves = [*self._legal_moves_masked(changed, chess.BB_ALL), *self._legal_moves_masked(chess.BB_ALL, to_mask)]
         for move in moves:
-            if move in seen:
-                continue
-            seen.add(move)
             f, t = move.from_square, move.to_square
+            # a move's fields, as its equality compares them (a Move's own hash is a Python call)
+            fields = (f, t, move.promotion, move.drop)
+            if fields in seen:
+                continue
+            seen.add(fields)
             if not move.promotion and not (kings >> f) & 1 and not ((pawns >> f) & 1 and t == ep_square):
                 # a plain move or capture touches its two squares only: after it the origin is empty and the
                 # target holds the moved piece (no push/pop needed)

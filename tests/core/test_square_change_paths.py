@@ -22,19 +22,8 @@ from boardd.core.engine.state import Game
 from boardd.core.events import Content, Event
 from boardd.core.outputs import Evidence, IrregularityRaised
 from boardd.core.recognizer import Diff, PositionIndex
-from drivers.sim import random_game, simulate_game
-from tests.core.test_fast_paths import _games, _outputs
-
-
-def _positions(n_games: int, *, chess960: bool) -> Iterator[chess.Board]:
-    for seed in range(n_games):
-        game = random_game(seed, max_plies=120, chess960=chess960)
-        board = game.board()
-        for move in game.mainline_moves():
-            yield board
-            board = board.copy(stack=False)
-            board.push(move)
-        yield board
+from drivers.sim import simulate_game
+from tests.core.test_fast_paths import _games, _outputs, _positions
 
 
 @pytest.mark.parametrize("chess960", [False, True])

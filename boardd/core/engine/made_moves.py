@@ -82,7 +82,7 @@ class MadeMoves:
         # segment's, not the mover's (touch-move, 4.3)
         since = cand.at
         unsettled = self.unsettled
-        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == g.board.fen():
+        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == _fen(g.board):
             since = min(since, unsettled[0].at)  # (on the board before, his hand dropped it for a moment)
         theirs = set(g.mask)
         lifts = [x for x in g.seg_lifts if x[1] in theirs]
@@ -110,7 +110,7 @@ class MadeMoves:
 
     def dropped(self, cand: _Candidate) -> None:
         """The board no longer shows the candidate's move before it settled (:meth:`replied_before_settled`)."""
-        self.unsettled = None if cand.replace else (cand, self.g.board.fen(), self.g.parked)
+        self.unsettled = None if cand.replace else (cand, _fen(self.g.board), self.g.parked)
 
     def replied_before_settled(self, outs: list[Output], at: float) -> bool:
         """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
@@ -123,7 +123,7 @@ class MadeMoves:
         if unsettled is None:
             return False
         cand, key, parked = unsettled
-        if key != self.g.board.fen() or not self.g.board.is_legal(cand.move):
+        if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
             self.unsettled = None
             return False
         after = self.g.board.copy(stack=False)

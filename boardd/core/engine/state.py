@@ -7,7 +7,15 @@ import re
 import chess
 
 from boardd.core.clock import ClockModel, TimeControl
-from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Press, _Window
+from boardd.core.engine.common import (
+    _LOGGER,
+    _STANDARD_FEN,
+    _BlindPress,
+    _Candidate,
+    _change_text,
+    _Press,
+    _Window,
+)
 from boardd.core.engine.modes import (
     BOARD_LINK,
     CLOCK_LINK,
@@ -163,7 +171,9 @@ class Game:
         self.prev_lifts: list[tuple[float, int, chess.Piece]] = []
         self.extra_lifts: list[tuple[float, int, chess.Piece]] = []
         self.seg_places: list[tuple[float, int, chess.Piece]] = []
-        self.seg_evidence: list[Evidence] = []
+        self._seg_evidence: list[Evidence] = []
+        #: the segment's board changes (time, square, old, new) after :attr:`seg_evidence`, not yet read as text
+        self._seg_changes: list[tuple[float, int, Content, Content]] = []
         self.last_board_t = -1e18
         self.match_t = 0.0
         self.cand: _Candidate | None = None
@@ -209,6 +219,34 @@ class Game:
         self.flag_t: dict[chess.Color, float] = {}
         self.clock = ClockState()
         self.last_press_at: float | None = None
+
+    @property
+    def seg_evidence(self) -> list[Evidence]:
+        """The segment's evidence: the board changes (``L e2``, ``P e4 wP``, ``X e4 wP→bN``) and what else was noted.
+
+        A change is kept as data (:meth:`note_change`) and written as text when the evidence is first read (a
+        finding that carries it): most segments end with the move made and their changes are never read.
+        """
+        changes = self._seg_changes
+        if changes:
+            self._seg_evidence += [Evidence(at=at, event=_change_text(sq, old, new)) for at, sq, old, new in changes]
+            self._seg_changes = []
+        return self._seg_evidence
+
+    @seg_evidence.setter
+    def seg_evidence(self, evidence: list[Evidence]) -> None:
+        self._seg_evidence = evidence
+        self._seg_changes = []
+
+    def note_change(self, at: float, square: int, old: Content, new: Content) -> None:
+        """A board change into the segment's evidence (at most 200 kept: past that, the oldest 100 are dropped)."""
+        changes = self._seg_changes
+        changes.append((at, square, old, new))
+        evidence = self._seg_evidence
+        if len(evidence) + len(changes) > 200:
+            written = min(100, len(evidence))
+            del evidence[:written]
+            del changes[:100 - written]
 
     def fen_before(self, ply: int) -> str:
         """The FEN of the position before the record's move *ply* (the start position before the first)."""

@@ -240,6 +240,13 @@ def _seconds(value: float | None) -> float | None:
     """Seconds as a JSON number, rounded to the millisecond; None for unknown or non-finite."""
     if value is None or not math.isfinite(value):
         return None
+    return _rounded(value) if value else round(float(value), 3)   # (0.0 and -0.0 are one key of a cache)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rounded(value: float) -> float:
+    """``round(value, 3)`` (a decimal conversion: a few µs), kept: a clock's times and an event's time come again
+    in several payloads (the side not running keeps its time over many readings)."""
     return round(float(value), 3)
 
 
@@ -360,17 +367,18 @@ def _fragment(value: object) -> str:
 
     The usual scalars skip the encoder (the same text: ``json`` writes ints and floats with their ``repr``).
     """
-    if isinstance(value, str) and type(value) is str:
-        return _escape_breaks(_encode_string(value))
+    kind = type(value)
+    if kind is str:
+        return _escape_breaks(_encode_string(value))   # type: ignore[arg-type]
     if value is None:
         return "null"
     if value is True:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, int) and type(value) is int:
+    if kind is int:
         return int.__repr__(value)
-    if isinstance(value, float) and type(value) is float and math.isfinite(value):
+    if kind is float and math.isfinite(value):   # type: ignore[arg-type]
         return float.__repr__(value)
     return _escape_breaks(_encode(value))
 
@@ -388,19 +396,26 @@ def _key_fragment(key: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _key_order(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """*keys* sorted, each with its :func:`_key_fragment` (a payload kind has one or two sets of keys)."""
-    return tuple((key, _key_fragment(key)) for key in sorted(keys))
+    """*keys* sorted, each with the text before its value: ``{"key":`` for the first, ``,"key":`` for the others
+    (a payload kind has one or two sets of keys)."""
+    return tuple((key, ("," if index else "{") + _key_fragment(key)) for index, key in enumerate(sorted(keys)))
 
 
 def _object_text(payload: Mapping[str, object], raw: Mapping[str, str]) -> str | None:
     """:func:`_dumps` of the object *payload* whose values under the keys of *raw* are already serialised
-    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand)."""
+    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand).
+
+    One join of the keys and values: the long values of *raw* (the ``state``'s move lists) are copied once.
+    """
+    if not payload:
+        return "{}"
     try:
-        parts = [head + (raw[key] if key in raw else _fragment(payload[key]))
-                 for key, head in _key_order(tuple(payload))]
+        parts = [text for key, head in _key_order(tuple(payload))
+                 for text in (head, raw[key] if key in raw else _fragment(payload[key]))]
     except (TypeError, ValueError):
         return None
-    return "{" + ",".join(parts) + "}"
+    parts.append("}")
+    return "".join(parts)
 
 
 class _Fragments:
@@ -523,7 +538,7 @@ class Publisher:
                     _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
                     continue
                 payload[key] = value
-        text = _object_text(payload, raw) if raw is not None else None
+        text = _object_text(payload, raw) if raw is not None else None   # (else the C encoder, when asked)
         topic = self._topics.get(kind)
         if topic is None:
             topic = self._topics[kind] = self.topic(kind)
@@ -582,12 +597,12 @@ class Publisher:
 
     def snapshot(self, state: GameState, *, at: float) -> list[Publication]:
         """The retained ``state`` and ``pgn`` publications (after a change, or on (re)connect)."""
-        pgn, pgn_json, check = escaped_pgn(state, _json_inner)
+        pgn, pgn_json, check = escaped_pgn(state, _json_inner, '"')
         body, raw = self._state_body(state, check)
         return [
             self._publication("state", body, at=at, raw=raw),
             Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos,
-                        json=None if pgn_json is None else f'"{pgn_json}"'),
+                        json=pgn_json),
         ]
 
     def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],

@@ -14,6 +14,7 @@ import json
 import math
 import random
 
+import chess
 import pytest
 
 from boardd.core.contract import Publication, Publisher, iso_timestamp
@@ -21,6 +22,7 @@ from boardd.core.engine import Engine
 from boardd.core.events import GameInfo, NewGame
 from boardd.core.outputs import Output
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
+from tests.record.factories import make_state, records_from_moves
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -122,3 +124,19 @@ def test_every_publication_of_engine_games_is_its_json(kind: InjectionKind | Non
         checked += _publish(engine, publisher, engine.feed(NewGame(at=later, game=GameInfo(id="next", white="A"))),
                             later)
     assert checked > 200
+
+
+def test_pgn_json_of_odd_names() -> None:
+    # the line-by-line join of the escaped PGN (line breaks, quotes, backslashes and non-ASCII in the tags, a long
+    # tag) gives json.dumps of the PGN text
+    board = chess.Board()
+    records, _ = records_from_moves(board, [chess.Move.from_uci(uci) for uci in ("e2e4", "e7e5", "g1f3")])
+    publisher = Publisher(board="t7")
+    states = [make_state(records, white='Q "uote" \\ back\u2028slash', black="丁立人\x85", event="a\nb"),
+              make_state(records[:1], white="x" * 200)]
+    for state in states:
+        for publication in publisher.snapshot(state, at=5.0):
+            _check(publication)
+        pgn = publisher.snapshot(state, at=6.0)[1]
+        assert isinstance(pgn.payload, str) and pgn.payload.endswith("\n")
+        assert json.loads(pgn.replay_line())["payload"] == pgn.payload

@@ -387,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
 def _write(out: IO[bytes] | None, line: str) -> None:
     """Write one line as UTF-8 whatever the locale (byte-identical output)."""
     if out is not None:
-        out.write(line.encode("utf-8") + b"\n")
+        out.write(line.encode("utf-8"))   # (not + b"\n": a state or pgn line is as long as the game, issue 12)
+        out.write(b"\n")
     else:
         sys.stdout.write(line + "\n")

@@ -587,10 +587,14 @@ class DgtDecoder(BufferedDecoder):
         size = len(data)
         if not self._buffer and size >= 3 and _FIXED_SIZE.get(data[0]) == size == (data[1] << 7 | data[2]) \
                 and _ID_BYTE.search(data, 1) is None:
-            # the usual read: one whole message of a fixed size and nothing else; what the loop below does with
-            # it, without the buffer
+            # the usual read: one whole message of a fixed size and nothing else; what _feed_buffered does with
+            # it, without the buffer (tests/drivers/test_dgt_fast_paths.py holds the two equal)
             self._take(bytes(data), _LOGGER.isEnabledFor(TRACE), messages)
             return messages
+        return self._feed_buffered(data, messages)
+
+    def _feed_buffered(self, data: bytes, messages: list[DgtMessage]) -> list[DgtMessage]:
+        """:meth:`feed` through the buffer: any bytes, in any pieces."""
         self._buffer += data
         buf = self._buffer
         trace = _LOGGER.isEnabledFor(TRACE)

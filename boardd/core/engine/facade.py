@@ -309,7 +309,10 @@ class Engine:
                 _LOGGER.exception("engine failed on %r", event)
                 self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="ClockReading")],
                             text="internal error while processing this event (logged)")
-            if outs and (len(outs) > 1 or type(outs[0]) is not ClockUpdate):
+            if not outs:
+                if self.correction.unpublished is None:
+                    return outs  # a reading that changes nothing (most): what the publication gives then
+            elif len(outs) > 1 or type(outs[0]) is not ClockUpdate:
                 _republish_state(outs, at, False)
             return self.correction.publication(outs, at)
         if self._last_t is not None and at < self._last_t:
@@ -373,6 +376,15 @@ class Engine:
 
     def next_deadline(self) -> float | None:
         """When the next timer is due, or None."""
+        g = self.g
+        if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
+                and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
+                and self.downtime.held is None):
+            return None  # nothing that arms a timer (most of the time between moves): every term below is None
+        return self._next_deadline_of_all()
+
+    def _next_deadline_of_all(self) -> float | None:
+        """:meth:`next_deadline`, every timer asked."""
         due = [d for d in (self.g.cand.deadline if self.g.cand else None,
                            self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self.g.press else None, self.clock_readings.model_flag_due(),

@@ -55,6 +55,7 @@ from drivers.sim._inject import (
     expected_codes,
     illegal_targets,
     knock_candidates,
+    released_candidates,
     touch_candidates,
 )
 from drivers.sim._procedures import (
@@ -69,6 +70,7 @@ from drivers.sim._procedures import (
     script_castling960,
     script_correction,
     script_one_hand_capture,
+    script_released_taken_back,
 )
 from drivers.sim._script import (
     _Call,
@@ -554,8 +556,11 @@ def _arbiter_correction(offender: chess.Color) -> Callable[[float, SimClock], Ev
 
 
 def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, move: chess.Move, *,
-            ply_index: int) -> None:
-    """Script the injected irregularity at this ply (without the reply; LATE_PRESS is handled by the caller)."""
+            ply_index: int, remaining: float) -> None:
+    """Script the injected irregularity at this ply (without the reply; LATE_PRESS is handled by the caller).
+
+    *remaining*: the mover's time on the clock when his turn began (long incidents leave him time to play on).
+    """
     rng = h.rng
     color = board.turn
     piece = board.piece_at(move.from_square)
@@ -672,6 +677,15 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
         s.press(color)
     elif kind is InjectionKind.LATE_PRESS:
         h.clean_move(s, board, move)  # no press: the caller lets the opponent reply first
+    elif kind is InjectionKind.RELEASED_TAKEN_BACK:  # R07: another move released, taken back, the game's move
+        candidates = released_candidates(board, move)
+        same_piece = [m for m in candidates if m.from_square == move.from_square]
+        first = rng.choice(same_piece if same_piece and h.chance(0.5) else candidates)
+        script_released_taken_back(s, board, first, make=h.clean_move, t_settle=_T_SETTLE,
+                                   think_high=min(60.0, 0.25 * remaining))
+        h.clean_move(s, board, move)
+        h.press_delay(s)
+        s.press(color)
     else:  # pragma: no cover - exhaustive
         raise AssertionError(kind)
 
@@ -878,7 +892,8 @@ def simulate_game(
         cycle = cycles.get(ply)
         no_replacement = False
         if injection is not None:
-            _inject(script, handler, injection, board, move, ply_index=index)
+            _inject(script, handler, injection, board, move, ply_index=index,
+                    remaining=clock.remaining(color, turn_start))
             notes.codes.extend(expected_codes(injection, edition))
             if injection.kind in _ILLEGAL_CLASS or (edition >= 2018 and injection.kind in _ILLEGAL_CLASS_2018):
                 illegal_counts[color] += 1
@@ -997,6 +1012,9 @@ def simulate_game(
                          injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
                          result=entered_result)
 
+
+#: How long a change must stand to be settled (the engine's default ``T_settle``): a move released.
+_T_SETTLE = RulesConfig().timing.t_settle
 
 #: Injections of the illegal-move class in every edition, and from E2018 (rules-spec 6.2).
 _ILLEGAL_CLASS = frozenset({InjectionKind.ILLEGAL_MOVE, InjectionKind.PAWN_NOT_REPLACED})

@@ -804,8 +804,9 @@ def simulate_game(
             illegal move that reaches the edition's limit ends the game there (the arbiter enters
             the result), and the record stops before it.
         procedures: draw from the Laws' whole repertoire (:mod:`drivers.sim._procedures`): every
-            Chess960 castling method of F.3, one-hand captures at 150-300 ms. False (the default)
-            keeps the historical handling, event for event.
+            Chess960 castling method of F.3, one-hand captures at 150-300 ms, now and then a move
+            released, taken back and made again before the press (:func:`_released_again`). False
+            (the default) keeps the historical handling, event for event.
 
     Returns:
         The events and what they should produce.
@@ -929,6 +930,10 @@ def simulate_game(
             if not ends_game:
                 handler.press_delay(script)
                 script.press(color)
+            if (procedures and not ends_game and not notes.codes and late_pending is None
+                    and ply - 1 not in by_ply and ply - 1 not in cycles):
+                script = _released_again(script, board, move, seed=seed, profile=profile, ply=ply,
+                                         remaining=clock.remaining(color, turn_start), labels=handler.labels)
         if late_pending is not None:
             # The previous mover presses late, once this reply is made (T48), then this player presses.
             script.ops = [op for op in script.ops if not isinstance(op[1], _Press)]
@@ -1011,6 +1016,33 @@ def simulate_game(
                          allowed_info=INFO_CODES, header=header, game=info, profile=profile, seed=seed,
                          injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
                          result=entered_result)
+
+
+#: How often (per ply) the benign takeback of :func:`_released_again` is played with ``procedures=True``.
+RELEASED_AGAIN_RATE = 0.01
+
+
+def _released_again(script: _Script, board: chess.Board, move: chess.Move, *, seed: int, profile: str, ply: int,
+                    remaining: float, labels: list[str]) -> _Script:
+    """Sometimes (:data:`RELEASED_AGAIN_RATE`) the game's move made and released first, taken back by hand
+    before the press, and after some thought the same move made again and pressed (R07: nothing to flag).
+
+    Drawn from a generator of its own (seed, profile, ply): the simulator's draws stay those of the historical
+    handling, so a game in which it is never played is the same game event for event. Returns *script*, or
+    the procedure followed by *script* (its times shifted).
+    """
+    rng = random.Random(f"boardd-sim-released-again:{seed}:{profile}:{ply}")
+    if rng.random() >= RELEASED_AGAIN_RATE:
+        return script
+    combined = _Script(rng)
+    script_released_taken_back(combined, board, move, make=_Handler(rng, profile, procedures=True).clean_move,
+                               t_settle=_T_SETTLE, think_high=min(60.0, 0.25 * remaining))
+    shift = combined.t
+    combined.ops.extend((at + shift, op) for at, op in script.ops)
+    combined.t = shift + script.t
+    combined.rng = script.rng  # any later draw of the ply is the simulator's own, as without the procedure
+    labels.append("undo/same-again")
+    return combined
 
 
 #: How long a change must stand to be settled (the engine's default ``T_settle``): a move released.

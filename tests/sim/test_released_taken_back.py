@@ -207,3 +207,70 @@ def test_the_kind_fits_where_another_move_can_be_released() -> None:
     only = chess.Board("7k/8/8/8/8/8/1r6/K7 w - - 0 1")  # the king must take the rook: nothing else to release
     assert [m.uci() for m in only.legal_moves] == ["a1b2"]
     assert not applicable(KIND, only, chess.Move.from_uci("a1b2"), has_next=True)
+
+
+# --- the benign variant: the same move made again (procedures=True) -------------------------------------
+
+
+def _again_games(count: int) -> list[tuple[SimulatedGame, list[int]]]:
+    found = []
+    for seed in range(200):
+        sim = simulate_game(seed=seed, profile=PROFILES[seed % 3], procedures=True, think_median=1.0,
+                            edition=EDITIONS[seed % 4], time_control=TIME_CONTROLS[seed % 3])
+        plies = [ply for ply, label in sim.handled if label == "undo/same-again"]
+        if plies:
+            found.append((sim, plies))
+        if len(found) == count:
+            return found
+    raise AssertionError(f"only {len(found)} games with a move made again")
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_the_same_move_made_again_raises_nothing(index: int) -> None:
+    sim, plies = _again_games(8)[index]
+    state = replay(sim.events)
+    for ply in plies:
+        board = _board_before(sim, ply)
+        before = board.piece_map()
+        board.push_uci(sim.moves[ply - 1])
+        after = board.piece_map()
+        start = state.presses[ply - 2].at if ply > 1 else 0.0
+        placement = dict(before)
+        shown: list[tuple[float, dict[int, chess.Piece]]] = []
+        for change in (c for c in state.changes if start < c.at < state.presses[ply - 1].at):
+            if isinstance(change.content, chess.Piece):
+                placement[change.square] = change.content
+            else:
+                placement.pop(change.square, None)
+            shown.append((change.at, dict(placement)))
+        made = [i for i, (_, p) in enumerate(shown) if p == after]
+        back = [i for i, (_, p) in enumerate(shown) if p == before]
+        assert made and back and made[0] < back[-1] < made[-1], "made, taken back, made again"
+        stood = shown[made[0] + 1][0] - shown[made[0]][0]
+        assert stood >= T_SETTLE + 0.5 - 1e-3, "released: it stood past T_settle"
+        assert shown[back[-1] + 1][0] - shown[back[-1]][0] >= 1.0 - 1e-3, "the player thought"
+    record, found = run_engine(sim)
+    assert record == expected_record(sim)
+    strong = Counter(code_of(i) for i in found if i.severity is not Severity.INFO)
+    assert strong == Counter(code for _, code in sim.expected_codes), [(i.ply, code_of(i)) for i in found]
+
+
+def test_the_variant_leaves_the_simulators_draws_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its draws come from a generator of their own: without it, the same procedures are drawn at the same plies,
+    and a game in which it is not played is the same game event for event."""
+    from drivers.sim import _core
+
+    kept = changed = 0
+    for seed in range(12):
+        sim = simulate_game(seed=seed, profile=PROFILES[seed % 3], procedures=True, think_median=1.0)
+        with monkeypatch.context() as patch:
+            patch.setattr(_core, "RELEASED_AGAIN_RATE", 0.0)
+            without = simulate_game(seed=seed, profile=PROFILES[seed % 3], procedures=True, think_median=1.0)
+        assert [h for h in sim.handled if h[1] != "undo/same-again"] == list(without.handled)
+        if any(label == "undo/same-again" for _, label in sim.handled):
+            changed += 1
+            assert sim.events != without.events
+        else:
+            kept += 1
+            assert sim.events == without.events
+    assert kept and changed

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import chess
 import pytest
 
-from bench.bench_false_alarms import code_of, expected_record, run_engine
+from bench.bench_false_alarms import _fits, code_of, expected_record, run_engine
 from boardd.core.outputs import Severity
 from boardd.core.settings import RulesConfig
 from drivers.sim import PROFILES, Injection, InjectionKind, SimulatedGame, applicable, random_game, simulate_game
@@ -50,13 +50,7 @@ class Played:
 
 def _simulate(seed: int) -> tuple[SimulatedGame, int]:
     game = random_game(seed, max_plies=60)
-    board = game.board()
-    moves = list(game.mainline_moves())
-    fits = []
-    for index, move in enumerate(moves):
-        if 2 <= index < len(moves) - 1 and applicable(KIND, board, move, has_next=True):
-            fits.append(index + 1)
-        board.push(move)
+    fits = _fits(game, lambda board, move, has_next: applicable(KIND, board, move, has_next=has_next))
     ply = random.Random(seed).choice(fits)
     sim = simulate_game(game, seed=seed, profile=PROFILES[seed % 3], injections=[Injection(KIND, ply)],
                         procedures=seed % 2 == 1, edition=EDITIONS[seed % 4],

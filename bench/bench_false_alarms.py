@@ -365,14 +365,14 @@ def report(outcomes: list[Outcome], out: Iterable[str] | None = None) -> Iterato
 
 
 def _method_lines(games: list[Outcome]) -> Iterator[str]:
-    """Per Chess960 castling method and capture style, in the games without incidents: games using it, exact
-    records, false findings at that ply."""
+    """Per Chess960 castling method, capture style and released move made again (``undo/``), in the games
+    without incidents: games using it, exact records, false findings at that ply."""
     uses: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in games:
         if outcome.item.family not in ("standard", "chess960"):
             continue  # the handling alone: an incident's own failures are counted above
         for label in set(outcome.procedures):
-            if label.startswith(("960/", "capture/")):
+            if label.startswith(("960/", "capture/", "undo/")):
                 uses[label].append(outcome)
     if not uses:
         return

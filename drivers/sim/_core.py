@@ -55,6 +55,7 @@ from drivers.sim._inject import (
     expected_codes,
     illegal_targets,
     knock_candidates,
+    released_candidates,
     touch_candidates,
 )
 from drivers.sim._procedures import (
@@ -69,6 +70,7 @@ from drivers.sim._procedures import (
     script_castling960,
     script_correction,
     script_one_hand_capture,
+    script_released_taken_back,
 )
 from drivers.sim._script import (
     _Call,
@@ -554,8 +556,11 @@ def _arbiter_correction(offender: chess.Color) -> Callable[[float, SimClock], Ev
 
 
 def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, move: chess.Move, *,
-            ply_index: int) -> None:
-    """Script the injected irregularity at this ply (without the reply; LATE_PRESS is handled by the caller)."""
+            ply_index: int, remaining: float) -> None:
+    """Script the injected irregularity at this ply (without the reply; LATE_PRESS is handled by the caller).
+
+    *remaining*: the mover's time on the clock when his turn began (long incidents leave him time to play on).
+    """
     rng = h.rng
     color = board.turn
     piece = board.piece_at(move.from_square)
@@ -672,6 +677,15 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
         s.press(color)
     elif kind is InjectionKind.LATE_PRESS:
         h.clean_move(s, board, move)  # no press: the caller lets the opponent reply first
+    elif kind is InjectionKind.RELEASED_TAKEN_BACK:  # R07: another move released, taken back, the game's move
+        candidates = released_candidates(board, move)
+        same_piece = [m for m in candidates if m.from_square == move.from_square]
+        first = rng.choice(same_piece if same_piece and h.chance(0.5) else candidates)
+        script_released_taken_back(s, board, first, make=h.clean_move, t_settle=_T_SETTLE,
+                                   think_high=min(60.0, 0.25 * remaining))
+        h.clean_move(s, board, move)
+        h.press_delay(s)
+        s.press(color)
     else:  # pragma: no cover - exhaustive
         raise AssertionError(kind)
 
@@ -790,8 +804,9 @@ def simulate_game(
             illegal move that reaches the edition's limit ends the game there (the arbiter enters
             the result), and the record stops before it.
         procedures: draw from the Laws' whole repertoire (:mod:`drivers.sim._procedures`): every
-            Chess960 castling method of F.3, one-hand captures at 150-300 ms. False (the default)
-            keeps the historical handling, event for event.
+            Chess960 castling method of F.3, one-hand captures at 150-300 ms, now and then a move
+            released, taken back and made again before the press (:func:`_released_again`). False
+            (the default) keeps the historical handling, event for event.
 
     Returns:
         The events and what they should produce.
@@ -878,7 +893,8 @@ def simulate_game(
         cycle = cycles.get(ply)
         no_replacement = False
         if injection is not None:
-            _inject(script, handler, injection, board, move, ply_index=index)
+            _inject(script, handler, injection, board, move, ply_index=index,
+                    remaining=clock.remaining(color, turn_start))
             notes.codes.extend(expected_codes(injection, edition))
             if injection.kind in _ILLEGAL_CLASS or (edition >= 2018 and injection.kind in _ILLEGAL_CLASS_2018):
                 illegal_counts[color] += 1
@@ -914,6 +930,10 @@ def simulate_game(
             if not ends_game:
                 handler.press_delay(script)
                 script.press(color)
+            if (procedures and not ends_game and not notes.codes and late_pending is None
+                    and ply - 1 not in by_ply and ply - 1 not in cycles):
+                script = _released_again(script, board, move, seed=seed, profile=profile, ply=ply,
+                                         remaining=clock.remaining(color, turn_start), labels=handler.labels)
         if late_pending is not None:
             # The previous mover presses late, once this reply is made (T48), then this player presses.
             script.ops = [op for op in script.ops if not isinstance(op[1], _Press)]
@@ -997,6 +1017,36 @@ def simulate_game(
                          injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
                          result=entered_result)
 
+
+#: How often (per ply) the benign takeback of :func:`_released_again` is played with ``procedures=True``.
+RELEASED_AGAIN_RATE = 0.01
+
+
+def _released_again(script: _Script, board: chess.Board, move: chess.Move, *, seed: int, profile: str, ply: int,
+                    remaining: float, labels: list[str]) -> _Script:
+    """Sometimes (:data:`RELEASED_AGAIN_RATE`) the game's move made and released first, taken back by hand
+    before the press, and after some thought the same move made again and pressed (R07: nothing to flag).
+
+    Drawn from a generator of its own (seed, profile, ply): the simulator's draws stay those of the historical
+    handling, so a game in which it is never played is the same game event for event. Returns *script*, or
+    the procedure followed by *script* (its times shifted).
+    """
+    rng = random.Random(f"boardd-sim-released-again:{seed}:{profile}:{ply}")
+    if rng.random() >= RELEASED_AGAIN_RATE:
+        return script
+    combined = _Script(rng)
+    script_released_taken_back(combined, board, move, make=_Handler(rng, profile, procedures=True).clean_move,
+                               t_settle=_T_SETTLE, think_high=min(60.0, 0.25 * remaining))
+    shift = combined.t
+    combined.ops.extend((at + shift, op) for at, op in script.ops)
+    combined.t = shift + script.t
+    combined.rng = script.rng  # any later draw of the ply is the simulator's own, as without the procedure
+    labels.append("undo/same-again")
+    return combined
+
+
+#: How long a change must stand to be settled (the engine's default ``T_settle``): a move released.
+_T_SETTLE = RulesConfig().timing.t_settle
 
 #: Injections of the illegal-move class in every edition, and from E2018 (rules-spec 6.2).
 _ILLEGAL_CLASS = frozenset({InjectionKind.ILLEGAL_MOVE, InjectionKind.PAWN_NOT_REPLACED})

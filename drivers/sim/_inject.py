@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import chess
 
 __all__ = ["Injection", "InjectionKind", "applicable", "expected_codes", "illegal_targets", "knock_candidates",
-           "touch_candidates"]
+           "released_candidates", "touch_candidates"]
 
 _EDITIONS = (2009, 2014, 2018, 2023)
 
@@ -41,6 +41,9 @@ class InjectionKind(enum.StrEnum):
     LATE_PRESS = "late-press"
     #: Another own piece that could move is lifted and put back, then the game's move is made (T45).
     TOUCH_MOVE = "touch-move"
+    #: Another legal move made and released (it stands past T_settle), taken back by hand before the press, then
+    #: the game's move made and pressed: the released move changed (R07, 4.7).
+    RELEASED_TAKEN_BACK = "released-taken-back"
 
 
 _CODES: dict[InjectionKind, tuple[str, ...]] = {
@@ -54,6 +57,7 @@ _CODES: dict[InjectionKind, tuple[str, ...]] = {
     InjectionKind.KNOCK_NOT_RESTORED: ("DISPLACED_NOT_RESTORED_AT_PRESS",),
     InjectionKind.LATE_PRESS: ("CLOCK_NOT_PRESSED", "CLOCK_LATE_PRESS"),
     InjectionKind.TOUCH_MOVE: ("TOUCH_MOVE_SUSPECTED",),
+    InjectionKind.RELEASED_TAKEN_BACK: ("RELEASED_MOVE_CHANGED",),
 }
 
 
@@ -185,6 +189,21 @@ def touch_candidates(board: chess.Board, move: chess.Move, *, movable: bool) -> 
             if square not in excluded and (square in can_move) == movable]
 
 
+def released_candidates(board: chess.Board, move: chess.Move) -> list[chess.Move]:
+    """Legal moves other than the game's *move* that a player could release first and take back: any but one
+    that ends the game on the board (mate, stalemate, ...) and the under-promotions."""
+    candidates = []
+    for other in board.legal_moves:
+        if other == move or other.promotion not in (None, chess.QUEEN):
+            continue
+        board.push(other)
+        over = board.is_game_over(claim_draw=False)
+        board.pop()
+        if not over:
+            candidates.append(other)
+    return candidates
+
+
 def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has_next: bool) -> bool:
     """Whether *kind* can be injected at *move* played from *board*.
 
@@ -211,4 +230,6 @@ def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has
         return has_next
     if kind is InjectionKind.TOUCH_MOVE:
         return bool(touch_candidates(board, move, movable=True))
+    if kind is InjectionKind.RELEASED_TAKEN_BACK:
+        return bool(released_candidates(board, move))
     raise AssertionError(kind)  # pragma: no cover - exhaustive

@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from boardd.core.clock import TimeControl
 
 __all__ = ["CaptureStyle", "Castling960", "Correction", "CorrectionKind", "CycleResult", "castling960_methods",
-           "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds"]
+           "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds",
+           "script_released_taken_back", "takeback_order"]
 
 
 # --- Chess960 castling ----------------------------------------------------------------
@@ -626,3 +627,62 @@ def _restoration_order(rng: random.Random, board: chess.Board, from_square: int,
 
     orders = [order for order in itertools.permutations(actions) if doable(order)]
     return list(rng.choice(orders))
+
+
+# --- a released move taken back before the press ------------------------------------------
+
+
+def takeback_order(rng: random.Random, before: chess.Board, after: chess.Board) -> list[tuple[int, Content]]:
+    """The squares of *after* set back to *before* by hand, in a random valid order: ``(square, content)``.
+
+    A piece is put down only once it is in the hand (lifted from its square of *after*) or beside the board
+    (a captured piece, the pawn of a promotion); a square is filled only once it has been emptied. Castling
+    puts king and rook back in either order.
+    """
+    changed = [sq for sq in chess.SQUARES if after.piece_at(sq) != before.piece_at(sq)]
+    lifts = [sq for sq in changed if after.piece_at(sq) is not None]
+    places = [sq for sq in changed if before.piece_at(sq) is not None]
+    spare: list[chess.Piece] = []  # beside the board: what *before* has more of than *after*
+    for color in chess.COLORS:
+        for kind in chess.PIECE_TYPES:
+            extra = len(before.pieces(kind, color)) - len(after.pieces(kind, color))
+            spare += [chess.Piece(kind, color)] * max(0, extra)
+    order: list[tuple[int, Content]] = []
+    full = set(lifts)
+    while lifts or places:
+        ready: list[tuple[int, Content]] = [(sq, None) for sq in lifts]
+        ready += [(sq, before.piece_at(sq)) for sq in places if sq not in full and before.piece_at(sq) in spare]
+        square, content = rng.choice(ready)
+        if content is None:
+            lifts.remove(square)
+            full.discard(square)
+            piece = after.piece_at(square)
+            assert piece is not None
+            spare.append(piece)  # in the hand (a promoted queen goes back beside the board: the same thing)
+        else:
+            places.remove(square)
+            back = before.piece_at(square)
+            assert back is not None
+            spare.remove(back)
+        order.append((square, content))
+    return order
+
+
+def script_released_taken_back(s: _Script, board: chess.Board, first: chess.Move, *,
+                               make: Callable[[_Script, chess.Board, chess.Move], None], t_settle: float,
+                               think_high: float) -> None:
+    """*first* made and released, standing ``T_settle`` + 0.5-10 s, taken back by hand (one gesture: each step
+    within ``T_settle`` of the one before), then the player thinks 1-*think_high* s (the move that follows is
+    the caller's). *make* scripts a move the handler's way."""
+    make(s, board, first)
+    s.wait(t_settle + 0.5, t_settle + 10.0)
+    after = board.copy(stack=False)
+    after.push(first)
+    for index, (square, content) in enumerate(takeback_order(s.rng, board, after)):
+        if index:
+            s.wait(0.05, min(0.30, 0.75 * t_settle))
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)
+    s.wait(1.0, max(1.0, think_high))

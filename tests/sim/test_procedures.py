@@ -76,13 +76,18 @@ class Ply:
 
 
 def plies_of(sim: SimulatedGame) -> list[Ply]:
-    """Cut the board changes into plies: a ply ends when the board shows the position after it (clean handling)."""
+    """Cut the board changes into plies: a ply ends when the board shows the position after it (clean handling).
+
+    A ply whose move was released, taken back and made again (``undo/same-again``) starts again once the
+    position before it is back on the board."""
     fen = sim.game.start_fen
     board = chess.Board(fen, chess960=sim.game.chess960) if fen else chess.Board()
     placement = dict(board.piece_map())
     result: list[Ply] = []
     current: list[SquareChanged] = []
     pending = list(sim.moves)
+    again = {ply for ply, label in sim.handled if label == "undo/same-again"}
+    taken_back: bool | None = False
     for event in sim.events:
         if not isinstance(event, SquareChanged) or not pending:
             continue
@@ -94,9 +99,16 @@ def plies_of(sim: SimulatedGame) -> list[Ply]:
         move = board.parse_uci(pending[0])
         after = board.copy()
         after.push(move)
+        ply = len(result) + 1
+        if ply in again and taken_back is not True:
+            if placement == after.piece_map():
+                taken_back = None  # made once ...
+            elif taken_back is None and placement == board.piece_map():
+                taken_back, current = True, []  # ... then taken back: the ply starts again
+            continue
         if placement == after.piece_map():
             result.append(Ply(board.copy(), move, current))
-            board, current = after, []
+            board, current, taken_back = after, [], False
             pending.pop(0)
     assert not pending, f"the board never showed the position after {pending[0]}"
     return result

@@ -315,6 +315,26 @@ def test_every_injection_is_scripted_and_keeps_the_game(kind: InjectionKind) -> 
     elif kind is InjectionKind.TOUCH_MOVE:
         first_lift = next(c for c in state.changes if c.content is None and c.at > _press_time(state, ply - 1))
         assert first_lift.square != move.from_square and first_lift.square in before
+    elif kind is InjectionKind.RELEASED_TAKEN_BACK:
+        # Another legal move stood on the board before the press, then the position before it, then the move.
+        start = _press_time(state, ply - 1)
+        shown = dict(before)
+        stood = []
+        for change in (c for c in state.changes if start < c.at < ply_presses[0].at):
+            if change.content is None:
+                shown.pop(change.square, None)
+            else:
+                assert isinstance(change.content, chess.Piece)
+                shown[change.square] = change.content
+            stood.append(dict(shown))
+        board.pop()
+        others = []
+        for other in board.legal_moves:
+            board.push(other)
+            if other != move and board.piece_map() in stood:
+                others.append(stood.index(board.piece_map()))
+            board.pop()
+        assert others and before in stood[min(others):] and stood[-1] == made
 
 
 def _fen_before(sim: SimulatedGame, ply: int) -> str:

@@ -46,7 +46,15 @@ SHARED_PGN = ROOT.parent / "shared" / "data" / "pgn"
 GAMES_PER_PROFILE = 200
 REAL_PLIES = 80
 EDITIONS = (2009, 2014, 2018, 2023)
-KINDS: tuple[InjectionKind | None, ...] = (None, *InjectionKind)
+#: the rotation of the recorded items: frozen, so that a kind added to the simulator adds items (ADDED_KINDS)
+#: instead of shifting every seed to another kind and renaming the corpus
+KINDS: tuple[InjectionKind | None, ...] = (
+    None, InjectionKind.ROOK_FIRST, InjectionKind.PAWN_NOT_REPLACED, InjectionKind.PRESS_NO_MOVE,
+    InjectionKind.PRESS_PIECE_IN_HAND, InjectionKind.ILLEGAL_MOVE, InjectionKind.TWO_HANDS_CASTLING,
+    InjectionKind.KNOCK_NOT_RESTORED, InjectionKind.LATE_PRESS, InjectionKind.TOUCH_MOVE)
+#: kinds added later: each gets ADDED_GAMES seeds per profile after the rotation's
+ADDED_KINDS: tuple[InjectionKind, ...] = tuple(k for k in InjectionKind if k not in KINDS)
+ADDED_GAMES = 20
 
 
 def _replay_main() -> object:
@@ -88,9 +96,11 @@ def _injection_ply(kind: InjectionKind, game_moves: list[chess.Move], start: che
 def _sim_items(tmp: Path) -> Iterator[tuple[str, Path]]:
     write_events = eventlog.write_events
 
+    added = [(GAMES_PER_PROFILE + i * ADDED_GAMES + j, kind) for i, kind in enumerate(ADDED_KINDS)
+             for j in range(ADDED_GAMES)]
     for profile in PROFILES:
-        for seed in range(GAMES_PER_PROFILE):
-            kind = KINDS[seed % len(KINDS)]
+        for seed, kind in itertools.chain(((seed, KINDS[seed % len(KINDS)]) for seed in range(GAMES_PER_PROFILE)),
+                                          added):
             chess960 = seed % 10 == 9
             edition = EDITIONS[(seed // 3) % len(EDITIONS)]
             game = random_game(seed, max_plies=60, chess960=chess960)

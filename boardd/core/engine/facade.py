@@ -360,6 +360,17 @@ class Engine:
 
     def next_deadline(self) -> float | None:
         """When the next timer is due, or None."""
+        g = self.g
+        if (g.press is None and g.cand is None and not g.model_started and g.impossible_since is None
+                and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
+                and self.downtime.held is None):
+            # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
+            # readings while a player thinks): each of the timers of _armed_deadline is None then
+            return None
+        return self._armed_deadline()
+
+    def _armed_deadline(self) -> float | None:
+        """:meth:`next_deadline` without its shortcut: the earliest of the armed timers."""
         due = [d for d in (self.g.cand.deadline if self.g.cand else None,
                            self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self.g.press else None, self.clock_readings.model_flag_due(),

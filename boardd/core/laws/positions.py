@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from boardd.core.laws.codes import check_edition
 
 __all__ = ["automatic_draw", "can_claim_threefold", "can_mate", "can_mate_in_feed", "draw_claim_available",
-           "is_dead_in_feed", "is_dead_position", "mating_line", "repetition_counts"]
+           "is_dead_in_feed", "is_dead_position", "mating_line", "push_noting_facts", "repetition_counts"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -460,6 +460,14 @@ def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
         facts = (scratch._transposition_key(), scratch.is_irreversible(board.move_stack[index]))
         _STATE_FACTS[state] = facts
     return facts
+
+
+def push_noting_facts(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)``, noting the new stack state's facts (:func:`_state_facts`) from the board before the move:
+    no scratch board to restore them from later."""
+    facts = (board._transposition_key(), board.is_irreversible(move))
+    board.push(move)
+    _STATE_FACTS[board._stack[-1]] = facts
 
 
 def _earlier_keys(board: chess.Board, last: int | None = None) -> Iterator[tuple[Hashable, bool]]:

@@ -1,0 +1,177 @@
+"""The work done once per made move and the timers (issue 12, sixth round) give the answers of the full computation.
+
+* ``Engine.next_deadline`` returns at once when no timer is armed: it equals the earliest armed timer
+  (``Engine._armed_deadline``) at every step of seeded games, with and without a clock (the engine's clock model),
+  with injected irregularities and in Chess960.
+* The repetition facts of a move (``laws.positions.push_noting_facts``: the position's key before it, whether it is
+  irreversible) are those a scratch board restored from the move's stack state gives, also after takebacks.
+* A recorded move's SAN (its check or mate suffix taken from the board the move was pushed on) is python-chess's SAN
+  of the move in the position before it, and the game ends (mate, stalemate, dead position, fivefold, 75 moves) are
+  those python-chess finds, on games played out to their end.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import chess
+import pytest
+
+from boardd.core.engine import Engine
+from boardd.core.engine import made_moves as made_moves_module
+from boardd.core.events import ClockReading, Event, GameInfo, NewGame, SquareChanged
+from boardd.core.laws import positions
+from boardd.core.outputs import GameEvent, MoveMade, MovesRetracted, Output
+from drivers.sim import Injection, InjectionKind, random_game, simulate_game
+
+
+def _games(count: int, *, clockless: bool = False) -> Iterator[list[Event]]:
+    kinds = list(InjectionKind)
+    for seed in range(count):
+        profile = ("clean", "casual", "clumsy")[seed % 3]
+        game = random_game(2000 + seed, max_plies=70, chess960=seed % 5 == 4)
+        injections = [Injection(kinds[seed % len(kinds)], 6 + seed % 13)] if seed % 2 else []
+        try:
+            events = simulate_game(game, seed=seed, profile=profile, injections=injections).events
+        except Exception:  # an injection that does not fit the game: the game without it
+            events = simulate_game(game, seed=seed, profile=profile).events
+        yield [e for e in events if not isinstance(e, ClockReading)] if clockless else events
+
+
+def _run(events: list[Event], engine: Engine | None = None) -> tuple[Engine, list[Output]]:
+    engine = engine or Engine()
+    outs: list[Output] = []
+    for event in events:
+        while (deadline := engine.next_deadline()) is not None and deadline < event.at:
+            outs += engine.advance(deadline)
+        outs += engine.feed(event)
+    while (deadline := engine.next_deadline()) is not None:
+        outs += engine.advance(deadline)
+    return engine, outs
+
+
+@pytest.mark.parametrize("clockless", [False, True])
+def test_next_deadline_is_the_earliest_armed_timer(clockless: bool) -> None:
+    shortcut = armed = 0
+    for events in _games(14, clockless=clockless):
+        engine = Engine()
+        for event in events:
+            while True:
+                deadline = engine.next_deadline()
+                assert deadline == engine._armed_deadline(), event
+                if deadline is None:
+                    shortcut += 1
+                else:
+                    armed += 1
+                if deadline is None or deadline >= event.at:
+                    break
+                engine.advance(deadline)
+            engine.feed(event)
+    # both answers are exercised (without a clock the model's flag is armed as soon as White's time runs)
+    assert shortcut > (10 if clockless else 1000) and armed > 500
+
+
+def _facts_from_scratch(board: chess.Board, index: int) -> tuple[object, bool]:
+    """The definition: the stack state restored into an empty board, its key and the move's irreversibility."""
+    scratch = chess.Board(None, chess960=board.chess960)
+    board._stack[index].restore(scratch)
+    return scratch._transposition_key(), scratch.is_irreversible(board.move_stack[index])
+
+
+@pytest.mark.parametrize("chess960", [False, True])
+def test_noted_facts_are_those_of_the_restored_state(chess960: bool) -> None:
+    rng = random.Random(3)
+    checked = irreversible = 0
+    for seed in range(8):
+        game = random_game(300 + seed, max_plies=160, chess960=chess960)
+        board = game.board()
+        for move in game.mainline_moves():
+            positions.push_noting_facts(board, move)
+            if rng.random() < 0.1:   # a takeback, and the move made again
+                board.pop()
+                positions.push_noting_facts(board, move)
+            noted = positions._STATE_FACTS[board._stack[-1]]
+            assert noted == _facts_from_scratch(board, len(board.move_stack) - 1), (board.fen(), move)
+            checked += 1
+            irreversible += noted[1]
+    assert checked > 600 and 0 < irreversible < checked
+
+
+def test_noting_the_facts_changes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine with the facts noted at the push and with them restored from the stack later: same outputs."""
+    games = list(_games(12))
+    noted = [_run(events)[1] for events in games]
+    monkeypatch.setattr(made_moves_module, "push_noting_facts", lambda board, move: board.push(move))
+    restored = [_run(events)[1] for events in games]
+    assert sum(len(outs) for outs in noted) > 1000
+    for index, (a, b) in enumerate(zip(noted, restored, strict=True)):
+        assert a == b, f"game {index}"
+
+
+def _records_against_python_chess(start_fen: str, chess960: bool, outs: list[Output]) -> int:
+    """Every legal move made: its SAN is python-chess's in the position before it (the records as published, cut
+    back at every retraction). The number of moves checked."""
+    fens = [start_fen]
+    checked = 0
+    for out in outs:
+        if isinstance(out, MovesRetracted):
+            del fens[out.to_ply + 1:]
+        elif isinstance(out, MoveMade):
+            rec = out.move
+            del fens[rec.ply:]
+            if rec.legal:
+                before = chess.Board(fens[rec.ply - 1], chess960=chess960)
+                assert rec.san == before.san(chess.Move.from_uci(rec.uci)), (fens[rec.ply - 1], rec.uci)
+                checked += 1
+            fens.append(rec.fen_after)
+    return checked
+
+
+_ENDS = {chess.Termination.CHECKMATE: "GAME_END_CHECKMATE", chess.Termination.STALEMATE: "GAME_END_STALEMATE",
+         chess.Termination.FIVEFOLD_REPETITION: "GAME_END_FIVEFOLD",
+         chess.Termination.SEVENTYFIVE_MOVES: "GAME_END_75_MOVES"}
+
+
+def _clean_events(game_board: chess.Board, moves: list[chess.Move], chess960: bool) -> list[Event]:
+    """A game played square change by square change, 2 s a move, no clock (the engine's model keeps time)."""
+    start = game_board.fen()
+    info = GameInfo(start_fen=start, chess960=chess960) if chess960 else GameInfo()
+    events: list[Event] = [NewGame(at=0.0, game=info)]
+    board = game_board.copy()
+    at = 1.0
+    for move in moves:
+        before = [board.piece_at(sq) for sq in chess.SQUARES]
+        board.push(move)
+        after = [board.piece_at(sq) for sq in chess.SQUARES]
+        changed = [sq for sq in chess.SQUARES if before[sq] != after[sq]]
+        for sq in sorted(changed, key=lambda s: after[s] is not None):   # lifts first, then placements
+            at += 0.05
+            events.append(SquareChanged(at=at, square=sq, content=after[sq]))
+        at += 2.0
+    return events
+
+
+@pytest.mark.parametrize("chess960", [False, True])
+def test_san_and_game_end_are_python_chess_s(chess960: bool) -> None:
+    ends: dict[str, int] = {}
+    checked = 0
+    for seed in range(40):
+        game = random_game(seed, max_plies=600, chess960=chess960, biased=seed % 2 == 0)
+        moves = list(game.mainline_moves())
+        start = game.board()
+        engine, outs = _run(_clean_events(start, moves, chess960))
+        checked += _records_against_python_chess(start.fen(), chess960, outs)
+        board = start.copy()
+        for move in moves:
+            board.push(move)
+        outcome = board.outcome(claim_draw=False)
+        code = next((o.code for o in outs if isinstance(o, GameEvent) and o.type == "GAME_END"), None)
+        if outcome is not None and outcome.termination in _ENDS:
+            expected = _ENDS[outcome.termination]
+            assert code == expected, (seed, board.fen())
+            ends[expected] = ends.get(expected, 0) + 1
+        if code is not None:
+            assert len(engine.state.moves) == len(moves), seed   # the engine ended the game where it ended
+    assert checked > 2000
+    assert ends.get("GAME_END_CHECKMATE", 0) >= 3   # the mate suffix and the mate itself are exercised

@@ -175,3 +175,46 @@ def test_san_and_game_end_are_python_chess_s(chess960: bool) -> None:
             assert len(engine.state.moves) == len(moves), seed   # the engine ended the game where it ended
     assert checked > 2000
     assert ends.get("GAME_END_CHECKMATE", 0) >= 3   # the mate suffix and the mate itself are exercised
+
+
+def _boards_in_turn(rng: random.Random) -> Iterator[chess.Board]:
+    """Positions in the orders the engine asks for FENs: move by move, with takebacks, jumps to another game, set-up
+    positions without a move stack (castling rights python-chess cleans), promotions."""
+    for seed in range(16):
+        chess960 = seed % 4 == 3
+        game = random_game(500 + seed, max_plies=200, chess960=chess960, biased=seed % 3 != 0)
+        board = game.board()
+        yield board.copy()
+        for move in game.mainline_moves():
+            board.push(move)
+            yield board
+            if rng.random() < 0.15:   # a takeback and the move again
+                board.pop()
+                yield board
+                board.push(move)
+                yield board
+            if rng.random() < 0.05:   # the same position set up again, without its stack
+                yield chess.Board(board.fen(), chess960=chess960)
+    for fen in ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "r3k2r/8/8/8/8/8/8/R2K3R w KQkq - 0 1",
+                "r3k2r/8/8/8/8/8/8/1R2K2R w KQkq - 0 1",
+                "4k3/8/8/8/8/8/8/R3K2R b KQkq - 0 1", "rk5r/8/8/8/8/8/8/RK5R w KQkq - 0 1",
+                "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", "rr2k1rr/8/8/8/8/8/8/RR2K1RR w GBgb - 0 1",
+                "r1k4r/8/8/8/8/8/8/R1K1R2R w KQkq - 0 1"):
+        for chess960 in (False, True):
+            yield chess.Board(fen, chess960=chess960)
+
+
+def test_fen_written_by_changed_ranks_is_python_chess_s() -> None:
+    from boardd.core.engine import common
+
+    rng = random.Random(8)
+    checked = 0
+    castling = set()
+    for board in _boards_in_turn(rng):
+        assert common._placement(board) == board.board_fen(), board.fen()
+        assert common._castling(board) == board.castling_xfen(), board.fen()
+        assert common._fen(board) == board.fen(), board.fen()
+        castling.add(board.castling_xfen())
+        checked += 1
+    assert checked > 3000 and len(castling) > 12   # many castling fields, Shredder-style ones among them
+    assert any(c.isalpha() and c.lower() not in "kq" for text in castling for c in text)

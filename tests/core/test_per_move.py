@@ -218,3 +218,32 @@ def test_fen_written_by_changed_ranks_is_python_chess_s() -> None:
         checked += 1
     assert checked > 3000 and len(castling) > 12   # many castling fields, Shredder-style ones among them
     assert any(c.isalpha() and c.lower() not in "kq" for text in castling for c in text)
+
+
+def test_automatic_draw_told_whether_mate_answers_as_asking_the_board() -> None:
+    """``automatic_draw(..., checkmate=...)`` (the engine knows from its legal-move probe) = asking the board, on
+    positions of played games and on the 75-move and fivefold cases, a mate on the 150th half-move among them."""
+    from boardd.core.laws.codes import EDITIONS
+
+    boards = [chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 150 120"),   # mate on the 75th move: it takes precedence
+              chess.Board("7k/8/5K2/8/8/8/8/5Q2 b - - 150 120"),   # not mate, 75 moves
+              chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 150 80")]
+    board = chess.Board()
+    for san in ["Nf3", "Nf6", "Ng1", "Ng8"] * 4:
+        board.push_san(san)
+        boards.append(board.copy())
+    for seed in range(4):
+        game = random_game(700 + seed, max_plies=200, chess960=seed == 3)
+        board = game.board()
+        for move in game.mainline_moves():
+            board.push(move)
+            boards.append(board.copy())
+    answers = set()
+    for board in boards:
+        mate = board.is_checkmate()
+        for edition in EDITIONS:
+            answer = positions.automatic_draw(board, edition, checkmate=mate)
+            assert answer == positions.automatic_draw(board, edition), (board.fen(), edition)
+            answers.add((answer, mate))
+    assert boards[0].is_checkmate() and not boards[1].is_checkmate() and not boards[1].is_stalemate()
+    assert {(None, True), ("seventy-five", False), ("fivefold", False)} <= answers

@@ -76,7 +76,7 @@ class MadeMoves:
         # segment's, not the mover's (touch-move, 4.3)
         since = cand.at
         unsettled = self.unsettled
-        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == g.board.fen():
+        if unsettled is not None and unsettled[0].move == cand.move and unsettled[1] == _fen(g.board):
             since = min(since, unsettled[0].at)  # (on the board before, his hand dropped it for a moment)
         theirs = set(g.mask)
         lifts = [x for x in g.seg_lifts if x[1] in theirs]
@@ -104,7 +104,7 @@ class MadeMoves:
 
     def dropped(self, cand: _Candidate) -> None:
         """The board no longer shows the candidate's move before it settled (:meth:`replied_before_settled`)."""
-        self.unsettled = None if cand.replace else (cand, self.g.board.fen(), self.g.parked)
+        self.unsettled = None if cand.replace else (cand, _fen(self.g.board), self.g.parked)
 
     def replied_before_settled(self, outs: list[Output], at: float) -> bool:
         """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
@@ -117,7 +117,7 @@ class MadeMoves:
         if unsettled is None:
             return False
         cand, key, parked = unsettled
-        if key != self.g.board.fen() or not self.g.board.is_legal(cand.move):
+        if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
             self.unsettled = None
             return False
         after = self.g.board.copy(stack=False)
@@ -402,7 +402,7 @@ class MadeMoves:
             code = "GAME_END_DEAD_POSITION"
         else:
             counts = repetition_counts(board)
-            found = automatic_draw(board, self.g.edition, counts)
+            found = automatic_draw(board, self.g.edition, counts, checkmate=False)  # (a legal move exists)
             code = None if found is None else _AUTOMATIC_DRAW[found]
         if code is None:
             self.check_draw_claim(outs, at, counts)

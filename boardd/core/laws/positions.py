@@ -614,14 +614,15 @@ def _consecutive_fivefold(board: chess.Board) -> bool:
     return count >= 5
 
 
-def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int] | None = None) -> str | None:
+def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int] | None = None, *,
+                   checkmate: bool | None = None) -> str | None:
     """An automatic draw (9.6): ``"fivefold"``, ``"seventy-five"`` or None.
 
     Not in E2009. E2014 9.6 a needs five occurrences "by consecutive alternate moves": we read it as
     the position recurring every four plies over the last sixteen (see :func:`_consecutive_fivefold`);
     E2018+ 9.6.1 counts any five occurrences (python-chess's ``is_fivefold_repetition``, from
     :func:`repetition_counts`: *counts* when the caller has them). A checkmate on the 75th move takes precedence
-    (9.6.2).
+    (9.6.2): *checkmate* when the caller knows whether the position is one (else asked of the board).
 
     Raises:
         ValueError: unknown edition.
@@ -629,7 +630,7 @@ def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int]
     check_edition(edition)
     if edition == 2009:
         return None
-    if board.is_checkmate():
+    if board.is_checkmate() if checkmate is None else checkmate:
         return None
     if edition == 2014:
         fivefold = _consecutive_fivefold(board)

@@ -24,6 +24,7 @@ from boardd.core.events import ClockReading, Event, GameInfo, NewGame, SquareCha
 from boardd.core.laws import positions
 from boardd.core.outputs import GameEvent, MoveMade, MovesRetracted, Output
 from drivers.sim import Injection, InjectionKind, random_game, simulate_game
+from tests.core.test_fast_paths import _outputs
 
 
 def _games(count: int, *, clockless: bool = False) -> Iterator[list[Event]]:
@@ -37,18 +38,6 @@ def _games(count: int, *, clockless: bool = False) -> Iterator[list[Event]]:
         except Exception:  # an injection that does not fit the game: the game without it
             events = simulate_game(game, seed=seed, profile=profile).events
         yield [e for e in events if not isinstance(e, ClockReading)] if clockless else events
-
-
-def _run(events: list[Event], engine: Engine | None = None) -> tuple[Engine, list[Output]]:
-    engine = engine or Engine()
-    outs: list[Output] = []
-    for event in events:
-        while (deadline := engine.next_deadline()) is not None and deadline < event.at:
-            outs += engine.advance(deadline)
-        outs += engine.feed(event)
-    while (deadline := engine.next_deadline()) is not None:
-        outs += engine.advance(deadline)
-    return engine, outs
 
 
 @pytest.mark.parametrize("clockless", [False, True])
@@ -101,9 +90,9 @@ def test_noted_facts_are_those_of_the_restored_state(chess960: bool) -> None:
 def test_noting_the_facts_changes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine with the facts noted at the push and with them restored from the stack later: same outputs."""
     games = list(_games(12))
-    noted = [_run(events)[1] for events in games]
+    noted = [_outputs(events) for events in games]
     monkeypatch.setattr(made_moves_module, "push_noting_facts", lambda board, move: board.push(move))
-    restored = [_run(events)[1] for events in games]
+    restored = [_outputs(events) for events in games]
     assert sum(len(outs) for outs in noted) > 1000
     for index, (a, b) in enumerate(zip(noted, restored, strict=True)):
         assert a == b, f"game {index}"
@@ -160,7 +149,7 @@ def test_san_and_game_end_are_python_chess_s(chess960: bool) -> None:
         game = random_game(seed, max_plies=600, chess960=chess960, biased=seed % 2 == 0)
         moves = list(game.mainline_moves())
         start = game.board()
-        engine, outs = _run(_clean_events(start, moves, chess960))
+        outs = _outputs(_clean_events(start, moves, chess960))  # (the last one: the final state)
         checked += _records_against_python_chess(start.fen(), chess960, outs)
         board = start.copy()
         for move in moves:
@@ -172,7 +161,7 @@ def test_san_and_game_end_are_python_chess_s(chess960: bool) -> None:
             assert code == expected, (seed, board.fen())
             ends[expected] = ends.get(expected, 0) + 1
         if code is not None:
-            assert len(engine.state.moves) == len(moves), seed   # the engine ended the game where it ended
+            assert len(outs[-1].moves) == len(moves), seed  # type: ignore[attr-defined]   # the engine ended the game where it ended
     assert checked > 2000
     assert ends.get("GAME_END_CHECKMATE", 0) >= 3   # the mate suffix and the mate itself are exercised
 

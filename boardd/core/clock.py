@@ -34,6 +34,7 @@ the next period as real clocks do.
 
 from __future__ import annotations
 
+import copy
 import enum
 import logging
 import math
@@ -338,6 +339,15 @@ class ClockModel:
                 f"black={self._turn_start[chess.BLACK]:.1f} active={self._active} paused={self._paused}>")
 
     # --- State ----------------------------------------------------------------
+
+    def snapshot(self) -> ClockModel:
+        """An independent copy of the model as it stands now (to go back to: a made move taken back on the board
+        before it was completed, rules-spec R07)."""
+        twin = copy.copy(self)
+        twin._turn_start = dict(self._turn_start)
+        twin._moves = dict(self._moves)
+        twin._flag_at = dict(self._flag_at)
+        return twin
 
     @property
     def time_control(self) -> TimeControl:

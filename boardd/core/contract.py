@@ -648,6 +648,8 @@ class Publisher:
             clock = {"white": _seconds(move.clock_white), "black": _seconds(move.clock_black)}
         if move.recovered:  # contract addition: a move rebuilt after the daemon missed it (downtime)
             return {**self._move_fields(move, phase, clock), "recovered": True, "recovered_by": move.recovered}
+        if move.out_of_turn:  # contract addition: a move made on the opponent's turn that stood (R13)
+            return {**self._move_fields(move, phase, clock), "out_of_turn": True}
         return self._move_fields(move, phase, clock)
 
     def _move_fields(self, move: MoveRecord, phase: str, clock: dict[str, object] | None) -> dict[str, object]:

@@ -54,6 +54,7 @@ from boardd.core.events import (
     Marker,
     NewGame,
     Reinstate,
+    Reopen,
     Resolve,
     SetClock,
     SetOrientation,
@@ -418,6 +419,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
         case Resolve():
             return {**head, "type": "resolve", "id": event.irregularity_id, "ruling": event.ruling,
                     "accept": event.accept, "claim": event.claim}
+        case Reopen():
+            return {**head, "type": "reopen", "id": event.irregularity_id}
         case Reinstate():
             return {**head, "type": "reinstate", "ply": event.ply}
         case SetClock():
@@ -515,6 +518,11 @@ def _resolve_event(obj: Mapping[str, Any], at: float) -> Event:
                    claim=_as_bool(obj.get("claim", False), "claim"))
 
 
+def _reopen_event(obj: Mapping[str, Any], at: float) -> Event:
+    _check_keys(obj, ("t", "type", "id"), "reopen")
+    return Reopen(at=at, irregularity_id=_as_str(_get(obj, "id", "reopen"), "id"))
+
+
 def _reinstate_event(obj: Mapping[str, Any], at: float) -> Event:
     _check_keys(obj, ("t", "type", "ply"), "reinstate")
     return Reinstate(at=at, ply=_as_int(_get(obj, "ply", "reinstate"), "ply"))
@@ -562,6 +570,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], float], Event]] = {
     "set-players": _set_players_event,
     "ack": _ack_event,
     "resolve": _resolve_event,
+    "reopen": _reopen_event,
     "reinstate": _reinstate_event,
     "set-clock": _set_clock_event,
     "set-result": _set_result_event,

@@ -50,6 +50,7 @@ __all__ = [
     "Marker",
     "NewGame",
     "Reinstate",
+    "Reopen",
     "Resolve",
     "SetClock",
     "SetOrientation",
@@ -391,6 +392,18 @@ class Resolve:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Reopen:
+    """The arbiter takes back his dismissal of irregularity ``irregularity_id`` (a ``Resolve`` with ``accept``
+    false, pressed by mistake): the findings it closed need him again and a counted one counts again."""
+
+    at: float
+    irregularity_id: str
+
+    def __post_init__(self) -> None:
+        _check_time(self.at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Reinstate:
     """The arbiter reinstates the position after ``ply`` half-moves (7.5.1, 7.4, 7.6)."""
 
@@ -465,7 +478,8 @@ class FillGap:
 
 
 ArbiterCommand: TypeAlias = (
-    NewGame | SetPlayers | Acknowledge | Resolve | Reinstate | SetClock | SetResult | SetOrientation | FillGap
+    NewGame | SetPlayers | Acknowledge | Resolve | Reopen | Reinstate | SetClock | SetResult | SetOrientation
+    | FillGap
 )
 
 #: Everything the engine can be fed.

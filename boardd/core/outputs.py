@@ -79,6 +79,9 @@ class MoveRecord:
     (``"eeprom"``, ``"search"``, ``"arbiter"``); empty for a move seen being played.
     ``recovered_reason`` says what made it missed: the ``MOVES_RECOVERED`` reason of its incident
     (``"daemon restarted"``, ``"board link down"``, ``"missed updates"``; empty when not known).
+    ``out_of_turn`` marks a move made on the opponent's turn that stood (R13, no clock: the player who had
+    just moved moved again; ``legal`` is False, ``side`` the same as the entry before it, the opponent's turn
+    skipped).
     """
 
     ply: int
@@ -95,6 +98,7 @@ class MoveRecord:
     legal: bool = True
     recovered: str = ""
     recovered_reason: str = ""
+    out_of_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

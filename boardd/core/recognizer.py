@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import chess
 
+from boardd.core._slots import slot_setters
 from boardd.core.events import Content, Marker
 
 __all__ = [
@@ -86,8 +87,8 @@ class PhysicalBoard:
     def set(self, square: int, content: Content) -> Content:
         """Set *square* to *content*; return the previous content."""
         old = self.squares[square]
-        if old == content:
-            return old
+        if old is content or (old is not None and content is not None and old == content):
+            return old  # (a piece's == is a Python call: only asked when both are something)
         bit = 1 << square
         key = self._key
         self._key_tuple = None
@@ -162,6 +163,25 @@ class Diff:
 
 _NONE = Diff(DiffClass.NONE)
 
+_DIFF_SET = slot_setters(Diff, ("kind", "move", "candidates", "subtype", "changed", "relocations"))
+
+
+def _diff(kind: DiffClass, move: chess.Move | None = None, candidates: tuple[chess.Move, ...] = (),
+          subtype: str | None = None, changed: int = 0) -> Diff:
+    """``Diff(kind, move, candidates, subtype, changed)`` through the slot setters (:mod:`boardd.core._slots`):
+    :meth:`PositionIndex.classify` makes one for nearly every board change."""
+    if _DIFF_SET is None:
+        return Diff(kind, move, candidates, subtype, changed)
+    set_kind, set_move, set_candidates, set_subtype, set_changed, set_relocations = _DIFF_SET
+    diff = object.__new__(Diff)
+    set_kind(diff, kind)
+    set_move(diff, move)
+    set_candidates(diff, candidates)
+    set_subtype(diff, subtype)
+    set_changed(diff, changed)
+    set_relocations(diff, ())
+    return diff
+
 
 class PositionIndex:
     """Everything the recogniser needs about one official position, computed once.
@@ -170,7 +190,8 @@ class PositionIndex:
         board: the official position (not modified; copied without its move stack).
     """
 
-    __slots__ = ("_after", "_captures", "_key", "_legal", "_safety", "_squares", "_targets", "_touched", "board")
+    __slots__ = ("_after", "_captures", "_castlings", "_key", "_legal", "_safety", "_squares", "_targets", "_touched",
+                 "board")
 
     def __init__(self, board: chess.Board) -> None:
         self.board = board.copy(stack=False)
@@ -182,6 +203,7 @@ class PositionIndex:
         self._squares: list[chess.Piece | None] | None = None
         self._captures: int | None = None
         self._safety: tuple[int, int] | None = None
+        self._castlings: dict[Key, chess.Move] | None = None
 
     @property
     def squares(self) -> list[chess.Piece | None]:
@@ -261,6 +283,8 @@ class PositionIndex:
         king, blockers = self._king_and_blockers()
         if king < 0:
             return list(board.generate_legal_moves(from_mask, to_mask))
+        if not from_mask & board.occupied_co[board.turn]:
+            return []  # every move of chess starts from a piece of the side to move
         if to_mask.bit_count() <= 4:
             turn = board.turn
             reach = board.occupied_co[turn] & (board.pawns | board.kings)
@@ -357,9 +381,9 @@ class PositionIndex:
         changed = self.changed_squares(phys)
         move = self._quick_move(phys, key, changed) if self._targets is None else self._targets.get(key)
         if move is not None and not phys.markers:
-            return Diff(DiffClass.LEGAL, move=move, changed=changed)
+            return _diff(DiffClass.LEGAL, move=move, changed=changed)
         if phys.markers:
-            return Diff(DiffClass.UNRECOGNISED, changed=changed)
+            return _diff(DiffClass.UNRECOGNISED, changed=changed)
         turn = self.board.turn
         own_official = self.board.occupied_co[turn]
         opp_official = self.board.occupied_co[not turn]
@@ -370,16 +394,16 @@ class PositionIndex:
                 added |= 1 << sq
         if not added:
             if changed & own_official:
-                return Diff(DiffClass.IN_HAND, changed=changed)
+                return _diff(DiffClass.IN_HAND, changed=changed)
             cands = self._partials(squares, changed)
             if cands:
-                return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
-                            subtype=self._partial_code(cands, squares))
-            return Diff(DiffClass.OPP_ONLY, changed=changed)
+                return _diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                             subtype=self._partial_code(cands, squares))
+            return _diff(DiffClass.OPP_ONLY, changed=changed)
         cands = self._partials(squares, changed)
         if cands:
-            return Diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
-                        subtype=self._partial_code(cands, squares))
+            return _diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
+                         subtype=self._partial_code(cands, squares))
         return self._analyse(squares, changed, own_official, opp_official)
 
     def _quick_move(self, phys: PhysicalBoard, key: Key, changed: int) -> chess.Move | None:
@@ -394,7 +418,11 @@ class PositionIndex:
         own_gone = changed & off[ci] & ~(key[ci] & ~changed)
         own_new = changed & key[ci]
         if n == 4 or own_gone.bit_count() == 2:
-            return self.targets.get(key)  # castling (any variant): the cached targets decide
+            # only a castling moves two own pieces: in standard chess, the castlings' keys are the targets' that
+            # can match (in Chess960 a king-only castling shares its key with a king's step: the targets decide)
+            if board.chess960 or type(board) is not chess.Board:
+                return self.targets.get(key)
+            return self._castling_targets().get(key)
         if own_gone.bit_count() != 1 or own_new.bit_count() != 1:
             return None
         origin = own_gone.bit_length() - 1
@@ -426,6 +454,22 @@ class PositionIndex:
         finally:
             board.pop()
 
+    def _castling_targets(self) -> dict[Key, chess.Move]:
+        """Placement key after each legal castling move -> the move (standard chess; computed once): the entries of
+        :attr:`targets` for the castlings, without generating every other move. Out of check python-chess's legal
+        castlings are its castling moves (``_is_safe`` passes them); in check it generates none."""
+        castlings = self._castlings
+        if castlings is None:
+            castlings = self._castlings = {}
+            board = self.board
+            for move in list(board.generate_castling_moves()):
+                board.push(move)  # the index owns this copy of the position: push/pop in place
+                try:
+                    castlings[board_key(board)] = move
+                finally:
+                    board.pop()
+        return castlings
+
     # -- partial states (§3.3) ------------------------------------------------
 
     def _partials(self, squares: list[Content], changed: int) -> tuple[chess.Move, ...]:
@@ -438,7 +482,7 @@ class PositionIndex:
         to_mask = changed
         if board.ep_square is not None:
             to_mask |= chess.BB_SQUARES[board.ep_square]
-        seen: set[chess.Move] = set()
+        seen: set[tuple[int, int, int | None, int | None]] = set()
         off = self._key
         kings = board.kings
         pawns = board.pawns
@@ -455,10 +499,12 @@ class PositionIndex:
         else:
             moves = [*self._legal_moves_masked(changed, chess.BB_ALL), *self._legal_moves_masked(chess.BB_ALL, to_mask)]
         for move in moves:
-            if move in seen:
-                continue
-            seen.add(move)
             f, t = move.from_square, move.to_square
+            # a move's fields, as its equality compares them (a Move's own hash is a Python call)
+            fields = (f, t, move.promotion, move.drop)
+            if fields in seen:
+                continue
+            seen.add(fields)
             if not move.promotion and not (kings >> f) & 1 and not ((pawns >> f) & 1 and t == ep_square):
                 # a plain move or capture touches its two squares only: after it the origin is empty and the
                 # target holds the moved piece (no push/pop needed)

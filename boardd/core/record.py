@@ -303,7 +303,7 @@ def _tail_item(start: chess.Board | None, record: MoveRecord, index: int) -> str
     if after is not None:
         number = f"{after}." if record.side == chess.WHITE else f"{after - 1}..."
     text = f"{number} {record.san or record.uci}"
-    kind = "gap" if record.recovered == "gap" else "illegal"
+    kind = "gap" if record.recovered == "gap" else "out of turn" if record.out_of_turn else "illegal"
     notes = ([kind] if not record.legal else []) + ([record.uci] if record.uci not in {"", "0000"} else [])
     if notes:
         text += f" ({', '.join(notes)})"
@@ -319,6 +319,8 @@ def _tail_reason(record: MoveRecord) -> str:
     """Why the movetext stops at *record*: a gap of moves not seen, an illegal move that stood, or neither."""
     if record.recovered == "gap":
         return "moves were missed that the board cannot tell (a gap, for the arbiter's fill-gap)"
+    if record.out_of_turn:
+        return "a move made on the opponent's turn stood"
     return "an illegal move stood" if not record.legal else "a move could not be replayed"
 
 

@@ -19,6 +19,7 @@ is required only when tokens are configured)::
     set-players  {"id", "white", "black"}
     ack          {"id", "irregularity"}
     resolve      {"id", "irregularity", "ruling"?, "accept"?, "claim"?}
+    reopen       {"id", "irregularity"}            (takes back the arbiter's dismissal of it)
     reinstate    {"id", "ply"}
     set-clock    {"id", "white", "black", "moves_white"?, "moves_black"?}   (seconds)
     set-result   {"id", "result", "termination"?}
@@ -217,6 +218,10 @@ def _resolve(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterComm
                       accept=f.boolean("accept", True), claim=f.boolean("claim", False))
 
 
+def _reopen(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
+    return ev.Reopen(at=at, irregularity_id=_irregularity_id(f))
+
+
 def _reinstate(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
     return ev.Reinstate(at=at, ply=f.integer("ply", required=True, lo=0, hi=2000))
 
@@ -256,6 +261,7 @@ _COMMANDS: dict[str, tuple[set[str], _Parser]] = {
     "set-players": ({"white", "black"}, _set_players),
     "ack": ({"irregularity"}, _ack),
     "resolve": ({"irregularity", "ruling", "accept", "claim"}, _resolve),
+    "reopen": ({"irregularity"}, _reopen),
     "reinstate": ({"ply"}, _reinstate),
     "set-clock": ({"white", "black", "moves_white", "moves_black"}, _set_clock),
     "set-result": ({"result", "termination"}, _set_result),

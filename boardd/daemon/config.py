@@ -93,8 +93,8 @@ BOARD_ID_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 #: Roles that may hold a command token, and the commands each role may send.
 COMMAND_ROLES: Mapping[str, frozenset[str]] = {
-    "arbiter": frozenset({"new-game", "set-players", "ack", "resolve", "reinstate", "set-clock",
-                          "set-result", "flip"}),
+    "arbiter": frozenset({"new-game", "set-players", "ack", "resolve", "reopen", "reinstate", "set-clock",
+                          "set-result", "flip", "fill-gap"}),
     "operator": frozenset({"new-game", "set-players", "flip"}),
 }
 

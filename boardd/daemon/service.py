@@ -537,6 +537,10 @@ class BoardRuntime:
         if isinstance(event, ev.Acknowledge | ev.Resolve) and event.irregularity_id not in known:
             raise CommandError(f"unknown irregularity {event.irregularity_id!r} in game {self.game_id}",
                                command_id=parsed.id, name=parsed.name)
+        if isinstance(event, ev.Reopen):
+            error = self.engine.dismissals.reopen_error(event.irregularity_id)
+            if error is not None:
+                raise CommandError(f"{error} (game {self.game_id})", command_id=parsed.id, name=parsed.name)
         if isinstance(event, ev.FillGap):
             error = self.engine.downtime.fill_error(event.ply, event.moves)
             if error is not None:

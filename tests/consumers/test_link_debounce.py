@@ -186,7 +186,8 @@ def test_link_watch_uses_the_message_times_against_its_own_clock() -> None:
     assert watch.up_since == pytest.approx(110.0)
     # No tick ran in between (the messages came together): by their own times it was down 10 s, an incident.
     assert watch.alert(110.2) == {"kind": "back", "down": False, "drops": 1,
-                                  "text": "link back up (1 drop in the last minute); watched for 10 s"}
+                                  "text": "link back up (1 drop in the last minute); watched for 10 s",
+                                  "since": 110.2}
     watch.update(119.9)
     assert watch.active
     watch.update(120.0)
@@ -196,7 +197,8 @@ def test_link_watch_uses_the_message_times_against_its_own_clock() -> None:
     watch.update(132.9)
     assert watch.alert(132.9) is None
     watch.update(133.0)
-    assert watch.alert(133.0) == {"kind": "down", "down": True, "drops": 2, "text": "link down for 3 s or more"}
+    assert watch.alert(133.0) == {"kind": "down", "down": True, "drops": 2, "text": "link down for 3 s or more",
+                                  "since": 133.0}                # a new incident: a new since
 
 
 def test_the_debounce_is_configurable() -> None:

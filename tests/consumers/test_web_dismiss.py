@@ -10,6 +10,7 @@ that follows is his first: the first offence's +2:00, not 0-1 (tests/core/test_i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import chess
@@ -20,8 +21,8 @@ from boardd.core.contract import Publication
 from boardd.core.events import Event
 from boardd.core.outputs import Status
 from boardd.daemon.replay import Replay, ReplayOptions
-from tests.consumers.test_web import PREFIX, browser, publish, running_web, wait_until
-from tests.consumers.test_web_two_hands import BOARD, daemon_side, log_in
+from tests.consumers.test_web import PREFIX, publish, wait_until
+from tests.consumers.test_web_two_hands import BOARD, tablet_rig
 from tests.core.scenario import POSITIONS, history_events, parse, start_clock
 from tests.core.test_illegal_count import _MOVES, _PRESS, _TC, _knight
 from tests.mosquitto import Broker
@@ -33,13 +34,14 @@ _RULE_AT = 10.0
 _KNIGHT_MS = 20000
 
 
-def _events() -> list[Event]:
-    fen, history = POSITIONS["L"]
+def _events(position: str = "L", text: str = f"{_PRESS} · {_MOVES} · {_knight(_KNIGHT_MS)}") -> list[Event]:
+    """The game of ``position`` (its history played first), then the scenario ``text`` (rules-spec §8)."""
+    fen, history = POSITIONS[position]
     assert history is not None and chess.Board(fen).turn is chess.WHITE
     t0 = -float(len(history.split())) - 12.0
     clock, reading = start_clock(chess.WHITE, t0, seconds=float(TimeControl.parse(_TC).periods[0].seconds))
     events: list[Event] = [reading, *history_events(history, clock, start=t0 + 0.5)]
-    for item in parse(f"{_PRESS} · {_MOVES} · {_knight(_KNIGHT_MS)}", clock):
+    for item in parse(text, clock):
         assert isinstance(item, Event)
         events.append(item)
     return events
@@ -50,29 +52,32 @@ def _white_count(service: Any) -> Any:
     return (service.hub.hall.boards[BOARD].state.get("illegal_moves") or {}).get("white")
 
 
+def _counted(press: str) -> Callable[[Any], bool]:
+    """The web service has the board's press and White's count of 1 (the retained state)."""
+    return lambda service: BOARD in service.hub.extra and press in service.hub.extra[BOARD].irregularities \
+        and _white_count(service) == 1
+
+
 def _pubs(publications: list[Publication]) -> list[tuple[str, bytes, bool, int]]:
     return [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in publications]
 
 
+def _replayed(events: list[Event], until: float) -> tuple[Replay, list[tuple[str, bytes, bool, int]]]:
+    """The board's engine fed ``events`` before ``until`` (its timers run to a second before), and what it
+    published."""
+    replay = Replay(None, ReplayOptions(board=BOARD, prefix=PREFIX, edition=2023, time_control=_TC))
+    publications = _pubs([p for e in events if e.at < until for p in replay.feed(e)])
+    return replay, publications + _pubs(list(replay.fire_timers(until - 1.0)))
+
+
 async def test_dismissing_a_press_without_a_move_uncounts_it(mosquitto: Broker) -> None:
     events = _events()
-    replay = Replay(None, ReplayOptions(board=BOARD, prefix=PREFIX, edition=2023, time_control=_TC))
-    before = [e for e in events if e.at < _RULE_AT]
+    replay, publications = _replayed(events, _RULE_AT)
     after = [e for e in events if e.at >= _RULE_AT]
-    publications = _pubs([p for e in before for p in replay.feed(e)])
-    publications += _pubs(list(replay.fire_timers(_RULE_AT - 1.0)))
     (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
     assert press.status is Status.OPEN and replay.engine.state.illegal_moves_white == 1
-    received: list[tuple[str, dict[str, object]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, \
-            daemon_side(mosquitto, replay, _RULE_AT - 1.0, received):
-        await publish(mosquitto, publications)
-        await wait_until(lambda: BOARD in service.hub.extra and press.id in service.hub.extra[BOARD].irregularities)
-        await wait_until(lambda: _white_count(service) == 1)
-        errors: list[str] = []
-        dialogs: list[str] = []
-        assert service.http_port is not None
-        page = await log_in(chromium, service.http_port, errors, dialogs)
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 1.0, publications, _counted(press.id)) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
         board = page.locator(f'.tboard[data-board="{BOARD}"]')
         card = board.locator(f'.open-incidents .flag[data-flag="{press.id}"]')
         await card.wait_for(timeout=5000)
@@ -115,3 +120,119 @@ async def test_dismissing_a_press_without_a_move_uncounts_it(mosquitto: Broker) 
         await second.locator(".suggestion", has_text="+120 s to the opponent").wait_for(timeout=5000)
         assert await second.locator("button.dismiss").count() == 1
         assert errors == []
+
+
+async def _rulings(received: list[tuple[str, dict[str, Any]]], count: int) -> tuple[str, dict[str, Any]]:
+    """The ``count``-th command the stand-in daemon received (its name and payload)."""
+    await wait_until(lambda: len(received) >= count, 5)
+    return received[count - 1]
+
+
+async def test_a_dismissal_is_undone_from_the_bar_or_from_its_card_in_resolved(mosquitto: Broker) -> None:
+    """The arbiter dismisses White's press without a move by mistake. The tablet offers its Undo at the top of the
+    page (the board has left the needs-you list with its only incident) and on the dismissed card in the board's
+    Resolved section, shown when the board's line is opened. Undo sends ``reopen``: the engine reopens the press
+    and counts it again, the card is back among the open incidents, and nothing rings (the same incident). A
+    reopen with nothing to take back is refused by the board; one without its finding by the service (400)."""
+    replay, publications = _replayed(_events(), _RULE_AT)
+    (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 1.0, publications, _counted(press.id)) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        card = board.locator(f'.open-incidents .flag[data-flag="{press.id}"]')
+        bar = page.locator("#undo")
+        await card.wait_for(timeout=5000)
+        assert await bar.is_hidden()
+        await card.locator("button.dismiss").click()
+        assert (await _rulings(received, 1))[1]["accept"] is False
+        await card.wait_for(state="detached", timeout=5000)
+        assert replay.engine.state.illegal_moves_white == 0
+        # 1. Undo at the top of the page, once the board confirmed the dismissal.
+        await bar.wait_for(state="visible", timeout=5000)
+        assert (await page.locator("#undo-text").inner_text()).startswith(f"Dismissed: {BOARD} — ")
+        assert "quiet" in (await board.get_attribute("class") or "")
+        # The dismissed card is in the board's Resolved section: a board with nothing for the arbiter is one
+        # line, its Resolved section drawn when the line is opened.
+        await page.locator(".quiet-boards > summary").click()
+        await board.locator(".quiet-row > summary").click()
+        await board.locator(f'.resolved-log .flag[data-flag="{press.id}"]').wait_for(state="attached", timeout=5000)
+        await page.click("#undo-button")
+        name, payload = await _rulings(received, 2)
+        assert name == "reopen" and payload["irregularity"] == press.id and set(payload) == {"id", "irregularity",
+                                                                                             "token"}
+        found = {i.id: i for i in replay.engine.irregularities}
+        assert found[press.id].status is Status.OPEN and found[press.id].ruling is None
+        assert replay.engine.state.illegal_moves_white == 1
+        await card.wait_for(timeout=5000)
+        await wait_until(lambda: _white_count(service) == 1, 5)
+        assert await bar.is_hidden()
+        assert await page.locator("#banner").is_hidden()  # reopened by the arbiter: no new incident, no ring
+        # 2. Dismissed again, undone from the dismissed card in Resolved.
+        await card.locator("button.dismiss").click()
+        await _rulings(received, 3)
+        await card.wait_for(state="detached", timeout=5000)
+        await board.locator(".resolved-log > summary").click()
+        undo = board.locator(f'.resolved-log .flag[data-flag="{press.id}"] button.undo')
+        await undo.wait_for(timeout=5000)
+        assert await undo.inner_text() == "Undo dismissal"
+        await bar.wait_for(state="visible", timeout=5000)  # the bar offers it too: it goes with this undo
+        await undo.click()
+        name, payload = await _rulings(received, 4)
+        assert name == "reopen" and payload["irregularity"] == press.id
+        assert await bar.is_hidden()
+        await card.wait_for(timeout=5000)
+        assert replay.engine.state.illegal_moves_white == 1
+        assert await card.locator("button.undo").count() == 0  # open again: nothing to undo
+        # 3. Nothing to take back: the board refuses, with its reason on the card.
+        await page.evaluate(f"sendCommand('{BOARD}', '{press.id}', 'reopen', {{irregularity: '{press.id}'}})")
+        await card.locator(".outcome.bad", has_text="no dismissal to take back").wait_for(timeout=5000)
+        assert replay.engine.state.illegal_moves_white == 1
+        # 4. Malformed: the service refuses it before anything reaches the broker.
+        refused = await page.evaluate("""async () => {
+            const r = await fetch('/arbiter/api/cmd', {method: 'POST', headers: {'Content-Type': 'application/json',
+              'X-CSRF-Token': CSRF}, body: JSON.stringify({board: 't1', name: 'reopen'})});
+            return [r.status, await r.text()]; }""")
+        assert refused == [400, "irregularity is required"]
+        assert len(received) == 5
+        assert errors == [] and dialogs == []
+
+
+#: R19: White moves two knights, one with each hand (g1-f3, b1-c3), and presses: a suspected two-handed move that
+#: was an illegal move of its own (two pieces moved), counted once
+_TWO_KNIGHTS = "0 L g1 · 600 L b1 · 1000 P f3 wN · 1100 P c3 wN · 1500 C W"
+
+
+async def test_the_illegal_move_of_a_two_handed_press_has_its_own_dismiss(mosquitto: Broker) -> None:
+    """The card of the suspected two-handed move offers Confirm two hands and, as its Dismiss, the ruling that it
+    was one hand; the illegal move the same press was (two knights moved) is folded in it, counted. The arbiter
+    finds the second knight was a sensor fault: **Dismiss illegal move** dismisses that finding (before: no way
+    to from the card). White's count drops to 0; the two hands still await the ruling (the card stays, with its
+    Confirm two hands), and the dismissal can be undone from the card."""
+    replay, publications = _replayed(_events("S1", _TWO_KNIGHTS), 10.0)
+    found = {i.code: i for i in replay.engine.irregularities}
+    suspected, illegal, at_press = (found[c] for c in ("TWO_HANDS_SUSPECTED", "ILLEGAL_MOVE", "TWO_HANDS_AT_PRESS"))
+    assert at_press.related == (suspected.id, illegal.id) and replay.engine.state.illegal_moves_white == 1
+    async with tablet_rig(mosquitto, replay, 10.0, publications, lambda service: BOARD in service.hub.extra
+                          and len(service.hub.extra[BOARD].irregularities) == 3) as rig:
+        page, received, errors, dialogs = rig.page, rig.received, rig.errors, rig.dialogs
+        card = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-incident="{suspected.id}"]')
+        await card.wait_for(timeout=5000)
+        assert await card.locator("button.confirm").inner_text() == "Confirm two hands"
+        assert await card.locator("button.resolve").inner_text() == "Dismiss"
+        dismiss = card.locator("button.dismiss")
+        assert await dismiss.inner_text() == "Dismiss illegal move"
+        await dismiss.click()
+        name, payload = await _rulings(received, 1)
+        assert name == "resolve" and payload["irregularity"] == illegal.id and payload["accept"] is False
+        state = replay.engine.state
+        assert state.illegal_moves_white == 0 and set(state.open_irregularities) == {suspected.id, at_press.id}
+        # the card stays for the two hands; the illegal move's dismissal can be undone from it
+        undo = card.locator("button.undo")
+        await undo.wait_for(timeout=5000)
+        assert await card.locator("button.dismiss").count() == 0 and await card.locator("button.confirm").count() == 1
+        await undo.click()
+        name, payload = await _rulings(received, 2)
+        assert name == "reopen" and payload["irregularity"] == illegal.id
+        assert replay.engine.state.illegal_moves_white == 1
+        await card.locator("button.dismiss").wait_for(timeout=5000)
+        assert errors == [] and dialogs == []

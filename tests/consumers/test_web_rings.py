@@ -139,6 +139,77 @@ async def test_link_trouble_rings_once_per_incident(mosquitto: Broker, pgn_dir: 
         assert errors == []
 
 
+async def test_a_link_incident_that_starts_again_while_the_tablet_is_away_rings(mosquitto: Broker,
+                                                                                pgn_dir: Path) -> None:
+    """Board 1's link goes (one ring). The tablet's socket goes down, and its reconnections fail, while the link
+    comes back, its incident ends and the link goes again: a new incident. When the socket is back the page must
+    ring for it (before: it never saw the first end and took the second for the first: no ring). Another socket
+    drop during that incident rings nothing (one incident, one ring)."""
+    (t1,) = [Feed(g, prefix=PREFIX) for g in round_of(pgn_dir, boards=1)]
+    await publish(mosquitto, [*interleave([t1.publications(upto=4)]), status(t1, up=True)])
+    published = time.monotonic()
+    base = t1.now
+
+    def now_on_t1() -> None:
+        """Board 1's Pi dates its next status now (its clock moved on with ours)."""
+        t1.now = base + time.monotonic() - published
+
+    away = False
+
+    async def socket(route: Any) -> None:
+        """The tablet's network: while ``away``, its socket is refused; else it reaches the service."""
+        if away:
+            await route.close()
+        else:
+            route.connect_to_server()
+
+    async with web_with(mosquitto, POLICY) as service, browser() as chromium:
+        await wait_until(lambda: len(service.hub.hall.boards) == 1)
+        errors: list[str] = []
+        page = await tablet(chromium, service.http_port, errors)
+        await page.route_web_socket("**/arbiter/ws", socket)
+
+        def drop_socket() -> None:
+            for client in list(service.clients):
+                if client.audience == "arbiter":
+                    client.queue.put_nowait(None)  # the service closes it; the page reconnects through socket()
+
+        def link_incident() -> bool:
+            return service.hub.link_alert("t1", service.clock()) is not None
+
+        now_on_t1()
+        await publish(mosquitto, [status(t1, up=False)])
+        await rung(page, 1)
+        first = await page.evaluate("() => boards.get('t1').view.link_alert.since")
+        # The tablet is away while the incident ends (up for the settle time) and a new one starts (grace).
+        away = True
+        drop_socket()
+        await page.wait_for_function("() => document.getElementById('link').dataset.state === 'closed'",
+                                     timeout=5000)
+        now_on_t1()
+        await publish(mosquitto, [status(t1, up=True)])
+        await wait_until(lambda: not link_incident(), POLICY.settle + 3)
+        now_on_t1()
+        await publish(mosquitto, [status(t1, up=False)])
+        await wait_until(link_incident, POLICY.grace + 3)
+        assert await rings(page) == (1, 1)
+        away = False
+        await rung(page, 2)   # the reconnected page's snapshot: a new incident, one ring
+        assert await page.evaluate("() => boards.get('t1').view.link_alert.since") != first
+        assert await rings(page) == (2, 2)
+        assert (await page.locator("#banner-text").inner_text()).startswith("LINK — Board 1 — link down")
+        # The socket drops again, the same incident goes on: nothing rings again.
+        drop_socket()
+        await page.wait_for_function("() => document.getElementById('link').dataset.state === 'closed'",
+                                     timeout=5000)
+        await page.wait_for_function("() => document.getElementById('link').dataset.state === 'open'",
+                                     timeout=10000)
+        await page.wait_for_function("() => boards.has('t1')", timeout=5000)
+        await asyncio.sleep(1.0)
+        assert await rings(page) == (2, 2) and link_incident()
+        assert errors == []
+
+
 async def noted(page: Any, board: str, note: str) -> None:
     """The page has the board's note (in the view it draws from: a quiet board's log is drawn when opened)."""
     await page.wait_for_function(f"() => (boards.get('{board}')?.view.log || []).includes('{note}')", timeout=8000)

@@ -15,12 +15,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
 import pytest
 
+from boardd.consumers.web.app import WebService
 from boardd.core.engine.modes import Phase
+from boardd.core.events import Reopen
 from boardd.core.outputs import Severity, Status
 from boardd.daemon.commands import parse_command
 from boardd.daemon.replay import Replay, ReplayOptions
@@ -66,8 +70,12 @@ async def daemon_side(broker: Broker, replay: Replay, last_at: float,
                 at = times[-1] + 1.0  # the daemon's timeline: after the board's last event
                 times.append(at)
                 parsed = parse_command(name, raw, at=at)
-                out = [*replay.feed(parsed.event),
-                       replay.publisher.command_result(command_id=parsed.id, ok=True, at=at, command=name)]
+                # as the daemon's _check_against_state: a reopen with no dismissal to take back is refused
+                error = replay.engine.dismissals.reopen_error(parsed.event.irregularity_id) \
+                    if isinstance(parsed.event, Reopen) else None
+                out = [*(replay.feed(parsed.event) if error is None else []),
+                       replay.publisher.command_result(command_id=parsed.id, ok=error is None, error=error, at=at,
+                                                       command=name)]
                 for p in out:
                     await client.publish(p.topic, p.payload_bytes(), qos=p.qos, retain=p.retain)
 
@@ -79,6 +87,33 @@ async def daemon_side(broker: Broker, replay: Replay, last_at: float,
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+@dataclass
+class Rig:
+    """A logged-in tablet page and the stand-in daemon behind it: the commands it received, the page's errors
+    and the dialogs it accepted."""
+
+    service: WebService
+    page: Any
+    received: list[tuple[str, dict[str, Any]]]
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+
+@contextlib.asynccontextmanager
+async def tablet_rig(broker: Broker, replay: Replay, last_at: float, publications: list[tuple[str, bytes, bool, int]],
+                     ready: Callable[[WebService], bool]) -> AsyncIterator[Rig]:
+    """The web service, Chromium and the stand-in daemon; the board's ``publications`` out, then (once the service
+    is ``ready`` with them) the tablet page logged in."""
+    received: list[tuple[str, dict[str, Any]]] = []
+    async with running_web(broker) as service, browser() as chromium, daemon_side(broker, replay, last_at, received):
+        await publish(broker, publications)
+        await wait_until(lambda: ready(service))
+        rig = Rig(service=service, page=None, received=received)
+        assert service.http_port is not None
+        rig.page = await log_in(chromium, service.http_port, rig.errors, rig.dialogs)
+        yield rig
 
 
 async def log_in(chromium: Any, port: int, errors: list[str], dialogs: list[str]) -> Any:
@@ -162,14 +197,9 @@ async def test_two_hands_after_the_opponents_illegal_move_is_a_card_of_its_own(m
     publications += [(p.topic, p.payload_bytes(), p.retain, p.qos) for p in replay.fire_timers(10.0)]
     found = {i.code: i for i in replay.engine.irregularities}
     illegal, suspected, at_press = (found[c].id for c in ("ILLEGAL_MOVE", "TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"))
-    received: list[tuple[str, dict[str, Any]]] = []
-    async with running_web(mosquitto) as service, browser() as chromium, \
-            daemon_side(mosquitto, replay, 10.0, received):
-        await publish(mosquitto, publications)
-        await wait_until(lambda: BOARD in service.hub.extra and len(service.hub.extra[BOARD].irregularities) == 3)
-        errors: list[str] = []
-        dialogs: list[str] = []
-        page = await log_in(chromium, service.http_port, errors, dialogs)
+    async with tablet_rig(mosquitto, replay, 10.0, publications, lambda service: BOARD in service.hub.extra
+                          and len(service.hub.extra[BOARD].irregularities) == 3) as rig:
+        page, received, errors = rig.page, rig.received, rig.errors
         board = page.locator(f'.tboard[data-board="{BOARD}"]')
         white = board.locator(f'.open-incidents .flag[data-incident="{suspected}"]')
         black = board.locator(f'.open-incidents .flag[data-incident="{illegal}"]')

@@ -106,12 +106,25 @@ def _castling(board: chess.Board, rng: random.Random) -> chess.Move | None:
 
 
 def _wrong_side(board: chess.Board, rng: random.Random) -> chess.Move | None:
-    """The side that does not have the move makes a (quiet) move of his."""
+    """The side that does not have the move (who has just moved) makes a (quiet) move of his.
+
+    Not the piece he has just moved taken on to a square it could have reached in the first place, nor back to
+    where it came from: the board cannot tell these from his released move changed (4.7), which the spec reads
+    as such (R07, §3.5: ``RELEASED_MOVE_CHANGED``, the record gets the move the board shows), or undone (the
+    board back at the position before it, R29).
+    """
     other = board.copy(stack=False)
     other.turn = not board.turn
     other.ep_square = None
+    changed: set[chess.Move] = set()
+    if board.move_stack:
+        before = board.copy()
+        last = before.pop()
+        changed = {m for m in other.legal_moves if m.from_square == last.to_square
+                   and (m.to_square == last.from_square
+                        or chess.Move(last.from_square, m.to_square) in before.legal_moves)}
     options = [m for m in other.legal_moves if not other.is_capture(m) and not other.is_castling(m)
-               and not m.promotion and not other.gives_check(m)]
+               and not m.promotion and not other.gives_check(m) and m not in changed]
     return rng.choice(options) if options else None
 
 

@@ -121,8 +121,10 @@ SCENARIOS: dict[str, Scn] = {
                pre=_PRE_ILLEGAL_N, result={"ILLEGAL_MOVE_LIMIT_REACHED": "1/2-1/2"}),
     "T37": Scn("L", "0 L f3 · 300 P f5 wN · 700 C W", ("!",), ("ILLEGAL_MOVE/GEOMETRY",), edition=2009,
                pre=_PRE_ILLEGAL_L),
-    "T38": Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 ARB claim", ("!",), ("ILLEGAL_MOVE/GEOMETRY",),
-               edition=2014, tc=_RAPID, regime=Regime.OTHERWISE),
+    # the claim counts it (R22) and A.4 b makes the first the limit: ILLEGAL_MOVE_LIMIT_REACHED, 0-1 (rules-spec 5.2)
+    "T38": Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 ARB claim", ("!",),
+               ("ILLEGAL_MOVE/GEOMETRY", "ILLEGAL_MOVE_LIMIT_REACHED"), edition=2014, tc=_RAPID,
+               regime=Regime.OTHERWISE, result={"ILLEGAL_MOVE_LIMIT_REACHED": "0-1"}),
     "T38-noclaim": Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 L g8 · 1800 P f6 bN · 2100 C B", ("!", "Nf6"),
                        ("ILLEGAL_MOVE/GEOMETRY", "ILLEGAL_MOVE_STANDS"), edition=2014, tc=_RAPID,
                        regime=Regime.OTHERWISE),
@@ -369,8 +371,11 @@ def test_t66_sliding_capture_out_of_order() -> None:
 def test_t27_variants_arbiter_acts_in_the_claim_window(edition: int, add_s: int | None, result: str | None) -> None:
     """T27 variants: the arbiter acts at 1500 (before Black's move): E2023 +1:00 (A.3) and the pawn becomes a
     queen; E2014 A.4: loss, but Black has a bare king, so a draw; E2018 A.4: +2:00."""
+    # E2014: the claimed illegal move is the limit (A.4 b): ILLEGAL_MOVE_LIMIT_REACHED with the draw
+    limit = ("ILLEGAL_MOVE_LIMIT_REACHED",) if result else ()
     scn = Scn("J", "0 L e7 · 300 P e8 wP · 700 C W · 1500 ARB claim", ("!",),
-              ("PAWN_NOT_REPLACED", "ILLEGAL_POSITION_PENDING"), tc=_RAPID, regime=Regime.OTHERWISE, edition=edition)
+              ("PAWN_NOT_REPLACED", "ILLEGAL_POSITION_PENDING", *limit), tc=_RAPID, regime=Regime.OTHERWISE,
+              edition=edition, result={"ILLEGAL_MOVE_LIMIT_REACHED": result} if result else {})
     r = run(scn)
     check(scn, r)
     final = r.engine.irregularities[0]

@@ -8,7 +8,7 @@ import pytest
 
 from boardd.core import events as ev
 from boardd.daemon.commands import COMMAND_NAMES, CommandError, command_id_of, parse_command
-from boardd.daemon.config import CommandsConfig
+from boardd.daemon.config import COMMAND_ROLES, CommandsConfig
 
 DEFAULTS = ev.GameInfo(event="Open", site="Here", round="1", board_no=4, time_control="900+10", edition=2018)
 
@@ -18,7 +18,7 @@ def parse(name: str, obj: object, **kw: object) -> ev.ArbiterCommand:
 
 
 def test_every_kind() -> None:
-    assert set(COMMAND_NAMES) == {"new-game", "set-players", "ack", "resolve", "reinstate", "set-clock",
+    assert set(COMMAND_NAMES) == {"new-game", "set-players", "ack", "resolve", "reopen", "reinstate", "set-clock",
                                   "set-result", "flip", "fill-gap"}
     fill = parse("fill-gap", {"id": "g1", "ply": 23, "moves": ["Nf3", "e7e5"]})
     assert fill == ev.FillGap(at=12.5, ply=23, moves=("Nf3", "e7e5"))
@@ -40,6 +40,7 @@ def test_every_kind() -> None:
     assert parse("ack", {"id": "c", "irregularity": "7-1"}) == ev.Acknowledge(at=12.5, irregularity_id="7-1")
     assert parse("resolve", {"id": "c", "irregularity": "7-1", "ruling": "2 min added", "accept": False}) == \
         ev.Resolve(at=12.5, irregularity_id="7-1", ruling="2 min added", accept=False)
+    assert parse("reopen", {"id": "c", "irregularity": "7-1"}) == ev.Reopen(at=12.5, irregularity_id="7-1")
     assert parse("reinstate", {"id": "c", "ply": 14}) == ev.Reinstate(at=12.5, ply=14)
     assert parse("set-clock", {"id": "c", "white": 300, "black": 280.5, "moves_white": 20}) == \
         ev.SetClock(at=12.5, white=300.0, black=280.5, moves_white=20)
@@ -58,6 +59,10 @@ def test_every_kind() -> None:
     ("explode", b'{"id": "c9"}', "unknown command", "c9"),
     ("ack", b'{"id": "c9"}', "'irregularity' is required", "c9"),
     ("ack", b'{"id": "c9", "irregularity": "1-1", "extra": 1}', "unknown field(s) extra", "c9"),
+    ("reopen", b'{"id": "c9"}', "'irregularity' is required", "c9"),
+    ("reopen", b'{"id": "c9", "irregularity": ""}', "must not be empty", "c9"),
+    ("reopen", b'{"id": "c9", "irregularity": 7}', "must be a string", "c9"),
+    ("reopen", b'{"id": "c9", "irregularity": "7-1", "accept": false}', "unknown field(s) accept", "c9"),
     ("reinstate", b'{"id": "c9", "ply": -1}', "ply", "c9"),
     ("reinstate", b'{"id": "c9", "ply": "3"}', "ply", "c9"),
     ("reinstate", b'{"id": "c9", "ply": true}', "ply", "c9"),
@@ -90,6 +95,18 @@ def test_tokens() -> None:
         parse_command("set-result", b'{"id": "a", "result": "1-0", "token": "operator-secret"}', at=0, auth=auth)
     op = parse_command("flip", b'{"id": "a", "token": "operator-secret"}', at=0, auth=auth)
     assert op.role == "operator"
+
+
+def test_the_arbiter_role_may_send_every_command() -> None:
+    """With tokens configured, a command no role may send is a command nobody can send (fill-gap was one)."""
+    assert set(COMMAND_NAMES) - COMMAND_ROLES["arbiter"] == set()
+    auth = CommandsConfig(tokens={"arbiter": "arbiter-secret", "operator": "operator-secret"})
+    fill = parse_command("fill-gap", b'{"id": "g", "ply": 12, "moves": ["e4"], "token": "arbiter-secret"}',
+                         at=0, auth=auth)
+    assert fill.role == "arbiter"
+    with pytest.raises(CommandError, match="role 'operator' may not send 'fill-gap'"):
+        parse_command("fill-gap", b'{"id": "g", "ply": 12, "moves": ["e4"], "token": "operator-secret"}',
+                      at=0, auth=auth)
 
 
 def test_command_id_of() -> None:

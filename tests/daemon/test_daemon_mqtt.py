@@ -139,6 +139,17 @@ async def test_commands_round_trip(tmp_path: Path, mosquitto: Broker) -> None:
         assert r["ok"] is True
         await c.wait_for(lambda: any(p["id"] == irr["id"] and p["status"] == "resolved"
                                      for p in c.of("irregularity")), 5, "resolved")
+        # the dismissal taken back (the tablet's Undo): acknowledged again, as before it; then nothing left to
+        # take back
+        r = await send_command(port, "t1", "reopen", {"id": "u1", "irregularity": irr["id"]})
+        assert r["ok"] is True
+        await c.wait_for(lambda: [p["status"] for p in c.of("irregularity")
+                                  if p["id"] == irr["id"]][-1] == "acknowledged", 5, "reopened")
+        await c.wait_for(lambda: irr["id"] in c.retained["state"]["open_irregularities"], 5, "open in the state")
+        r = await send_command(port, "t1", "reopen", {"id": "u2", "irregularity": irr["id"]})
+        assert r["ok"] is False and "no dismissal to take back" in r["error"], r
+        r = await send_command(port, "t1", "reopen", {"id": "u3"})
+        assert r["ok"] is False and "'irregularity' is required" in r["error"], r
         r = await send_command(port, "t1", "set-players", {"id": "p1", "white": "Carol", "black": "Dave"})
         assert r["ok"] is True and r["id"] == "p1" and r["v"] == 1
         await c.wait_for(lambda: c.retained["state"]["game"]["white"] == "Carol", 5, "players")
@@ -178,7 +189,7 @@ async def test_commands_round_trip(tmp_path: Path, mosquitto: Broker) -> None:
     # commands are journaled like board events
     j = Journal.open(tmp_path / "state" / "t1.sqlite")
     kinds = [type(e).__name__ for _, e in j.events()]
-    for name in ("SetPlayers", "SetClock", "SetOrientation", "Reinstate", "SetResult", "NewGame"):
+    for name in ("SetPlayers", "SetClock", "SetOrientation", "Reopen", "Reinstate", "SetResult", "NewGame"):
         assert name in kinds
     assert [g.id for g in j.games()][-1] == r["game_id"]
 

@@ -60,6 +60,7 @@ COOKIE = "boardd_session"
 TABLET_COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {
     "ack": {"irregularity": ("id", True)},
     "resolve": {"irregularity": ("id", True), "ruling": ("text", False), "accept": ("bool", False)},
+    "reopen": {"irregularity": ("id", True)},
     "reinstate": {"ply": ("ply", True)},
     "set-result": {"result": ("result", True), "termination": ("text", False)},
     "new-game": {"white": ("text", False), "black": ("text", False), "round": ("text", False),
@@ -405,6 +406,7 @@ class WebService:
         if client is None or not self.connected.is_set():
             raise web.HTTPServiceUnavailable(text="no MQTT connection")
         topic = f"{self.config.mqtt.prefix}/{board}/cmd/{name}"
+        self.hub.command_sent(board, name, payload)  # before: its answer may come while the publish is awaited
         try:
             await client.publish(topic, json.dumps(payload).encode(), qos=1, retain=False)
         except aiomqtt.MqttError as exc:

@@ -90,6 +90,9 @@ class BoardExtra:
     last_move: dict[str, Any] | None = None
     irregularities: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_EVENTS_KEPT))
+    #: findings the arbiter dismissed from a tablet (``resolve`` with ``accept`` false, answered ok), until
+    #: reopened or ruled on again: the tablet offers their Undo
+    dismissed: set[str] = field(default_factory=set)
 
 
 class Hub:
@@ -116,6 +119,8 @@ class Hub:
         self.watches: dict[str, LinkWatch] = {}
         self._link_keys: dict[str, tuple[object, ...] | None] = {}
         self._public_links: dict[str, str] = {}  # board -> the link the broadcast screen was last sent
+        #: rulings sent from a tablet, until answered: command id -> (board, name, irregularity, accept)
+        self._rulings: OrderedDict[str, tuple[str, str, str, bool]] = OrderedDict()
 
     # Input.
 
@@ -137,7 +142,7 @@ class Hub:
         if kind not in WEB_KINDS:
             return []
         if kind == "cmd-result":
-            return self._cmd_result(board, payload)
+            return self._cmd_result(board, payload, now)
         record = self.hall.boards.get(board)
         previous_game = _game_id(record.state) if record is not None and record.state is not None else None
         update = self.hall.handle(topic, payload)
@@ -148,6 +153,7 @@ class Hub:
             # Irregularity ids are unique within a game only: a new game starts with a clean slate.
             extra.irregularities.clear()
             extra.events.clear()
+            extra.dismissed.clear()
             extra.last_move = None
         body = update.payload
         if not isinstance(body, dict):
@@ -218,7 +224,17 @@ class Hub:
         watch.update(now)
         return watch.alert(now)
 
-    def _cmd_result(self, board: str, payload: bytes) -> list[Message]:
+    def command_sent(self, board: str, name: str, payload: dict[str, Any]) -> None:
+        """A tablet's command was published: a ruling (``resolve``, ``reopen``) is followed to its answer, so that
+        the tablet knows which findings were dismissed (and offers their Undo, ``reopen``)."""
+        irregularity = payload.get("irregularity")
+        if name not in ("resolve", "reopen") or not isinstance(irregularity, str):
+            return
+        self._rulings[str(payload["id"])] = (board, name, irregularity, payload.get("accept", True) is not False)
+        while len(self._rulings) > _CMD_RESULTS_KEPT:
+            self._rulings.popitem(last=False)
+
+    def _cmd_result(self, board: str, payload: bytes, now: float) -> list[Message]:
         # Answers are matched on the command id, not deduped on seq: the envelope is optional here.
         try:
             body = json.loads(payload)
@@ -234,7 +250,17 @@ class Hub:
         self.cmd_results[ident] = {**body, "board": board}
         while len(self.cmd_results) > _CMD_RESULTS_KEPT:
             self.cmd_results.popitem(last=False)
-        return [Message("arbiter", _dumps({"t": "cmd-result", "board": board, "result": body}))]
+        out = [Message("arbiter", _dumps({"t": "cmd-result", "board": board, "result": body}))]
+        ruling = self._rulings.pop(ident, None)
+        if ruling is not None and ruling[0] == board and body.get("ok") is True:
+            _, name, irregularity, accept = ruling
+            dismissed = self.extra.setdefault(board, BoardExtra()).dismissed
+            if name == "resolve" and not accept:
+                dismissed.add(irregularity)
+            else:
+                dismissed.discard(irregularity)
+            out += self._board_messages(board, now, public=False)
+        return out
 
     # Views.
 
@@ -356,6 +382,11 @@ class Hub:
                               "severity": None, "status": "open", "incident": None})
         # One incident, one alert: related findings fold under their primary; info findings are a log.
         incidents, log = fold(flags)
+        resolved = {str(f["id"]) for f in flags if f["status"] == "resolved"}
+        for incident in incidents:
+            # the findings of the incident the arbiter dismissed from a tablet: their Undo (reopen)
+            members = [incident["id"], *incident["related"]]
+            incident["dismissed"] = [m for m in members if m in extra.dismissed and m in resolved]
         view.update({
             # the flags carry the state's irregularities already: not twice in every frame
             "state": {k: v for k, v in state.items() if k != "irregularities"},

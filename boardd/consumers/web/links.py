@@ -60,6 +60,7 @@ class LinkWatch:
         self.drops: deque[float] = deque()     # service times of the drops within the window
         self.total_drops = 0
         self.active = False                    # an incident the arbiter sees
+        self.since: float | None = None        # service time the incident started: its identity (``since``)
         self._offset: float | None = None      # service time - message time, least delayed message
 
     def when(self, now: float, at: float | None) -> float:
@@ -82,7 +83,7 @@ class LinkWatch:
             self.total_drops += 1
         elif not down and self.down_since is not None:
             # down for the grace period by the messages' own times (delivered late, together): an incident
-            self.active = self.active or t - self.down_since >= self.policy.grace
+            self._start(now, t - self.down_since >= self.policy.grace)
             self.down_since, self.up_since = None, t
         elif not down and self.up_since is None:
             self.up_since = t
@@ -96,16 +97,22 @@ class LinkWatch:
             self.drops.popleft()
         if not self.active:
             down_long = self.down_since is not None and now - self.down_since >= policy.grace
-            self.active = down_long or len(self.drops) >= policy.unstable
+            self._start(now, down_long or len(self.drops) >= policy.unstable)
         elif self.down_since is None and len(self.drops) < policy.unstable and \
                 (self.up_since is None or now - self.up_since >= policy.settle):
             self.active = False
 
+    def _start(self, now: float, starts: bool) -> None:
+        if starts and not self.active:
+            self.active, self.since = True, now
+
     def alert(self, now: float) -> dict[str, Any] | None:
-        """The incident for the tablet, or None: ``{"kind", "down", "drops", "text"}``.
+        """The incident for the tablet, or None: ``{"kind", "down", "drops", "text", "since"}``.
 
         ``kind`` is ``unstable`` (``unstable`` drops or more in the window), ``down`` (down for ``grace`` or
-        more) or ``back`` (up again, watched for ``settle`` before the incident ends).
+        more) or ``back`` (up again, watched for ``settle`` before the incident ends). ``since`` (the service's
+        monotonic time it started, ms precision) tells one incident from the next: a tablet whose socket was
+        down while an incident ended and another started sees a new ``since`` and rings for it.
         """
         if not self.active:
             return None
@@ -120,7 +127,8 @@ class LinkWatch:
         else:
             kind, text = "back", f"link back up ({drops} drop{'' if drops == 1 else 's'} in the last {minute}); " \
                 f"watched for {self.policy.settle:g} s"
-        return {"kind": kind, "down": down, "drops": drops, "text": text}
+        return {"kind": kind, "down": down, "drops": drops, "text": text,
+                "since": None if self.since is None else round(self.since, 3)}
 
     def key(self, now: float) -> tuple[object, ...] | None:
         """What the tablet shows of the incident, without the running duration (a change sends a view)."""

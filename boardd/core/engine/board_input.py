@@ -11,7 +11,7 @@ from boardd.core.engine.common import (
     _JUMP_DEPTH,
     _ROTATIONS,
     _SNAPSHOT_INCREMENTAL,
-    _content_text,
+    _change_text,
     _fen,
     _search,
 )
@@ -159,43 +159,41 @@ class BoardInput:
     def _change(self, outs: list[Output], raw_sq: int, content: Content, at: float, *, snapshot: bool,
                 batch: list[tuple[int, Content, Content]]) -> bool:
         """One square's new content; True if the physical position changed (the change is added to *batch*)."""
-        self.g.raw_touched.add(raw_sq)
-        if self.g.raw[raw_sq] == content:
+        g = self.g
+        g.raw_touched.add(raw_sq)
+        raw = g.raw
+        was = raw[raw_sq]
+        # (a piece's == is a Python call: only asked when both are something)
+        if was is content or (was is not None and content is not None and was == content):
             return False
-        self.g.raw[raw_sq] = content
-        sq = self.map(raw_sq)
+        raw[raw_sq] = content
+        sq = _ROTATIONS[g.rot][raw_sq]
         if isinstance(content, Marker):
             self.on_marker(outs, sq, content, at)
             return False
-        if sq in self.g.markers:
-            del self.g.markers[sq]
-        old = self.g.phys.set(sq, content)
-        if old == content:
+        if sq in g.markers:
+            del g.markers[sq]
+        old = g.phys.set(sq, content)
+        if old is content or (old is not None and content is not None and old == content):
             return False
         batch.append((sq, old, content))
-        name = chess.SQUARE_NAMES[sq]
-        text = (f"L {name}" if content is None
-                else f"P {name} {_content_text(content)}" if old is None
-                else f"X {name} {_content_text(old)}→{_content_text(content)}")
-        self.g.seg_evidence.append(Evidence(at=at, event=text))
-        if len(self.g.seg_evidence) > 200:
-            del self.g.seg_evidence[:100]
-        if self._flicker(outs, sq, content, old, at, snapshot=snapshot, text=text):
+        g.note_change(at, sq, old, content)
+        if self._flicker(outs, sq, content, old, at, snapshot=snapshot):
             batch.pop()
         elif content is None and isinstance(old, chess.Piece):
-            self.g.seg_lifts.append((at, sq, old))
-            if not snapshot and not self.g.setting_up:
+            g.seg_lifts.append((at, sq, old))
+            if not snapshot and not g.setting_up:
                 self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
         elif isinstance(content, chess.Piece):
-            if not snapshot and not self.g.setting_up:
+            if not snapshot and not g.setting_up:
                 self.e.two_hands.check_two_hands_castling(outs, at, content)
                 self.e.two_hands.check_two_hands_places(outs, at, sq, content)
-            self.g.seg_places.append((at, sq, content))
-        self.g.last_board_t = at
+            g.seg_places.append((at, sq, content))
+        g.last_board_t = at
         return True
 
-    def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool,
-                 text: str) -> bool:
+    def _flicker(self, outs: list[Output], sq: int, content: Content, old: Content, at: float, *, snapshot: bool
+                 ) -> bool:
         """A square that reverted within T_flicker with nothing else nearby: a sensor glitch (True), ignored."""
         timing = self.rules.timing
         burst = self.burst.get(sq)
@@ -205,13 +203,16 @@ class BoardInput:
         self.recent.append((at, sq))
         if len(self.recent) > 64:
             del self.recent[:32]
-        if (snapshot or burst[1] != content or at - burst[0] > timing.t_flicker
-                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in self.recent)):
+        before = burst[1]
+        if (snapshot or (before is not content and (before is None or content is None or before != content))
+                or at - burst[0] > timing.t_flicker
+                # (the same answer in any order: from the latest, where another square usually is)
+                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in reversed(self.recent))):
             return False
         self.burst.pop(sq, None)
         self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
                     [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
-                     Evidence(at=at, event=text)],
+                     Evidence(at=at, event=_change_text(sq, old, content))],
                     text="sensor glitch ignored (not a touch, not a displacement)")
         self.g.seg_lifts = [x for x in self.g.seg_lifts if not (x[1] == sq and x[0] >= burst[0])]
         self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]

@@ -316,6 +316,7 @@ class ClockReadings:
                     text=f"{what}: correct the move counter and the time (6.10.2, 7.1)")
 
     def on_pause(self, outs: list[Output], at: float) -> None:
+        self.e.findings.intervened(at)  # the arbiter at the board: what follows is another move (7.5.5)
         diff = self.g.index.classify(self.g.phys)
         if (diff.kind is DiffClass.PARTIAL and diff.move is not None and diff.move.promotion) or (
                 diff.kind is DiffClass.IN_HAND and self.g.promo_seen):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import types
 from dataclasses import dataclass, field
-from typing import Any
 
 import chess
 
+from boardd.core._slots import slot_setters as _slot_setters
 from boardd.core.events import (
     ClockReading,
     ClockSide,
@@ -42,15 +40,6 @@ _JUMP_DEPTH = 3
 _BACKWARDS_REPORT_S = 60.0
 #: A board dump changing at most this many squares is treated as ordinary changes (one instant).
 _SNAPSHOT_INCREMENTAL = 4
-
-
-def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...] | None:
-    """The slot descriptors' setters of a frozen slotted dataclass, if its fields are exactly *names*."""
-    fields = tuple(f.name for f in dataclasses.fields(cls))
-    slots = [cls.__dict__.get(name) for name in names]
-    if fields != names or not all(isinstance(slot, types.MemberDescriptorType) for slot in slots):
-        return None
-    return tuple(slot.__set__ for slot in slots)  # type: ignore[union-attr]
 
 
 _CLOCK_STATE_SET = _slot_setters(ClockState, ("white", "black", "running", "flag_white", "flag_black", "model"))
@@ -118,6 +107,14 @@ def _content_text(content: Content) -> str:
     if isinstance(content, chess.Piece):
         return _piece_text(content)
     return content_symbol(content)
+
+
+def _change_text(square: int, old: Content, new: Content) -> str:
+    """A board change as evidence text: ``L e2`` (lifted), ``P e4 wP`` (put down), ``X e4 wP→bN`` (replaced)."""
+    name = chess.SQUARE_NAMES[square]
+    return (f"L {name}" if new is None
+            else f"P {name} {_content_text(new)}" if old is None
+            else f"X {name} {_content_text(old)}→{_content_text(new)}")
 
 
 @dataclass(slots=True)

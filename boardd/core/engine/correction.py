@@ -140,6 +140,9 @@ class Correction:
         #: (:meth:`publication`)
         self.shown = 0
         self.held_upto = 0
+        #: the cycle of an illegal move that stood because its offender played on after the reply, and the ply of
+        #: that move (:meth:`on_move_made`): open again if that move is taken back before it was completed
+        self.stood: tuple[int, _Cycle] | None = None
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -409,6 +412,7 @@ class Correction:
         first = records[back]
         self.e.restoration.retract_to(outs, back, at, "a move kept back, undone on the board before it was completed "
                                                       "(a restoration's hands)")
+        self.taken_back(back + 1)
         if first.emt is not None:
             g.seg_start = first.made_at - first.emt
         return True
@@ -609,14 +613,26 @@ class Correction:
         The opponent's reply alone does not: an illegal move is often noticed only after it, and 7.5.1 then
         reinstates the position before the illegal move, taking the reply back with it.
         """
+        if self.stood is not None and self.stood[0] <= len(self.g.records):
+            self.stood = None  # (the move that made it stand was played on from: it stays)
         cycle = self.cycle
         if cycle is None:
             return
         if cycle.reinstated_at is None:
             if side == cycle.offender and len(self.g.records) > cycle.ply + 1:
                 self.close(outs, at)  # the offender plays on after the reply: the illegal move stood
+                self.stood = (len(self.g.records) + 1, cycle)
             return
         self.close(outs, at)
+
+    def taken_back(self, ply: int) -> None:
+        """The move *ply* was taken back on the board before it was completed (not a move of the game after all,
+        :meth:`kept_back_undone`, ``MadeMoves.take_back``): if it was what made an illegal move stand (the offender
+        playing on, :meth:`on_move_made`), that move's cycle is open again: the position before it may still be put
+        back (7.5.1), in any order."""
+        stood, self.stood = self.stood, None
+        if stood is not None and stood[0] == ply and self.cycle is None and len(self.g.records) < ply:
+            self.cycle = stood[1]
 
     def close(self, outs: list[Output], at: float) -> None:
         cycle = self.cycle

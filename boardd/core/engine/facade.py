@@ -6,8 +6,9 @@ The engine is a pure state machine. :meth:`Engine.feed` takes one event of
 :mod:`boardd.core.events` and returns the outputs of :mod:`boardd.core.outputs`; time only
 comes from the events' ``at``. Timers (release inference ``T_settle``, the press
 window ``T_latency``/``T_bounce``, a persisting impossible reading, the flag of the
-engine's own clock model) are deadlines that fire when a later event arrives or when
-the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_deadline`).
+engine's own clock model, a made move taken back on the board) are deadlines that fire
+when a later event arrives or when the caller calls :meth:`Engine.advance` (the daemon
+sleeps until :meth:`next_deadline`).
 
 * **Positions.** The *official* position is a ``chess.Board`` with the move stack of the
   record. The *physical* position is the sensor reading in the official frame
@@ -18,7 +19,11 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
 * **Made.** A ``LEGAL(m)`` state that stays ``T_settle`` without change is a *made* move
   (§3.4): it enters the record (``MoveMade``) and the opponent has the move. A made move
   changed by its player before the opponent starts is replaced (``MovesRetracted`` +
-  ``MoveMade``) with ``RELEASED_MOVE_CHANGED`` and the law-based move as suggestion.
+  ``MoveMade``) with ``RELEASED_MOVE_CHANGED`` and the law-based move as suggestion. Taken
+  back on the board before it is completed (the position before it stood ``T_settle``), it
+  leaves the record (``MovesRetracted``) and the first released move is remembered: the same
+  move made again is recorded once, a different one is ``RELEASED_MOVE_CHANGED``, a press
+  with it still taken back ``TAKEBACK_DETECTED`` (R07, 4.7, 6.2.1).
 * **Whose change.** Changes of the side without the move that are not part of the mover's
   move (a piece he is capturing, a captured piece parked) are kept apart (masked), so the
   mover's move is still recognised; they give ``OUT_OF_TURN_CHANGE``,
@@ -53,7 +58,12 @@ the caller calls :meth:`Engine.advance` (the daemon sleeps until :meth:`next_dea
   starts his reply (a piece of his changed and the board is his move in progress from the
   illegal position): raised as at a press, it enters the record made when put down (``legal=False``,
   the engine's clock switched then, completed by the offender's next move) and the reply is
-  recorded after it, unless the arbiter reinstates (7.5.1).
+  recorded after it, unless the arbiter reinstates (7.5.1). The player who has just moved moving again
+  before the reply (another piece, not his released move changed) is a move on the opponent's turn (R13,
+  an irregularity, not an illegal move): ``OUT_OF_TURN_CHANGE`` once when the piece is put down; when the
+  opponent starts his reply from the board it enters the record (``legal=False``, ``out_of_turn``, the
+  opponent still to move), unless the arbiter reinstates (7.6); a ruling without reinstatement adopts it at
+  once (``WhoseChange.moved_twice``).
 * **Orientation.** The first board dump (or, before the first move, the first move seen
   only in a turned frame) decides how the board stands: turned round (180°) is handled
   transparently (``GameEvent ORIENTATION_CHANGED``); a quarter turn is also
@@ -115,6 +125,7 @@ from boardd.core.engine.common import (
     _republish_state,
 )
 from boardd.core.engine.correction import Correction
+from boardd.core.engine.dismissals import Dismissals
 from boardd.core.engine.downtime import Downtime
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
@@ -140,6 +151,7 @@ from boardd.core.events import (
     LinkChanged,
     NewGame,
     Reinstate,
+    Reopen,
     Resolve,
     SetClock,
     SetOrientation,
@@ -214,6 +226,7 @@ class Engine:
         self.whose_change = WhoseChange(self)
         self.correction = Correction(self)
         self.downtime = Downtime(self)
+        self.dismissals = Dismissals(self)
 
     @property
     def busy(self) -> bool:
@@ -287,7 +300,7 @@ class Engine:
         g = self.g
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None and g.oot_recheck is None):
+                and g.restore_check is None and g.oot_recheck is None and g.undo_due is None):
             # fast path of the most frequent event: no timer can be due
             self._last_t = at
             try:
@@ -312,7 +325,7 @@ class Engine:
             at = self._last_t
         if (self.g.press is not None or self.g.cand is not None or self.g.model_started
                 or self.g.impossible_since is not None or self.g.restore_check is not None
-                or self.g.oot_recheck is not None):
+                or self.g.oot_recheck is not None or self.g.undo_due is not None):
             self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
         try:
@@ -363,7 +376,7 @@ class Engine:
         g = self.g
         if (g.press is None and g.cand is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
-                and self.downtime.held is None):
+                and g.undo_due is None and self.downtime.held is None):
             # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
             # readings while a player thinks): each of the timers of _armed_deadline is None then
             return None
@@ -376,7 +389,7 @@ class Engine:
                            if self.g.press else None, self.clock_readings.model_flag_due(),
                            self.board_input.impossible_due(),
                            self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
-                           self.g.oot_recheck,
+                           self.g.oot_recheck, self.g.undo_due,
                            self.clock_readings.held_due(), self.downtime.due())
                if d is not None]
         return min(due) if due else None
@@ -461,7 +474,8 @@ class Engine:
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         if (self.g.press is None and self.g.cand is None and not self.g.model_started
                 and self.g.impossible_since is None
-                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None):
+                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None
+                and self.g.undo_due is None):
             return
         t = self.rules.timing
         for _ in range(10000):
@@ -483,12 +497,16 @@ class Engine:
                 options.append((held_due, 5))
             if self.g.oot_recheck is not None:
                 options.append((self.g.oot_recheck, 6))
+            if self.g.undo_due is not None:
+                options.append((self.g.undo_due, 7))
             if not options:
                 return
             due, kind = min(options)
             if due > now or (due == now and not inclusive):
                 return
-            if kind == 6:
+            if kind == 7:
+                self.made_moves.take_back(outs, due)
+            elif kind == 6:
                 self.whose_change.recheck_out_of_turn(outs, due)
             elif kind == 5:
                 self.clock_readings.confirm_held(outs)
@@ -537,12 +555,16 @@ class Engine:
             case Acknowledge():
                 self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
             case Resolve():
+                before = self.dismissals.before()
                 self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
                 try:
-                    self.restoration.on_resolve(outs, event, at)
+                    closed = self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
-                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at)
+                self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at, closed=closed)
+                self.dismissals.ruled(event, before)
+            case Reopen():
+                self.dismissals.reopen(outs, event, at)
             case Reinstate():
                 self.restoration.on_reinstate(outs, event.ply, at)
             case SetClock():

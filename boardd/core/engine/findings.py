@@ -49,18 +49,14 @@ _FOLLOWS_FROM: dict[str, frozenset[str]] = {
 _SCAN_PLIES = 10
 
 
-#: the illegal-move-class completions judged by ``Presses.illegal_press``, which note ILLEGAL_MOVE_LIMIT_REACHED when
-#: the count reaches the limit (the presses, a confirmed two-handed move and a claim do not)
-_NO_LIMIT_NOTE = frozenset({"CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND", "TWO_HANDS_AT_PRESS"})
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Count:
     """An illegal-move-class finding counted for 7.5.5, and what its penalty suggestion was computed from.
 
     ``penalty`` is the suggestion in the finding now; ``cited`` says that its text was written in the
     configured edition's numbering (``raise_finding``), ``queen`` that 7.5.2's queen replaces the
-    reinstatement (a pawn not replaced), ``notes_limit`` that the limit is noted with a finding of its own."""
+    reinstatement (a pawn not replaced). ``move`` is the move it belongs to (the id of that move's first
+    finding, :meth:`Findings.open_move`): the findings of one move count once."""
 
     side: chess.Color
     code: str
@@ -69,7 +65,18 @@ class _Count:
     penalty: PenaltySuggestion
     cited: bool = False
     queen: bool = False
-    notes_limit: bool = False
+    move: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Move:
+    """One move of a player's for the count (rules-spec 3.5: once per move): the position it was made from (the
+    record's length), when its first finding was raised, and its findings."""
+
+    side: chess.Color
+    ply: int
+    since: float
+    findings: list[str]
 
 
 def _queen(pen: PenaltySuggestion) -> PenaltySuggestion:
@@ -105,11 +112,21 @@ class Findings:
         self.dismissed: set[str] = set()
         #: counted findings the engine withdrew (a press explained by a recovered move)
         self.withdrawn: set[str] = set()
-        #: the ILLEGAL_MOVE_LIMIT_REACHED noted with a counted finding: finding id -> its id
+        #: the counted findings a dismissal of another finding closed with it (that finding's id -> theirs)
+        self.dismissed_with: dict[str, set[str]] = {}
+        #: the ILLEGAL_MOVE_LIMIT_REACHED noted with a move (its first finding's id) -> the note's id
         self.limits: dict[str, str] = {}
-        #: the count of the penalty just suggested, bound to the finding raised with it (``raise_finding``)
-        self._pending: _Count | None = None
-        self._last_counted: str | None = None
+        #: the moves of the illegal-move-class findings (their first finding's id -> the move), and each
+        #: player's latest; the move of each finding raised with a penalty (also those a claim counts later)
+        self.moves: dict[str, _Move] = {}
+        self._latest: dict[chess.Color, str] = {}
+        #: the findings of the "otherwise" regime awaiting a claim (R22), with what their count is computed from
+        self._unclaimed: dict[str, _Count] = {}
+        #: when the clock was last paused (the arbiter at the board, 6.11.2): an action between two findings
+        self._paused_at = float("-inf")
+        #: the count of the penalty just suggested, bound to the finding raised with it (``raise_finding``), and
+        #: whether it counts now (not in the "otherwise" regime, where a claim counts it)
+        self._pending: tuple[_Count, bool, int] | None = None
 
     def new_id(self) -> str:
         self.g.irr_counter += 1
@@ -154,11 +171,16 @@ class Findings:
             severity = Severity.WARNING
             text = (f"{text}: " if text else "") + self._handed_back_text(side, incident)
         pending, self._pending = self._pending, None
-        if penalty is not None and pending is not None and pending.penalty is penalty:
-            self._commit(ident, dataclasses.replace(pending, cited=self.g.edition < 2018))
-        elif code == "ILLEGAL_MOVE_LIMIT_REACHED" and self._last_counted is not None \
-                and self.counted[self._last_counted].side == side:
-            self.limits[self._last_counted] = ident
+        bound = penalty is not None and pending is not None and pending[0].penalty is penalty
+        if bound:
+            assert pending is not None and side is not None
+            counted = dataclasses.replace(pending[0], cited=self.g.edition < 2018,
+                                          move=self._join(ident, side, pending[0].move, pending[2], at))
+            if pending[1]:
+                self._commit(ident, counted)
+            else:  # R22: a claim (or the arbiter) before the opponent's next move counts it, any 7.5.1-7.5.4 act
+                self._unclaimed[ident] = counted
+                self.g.claim_windows.append(_Window(ident, side))
         withheld = self.e.correction.withholds(code)
         if incident is None and not info and not withheld:
             self.g.incident = (ident, len(self.g.records))
@@ -177,6 +199,8 @@ class Findings:
             self.e.correction.withhold(irr)  # published if the board does not go back to the position
             return irr
         self.publish(outs, irr)
+        if bound and ident in self.counted:
+            self._note_reached(outs, irr, self.counted[ident], at)
         return irr
 
     def publish(self, outs: list[Output], irr: Irregularity) -> None:
@@ -343,9 +367,9 @@ class Findings:
     # ------------------------------------------------------------------ the illegal-move count (7.5.5)
 
     def count(self, side: chess.Color) -> int:
-        """``side``'s illegal-move count (rules-spec §6.1: the penalised illegal-move-class events): the findings
-        counted, less those the arbiter dismissed or the engine withdrew."""
-        return sum(1 for ident, c in self.counted.items() if c.side == side and not self._uncounted(ident))
+        """``side``'s illegal-move count (rules-spec §6.1: the penalised illegal-move-class events, one per move,
+        §3.5): his moves with a finding counted, less those the arbiter dismissed or the engine withdrew."""
+        return len({c.move for ident, c in self.counted.items() if c.side == side and not self._uncounted(ident)})
 
     def _uncounted(self, ident: str) -> bool:
         return ident in self.dismissed or ident in self.withdrawn
@@ -353,57 +377,125 @@ class Findings:
     def _limit(self) -> int:
         return 3 if self.g.edition == 2009 else 2
 
+    def intervened(self, at: float) -> None:
+        """The clock paused (the arbiter at the board, 6.11.2): what a player does after it is another move."""
+        self._paused_at = at
+
+    def open_move(self, side: chess.Color, ply: int) -> str | None:
+        """The move of ``side``'s a finding from the position at ``ply`` belongs to, if it is one already under way
+        (rules-spec 3.5: once per move; Arbiters' Manual: two irregularities in one move count as one).
+
+        The same move: his latest move with a finding, made from the same position (the opponent has not moved
+        since, nor was it reinstated), with no action of the arbiter since its first finding (7.5.5: "after the
+        action taken under 7.5.1-7.5.4 for the first completed illegal move ... for the second"): none of its
+        findings ruled on or resolved (the board reinstating it), the clock not paused. A press without a move
+        handed back by the opponent and then the illegal move pressed, or a press with the piece still in hand
+        and then that piece put on an illegal square and pressed, are one move's irregularities."""
+        ident = self._latest.get(side)
+        move = self.moves.get(ident) if ident is not None else None
+        if move is None or move.ply != ply or self._paused_at >= move.since:
+            return None
+        if any(f is None or f.status is Status.RESOLVED for f in (self.g.irr.get(i) for i in move.findings)):
+            return None
+        return ident
+
+    def _join(self, ident: str, side: chess.Color, move: str, ply: int, at: float) -> str:
+        """``ident`` into ``move`` (``""``: a move of its own, from the position at ``ply``); its move's id."""
+        if not move or move not in self.moves:
+            self.moves[ident] = _Move(side=side, ply=ply, since=at, findings=[ident])
+            self._latest[side] = move = ident
+        else:
+            self.moves[move].findings.append(ident)
+        return move
+
     def _suggest(self, side: chess.Color, n: int, mate: bool | None, increment: float, *,
-                 queen: bool) -> PenaltySuggestion:
+                 queen: bool, first: str | None = None) -> PenaltySuggestion:
+        """The suggestion of ``side``'s ``n``-th illegal move; ``first``: the finding of the same move it counts
+        once with (named in the text)."""
         pen = suggest_penalty(edition=self.g.edition, category=Category(self.g.category), regime=Regime(self.g.regime),
                               n=n, offender=side, opp_can_mate=mate, observed_in_window=True,
                               increment_earned_s=increment,
                               blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
+        if first is not None:
+            pen = dataclasses.replace(pen, text=f"{pen.text}; counted once with {first}, the same move "
+                                                "(Arbiters' Manual)")
         return _queen(pen) if queen and pen.reinstate else pen
 
+    def _n(self, side: chess.Color, move: str | None) -> tuple[int, str | None]:
+        """The count a finding of ``side``'s in ``move`` (None: a move of its own) makes, and the finding of that
+        move it counts once with (its first one still counted), if any."""
+        first = next((i for i, c in self.counted.items() if move is not None and c.move == move
+                      and not self._uncounted(i)), None)
+        return (self.count(side), first) if first is not None else (self.count(side) + 1, None)
+
     def penalty(self, side: chess.Color, code: str, subtype: str | None = None, *,
-                finding: str | None = None) -> PenaltySuggestion | None:
+                finding: str | None = None, ply: int | None = None) -> PenaltySuggestion | None:
         """Penalty suggestion of an illegal-move-class code, counted once per move (not in the "otherwise"
         regime, where a claim counts it: :meth:`count_claim`).
 
         The count goes to the finding raised next with this suggestion (``raise_finding``), or to ``finding``
-        (a finding ruled an illegal move: a confirmed two-handed move). A press without a move that hands the
-        clock back in the other player's incident is no illegal move of the presser (T50): None.
+        (a finding ruled an illegal move: a confirmed two-handed move, made from the position at ``ply``). A
+        finding of a move under way (:meth:`open_move`) counts once with it. A press without a move that hands
+        the clock back in the other player's incident is no illegal move of the presser (T50): None.
         """
         full = f"{code}/{subtype}" if subtype else code
-        self.g.limit_pending = False
         self._pending = None
         if not is_illegal_move_class(full, self.g.edition):
             return None
         if finding is None and self._handed_back(code, side, self.incident_for(code, side)):
             return None
-        n = self.count(side) + 1
+        at_ply = len(self.g.records) if ply is None else ply
+        move = self.open_move(side, at_ply)
+        n, first = self._n(side, move)
         mate = can_mate_in_feed(self.g.board, not side)
         queen = code == "PAWN_NOT_REPLACED" and self.g.edition >= 2014
-        pen = self._suggest(side, n, mate, self.g.increment, queen=queen)
-        if self.g.regime != Regime.OTHERWISE.value:
-            counted = _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen, queen=queen,
-                             notes_limit=finding is None and code not in _NO_LIMIT_NOTE)
-            if finding is None:
-                self._pending = counted
-            else:
-                self._commit(finding, counted)
-        self.g.limit_pending = pen.result is not None and n >= self._limit()
-        self.g.limit_mate = mate
+        pen = self._suggest(side, n, mate, self.g.increment, queen=queen, first=first)
+        counts = self.g.regime != Regime.OTHERWISE.value
+        counted = _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen, queen=queen,
+                         move=move or "")
+        if finding is None:
+            self._pending = (counted, counts, at_ply)
+        elif counts:
+            self._commit(finding, dataclasses.replace(counted, move=self._join(finding, side, move or "", at_ply,
+                                                                               self._now(finding))))
         return pen
 
+    def _now(self, ident: str) -> float:
+        found = self.g.irr.get(ident)
+        return found.t_raised if found is not None else float("-inf")
+
     def count_claim(self, irr: Irregularity, side: chess.Color) -> PenaltySuggestion:
-        """The "otherwise" regime: the opponent's claim (or the arbiter) in the window counts ``irr`` (R22)."""
-        n = self.count(side) + 1
+        """The "otherwise" regime: the opponent's claim (or the arbiter) in the window counts ``irr`` (R22), once
+        per move (the move it was raised in); the caller notes the limit (E2014 A.4 b: the first) after it."""
+        raised = self._unclaimed.pop(irr.id, None)
+        move = raised.move if raised is not None else self._join(irr.id, side, "", irr.ply, irr.t_raised)
+        n, first = self._n(side, move)
         mate = can_mate_in_feed(self.g.board, not side)
-        pen = self._suggest(side, n, mate, self.g.increment, queen=False)
+        pen = self._suggest(side, n, mate, self.g.increment, queen=False, first=first)
         full = f"{irr.code}/{irr.subtype}" if irr.subtype else irr.code
-        self._commit(irr.id, _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen))
+        counted = _Count(side=side, code=full, mate=mate, increment=self.g.increment, penalty=pen, move=move)
+        self._commit(irr.id, counted)
         return pen
 
     def _commit(self, ident: str, counted: _Count) -> None:
         self.counted[ident] = counted
-        self._last_counted = ident
+
+    def note_limit(self, outs: list[Output], irr_id: str, at: float) -> None:
+        """After a finding counted by a ruling (a claim, a confirmed two-handed move) went out with its suggestion:
+        ILLEGAL_MOVE_LIMIT_REACHED if it reached the limit."""
+        irr = self.g.irr.get(irr_id)
+        if irr is not None and irr_id in self.counted and not self._uncounted(irr_id):
+            self._note_reached(outs, irr, self.counted[irr_id], at)
+
+    def _note_reached(self, outs: list[Output], irr: Irregularity, counted: _Count, at: float) -> None:
+        """ILLEGAL_MOVE_LIMIT_REACHED with a counted finding whose suggestion is the loss (the count reached the
+        limit), once per move: not again with a second finding of a move that noted it."""
+        if counted.penalty.result is None or counted.move in self.limits:
+            return
+        note = self.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", counted.side, at, irr.evidence[-1:],
+                                  incident=irr.incident or irr.id, result=counted.penalty.result,
+                                  text=self.limit_text(counted.penalty.result, counted.mate))
+        self.limits[counted.move] = note.id
 
     def withdraw_count(self, outs: list[Output], irr_id: str, at: float) -> None:
         """A counted finding withdrawn by the engine (a press explained by a recovered move): uncounted."""
@@ -411,43 +503,52 @@ class Findings:
             self.withdrawn.add(irr_id)
             self._recount(outs, self.counted[irr_id].side, at)
 
-    def on_ruling(self, outs: list[Output], irr_id: str, *, accept: bool, at: float) -> None:
-        """The arbiter ruled on ``irr_id``: dismissed (``accept`` false), it is no illegal move and is uncounted;
-        upheld (a dismissal reversed), it counts again. The findings of the player's count raised after it that
-        still await a ruling get the suggestion of their count given this ruling (republished), and so does the
-        ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn, or noted again); the state's count changes.
-
-        Only the finding ruled on: a ruling on another finding says nothing of this one (a two-handed move
-        dismissed leaves the illegal move of the same press counted)."""
-        counted = self.counted.get(irr_id)
-        if counted is None or irr_id in self.withdrawn or (irr_id in self.dismissed) == (not accept):
-            return
+    def on_ruling(self, outs: list[Output], irr_id: str, *, accept: bool, at: float,
+                  closed: Iterable[str] = ()) -> None:
+        """The arbiter ruled on ``irr_id``: dismissed (``accept`` false), it is no illegal move and is uncounted,
+        and so are the counted findings the dismissal closed with it (``closed``: "resolved with" it, the
+        incident the arbiter sees dismissed on his card; their correction cycle ends with it,
+        :meth:`Correction.ruled`); upheld (a dismissal reversed), they count again. The findings of the player's
+        count raised after it that still await a ruling get the suggestion of their count given this ruling
+        (republished), and so does the ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn, or noted again);
+        the state's count changes."""
         if accept:
-            self.dismissed.discard(irr_id)
+            ids = {irr_id, *self.dismissed_with.pop(irr_id, set())} & self.dismissed
+            self.dismissed -= ids
         else:
-            self.dismissed.add(irr_id)
-        self._recount(outs, counted.side, at)
+            ids = {i for i in (irr_id, *closed) if i in self.counted and i not in self.withdrawn} - self.dismissed
+            self.dismissed |= ids
+            if ids - {irr_id}:
+                self.dismissed_with[irr_id] = ids - {irr_id}
+        ids = {i for i in ids if i in self.counted}
+        if not ids:
+            return
+        for side in sorted({self.counted[i].side for i in ids}):
+            self._recount(outs, side, at)
         outs.append(StateChanged(at=at))
 
     def _recount(self, outs: list[Output], side: chess.Color, at: float) -> None:
-        """The suggestions of ``side``'s counted findings awaiting a ruling, after their count changed, and the
-        ILLEGAL_MOVE_LIMIT_REACHED noted with them (withdrawn with a finding no longer counted).
+        """The suggestions of ``side``'s counted findings awaiting a ruling, after their count changed (one per
+        move), and the ILLEGAL_MOVE_LIMIT_REACHED noted with their moves (withdrawn with a move no longer
+        counted, or no longer reaching the limit).
 
         A finding already ruled on keeps the suggestion it was ruled on (the arbiter applied it, or not)."""
-        n = 0
+        numbers: dict[str, tuple[int, str]] = {}  # move -> its count, its first finding still counted
+        reached: dict[str, tuple[bool, Irregularity | None, bool | None]] = {}
         for ident, counted in list(self.counted.items()):
             irr = self.g.irr.get(ident)
             if counted.side != side or irr is None:
                 continue
+            reached.setdefault(counted.move, (False, None, counted.mate))
             if self._uncounted(ident):
-                if counted.notes_limit:
-                    self._note_limit(outs, irr, reached=False, mate=counted.mate, at=at,
-                                     why=f"{ident} {'dismissed' if ident in self.dismissed else 'withdrawn'}")
                 continue
-            n += 1
+            if counted.move not in numbers:
+                numbers[counted.move] = (len(numbers) + 1, ident)
+            n, first = numbers[counted.move]
             pen = counted.penalty
             if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
-                pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen)
+                pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen,
+                                    first=None if first == ident else first)
             if pen != counted.penalty:
                 self.counted[ident] = dataclasses.replace(counted, penalty=pen)
                 old, new = counted.penalty.text, pen.text
@@ -458,27 +559,29 @@ class Findings:
                                           text=irr.suggestion.text.replace(old, new))
                 irr = dataclasses.replace(irr, suggestion=sug)
                 self.update_finding(outs, irr)
-            if counted.notes_limit:
-                self._note_limit(outs, irr, reached=pen.result is not None and n >= self._limit(), mate=counted.mate,
-                                 at=at, why=f"after the arbiter's ruling {ident} is not {_name(side)}'s "
-                                            f"{'3rd' if self._limit() == 3 else '2nd'} illegal move")
+            now = pen.result is not None and (n >= self._limit() or self.g.regime == Regime.OTHERWISE.value)
+            if not reached[counted.move][0]:
+                reached[counted.move] = (now, irr, counted.mate)
+        for move, (now, irr, mate) in reached.items():
+            why = (f"after the arbiter's ruling {move} is not {_name(side)}'s "
+                   f"{'3rd' if self._limit() == 3 else '2nd'} illegal move" if move in numbers
+                   else f"{move} {'withdrawn' if move in self.withdrawn else 'dismissed'}")
+            self._note_limit(outs, move, irr, reached=now, mate=mate, at=at, why=why)
 
-    def _note_limit(self, outs: list[Output], irr: Irregularity, *, reached: bool, mate: bool | None, at: float,
-                    why: str) -> None:
-        """ILLEGAL_MOVE_LIMIT_REACHED with ``irr`` after its count changed: withdrawn, noted again, or raised."""
-        ident = self.limits.get(irr.id)
+    def _note_limit(self, outs: list[Output], move: str, irr: Irregularity | None, *, reached: bool,
+                    mate: bool | None, at: float, why: str) -> None:
+        """ILLEGAL_MOVE_LIMIT_REACHED of ``move`` after its count changed: withdrawn, noted again, or raised (with
+        ``irr``, its finding that reaches the limit)."""
+        ident = self.limits.get(move)
         note = self.g.irr.get(ident) if ident is not None else None
         if note is not None and not reached and note.status is Status.NOTED:
             self.update_finding(outs, dataclasses.replace(note, status=Status.RESOLVED, ruling=f"withdrawn: {why}"))
-        elif note is not None and reached and note.status is Status.RESOLVED:
+        elif note is not None and reached and note.status is Status.RESOLVED and irr is not None:
             self.update_finding(outs, dataclasses.replace(note, status=Status.NOTED, ruling=None,
                                                           suggestion=dataclasses.replace(
                                                               note.suggestion, result=irr.suggestion.result)))
-        elif note is None and reached and irr.side is not None:
-            self._last_counted = irr.id
-            self.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", irr.side, at, [],
-                               incident=irr.incident or irr.id, result=irr.suggestion.result,
-                               text=self.limit_text(irr.suggestion.result, mate))
+        elif note is None and reached and irr is not None and irr.side is not None:
+            self._note_reached(outs, irr, self.counted[irr.id], at)
 
     @staticmethod
     def limit_text(result: str | None, mate: bool | None) -> str:

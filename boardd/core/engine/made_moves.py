@@ -43,7 +43,17 @@ _AUTOMATIC_DRAW = {"fivefold": "GAME_END_FIVEFOLD", "seventy-five": "GAME_END_75
 
 
 if TYPE_CHECKING:
+    from boardd.core.clock import ClockModel
     from boardd.core.engine.facade import Engine
+
+
+@dataclasses.dataclass(slots=True)
+class _Released:
+    """The first move of a ply presumed released (4.7) and then taken back on the board before it was completed
+    (R07): the law-based move while the player thinks again (:meth:`MadeMoves.take_back`)."""
+
+    first: MoveRecord
+    changed: bool = False  # RELEASED_MOVE_CHANGED raised for this ply (one incident, one alert)
 
 
 class MadeMoves:
@@ -60,6 +70,10 @@ class MadeMoves:
         self.unsettled: tuple[_Candidate, str, bool] | None = None
         #: the position after the last move recorded has no legal move (:meth:`_record`, for :meth:`check_game_end`)
         self._no_moves = False
+        #: the first released move of the ply being made again, taken back on the board before it was completed
+        self.released: _Released | None = None
+        #: without a clock, the engine's clock model before the last made move switched it (ply, model)
+        self.model_before: tuple[int, ClockModel] | None = None
 
     def law_moves(self, color: chess.Color) -> int:
         """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start."""
@@ -164,11 +178,24 @@ class MadeMoves:
         self.g.records.pop()
         self.g.keys.pop()
         outs.append(MovesRetracted(at=at, to_ply=ply, reason="released move changed"))
-        side = self.g.board.turn
         lifts = self.g.prev_lifts + self.g.seg_lifts
         self.g.seg_lifts = lifts
         base = self.g.board.copy(stack=False)
         self.make(outs, move, at, completed=False, replaced=old)
+        self._released_changed(outs, old, move, base, at)
+
+    def _released_changed(self, outs: list[Output], old: MoveRecord, move: chess.Move, base: chess.Board,
+                          at: float) -> None:
+        """R07: *move* made from *base* after *old* was presumed released: the first released move stands (4.7).
+        Raised once for the ply: after the first released move was taken back on the board (:meth:`take_back`), it
+        is the suggestion whatever was released in between."""
+        side = base.turn
+        released = self.released
+        if released is not None and released.first.ply == old.ply and released.first.side == side:
+            if released.changed:
+                return
+            released.changed = True
+            old = released.first
         old_move = chess.Move.from_uci(old.uci)
         rank = chess.square_rank(move.from_square)
         halves = ((move.from_square, _castling_king_square(base, move)),  # the king onto its castling square
@@ -197,6 +224,10 @@ class MadeMoves:
         """A made move (§3.4): into the record, the made-time findings, then the opponent has the move (1.3)."""
         board = self.g.board
         side = board.turn
+        released = self._taken_back(side)
+        changed = released.first if released is not None and replaced is None \
+            and released.first.uci != move.uci() else None
+        replaced = replaced or changed  # (a different move after the released one was taken back, R07)
         self.e.correction.on_move_made(outs, side, at)
         san = board._algebraic_without_suffix(move)  # the check or mate suffix once the move is on the board
         pre_lifts = list(self.g.seg_lifts)
@@ -222,8 +253,81 @@ class MadeMoves:
                           completion or Completion.PRESS, clock=clock)
         else:
             self.g.uncompleted[side] = rec.ply
+        if changed is not None:
+            self._released_changed(outs, changed, move, pre_board, at)
         outs.append(StateChanged(at=at))
         return rec
+
+    def _taken_back(self, side: chess.Color) -> _Released | None:
+        """The first released move of the ply *side* is making now, if it was taken back on the board."""
+        released = self.released
+        if released is None or released.first.side != side or released.first.ply != len(self.g.records) + 1:
+            return None
+        return released
+
+    def take_back(self, outs: list[Output], at: float) -> bool:
+        """R07: the board shows the position before the last mover's made move, not completed (no press; without
+        a clock, not completed by his next move), and stood there ``T_settle`` (a slide or a flicker does not): the
+        move is taken back on the board. What is published follows the board: the move leaves the record
+        (``MovesRetracted``) and the player has the move again, his segment and his time (the engine's clock model
+        without a clock) from when he got it, since the time until the press is the mover's (6.2.1). The first
+        released move is remembered (4.7: it stands): a different move made now is ``RELEASED_MOVE_CHANGED`` with
+        it as the suggestion (once for the ply); the same move made again is recorded once, made when it is put
+        down again; a press with the move still taken back completed that move by the Laws (6.2.1): a takeback,
+        ``TAKEBACK_DETECTED`` (:meth:`taken_back_at_press`). True if taken back."""
+        g = self.g
+        g.undo_due = None
+        if not self._undoable():
+            return False
+        rec = g.records[-1]
+        if self.released is None or self.released.first.ply != rec.ply:
+            self.released = _Released(rec)
+        lifts, places = g.prev_lifts + g.seg_lifts, list(g.seg_places)
+        self.e.restoration.retract_to(outs, rec.ply - 1, at, "released move taken back on the board before it was "
+                                                              "completed (R07)")
+        self.e.correction.taken_back(rec.ply)
+        if rec.emt is not None:
+            g.seg_start = rec.made_at - rec.emt
+        g.seg_lifts, g.seg_places = lifts, places  # (touch-move: what the player touched for this move, 4.3)
+        saved = self.model_before
+        if saved is not None and saved[0] == rec.ply and g.model is not None and self.e.clock_readings.keeps_time():
+            g.model = saved[1]  # his clock ran on: the switch at the made move is undone
+            self.e.clock_readings.model_clock(at, rec.side)
+        self.model_before = None
+        return True
+
+    def _undoable(self) -> bool:
+        """The board shows the position before the last move, made by the side without the move and not completed
+        (whoever seemed to start since: the captured piece put back is the mover's hand as well)."""
+        g = self.g
+        ply = g.uncompleted.get(not g.board.turn)
+        return g.playing and ply is not None and ply == len(g.records) and bool(g.board.move_stack) \
+            and g.records[-1].completed_at is None and g.cand is None and not g.mask and g.phys.key() == g.keys[-2]
+
+    def undo_pending(self, back: int, at: float) -> bool:
+        """The board shows the position of ply *back*: if that is the position before the last move, not completed
+        (:meth:`_undoable`), it is taken back if it stands ``T_settle`` (:meth:`take_back`), not a takeback of
+        completed moves (R29). True if so (the timer is set)."""
+        if back != len(self.g.records) - 1 or not self._undoable():
+            return False
+        self.g.undo_due = at + self.rules.timing.t_settle
+        return True
+
+    def taken_back_at_press(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence) -> bool:
+        """A press by *side* with his released move taken back on the board (:meth:`take_back`) and no move made
+        since: the press completed the released move (4.7, 6.2.1), then gone from the board: ``TAKEBACK_DETECTED``
+        (R29) instead of a press without a move. True if so."""
+        released = self._taken_back(side)
+        if released is None:
+            return False
+        self.released = None
+        rec = released.first
+        self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", side, at, [*self.g.seg_evidence[-3:], ev],
+                    text=f"{rec.san} was presumed released, taken back on the board and the clock pressed without a "
+                         "move. Under the Laws a released legal move stands (4.7)",
+                    move=rec.san, reinstate_ply=rec.ply)
+        outs.append(GameEvent(at=at, type="TAKEBACK_DETECTED", details={"to_ply": rec.ply - 1, "moves": [rec.san]}))
+        return True
 
     def complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
         """The player's previous move, not completed yet, is completed now by this move (6.2.1.2)."""
@@ -246,6 +350,7 @@ class MadeMoves:
         if check:
             san += "#" if no_moves else "+"
         if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
+            self.model_before = (len(self.g.records) + 1, self.g.model.snapshot())
             self.g.model.press(side, at)
             self.e.clock_readings.model_clock(at, board.turn)
         emt = max(0.0, at - self.g.seg_start)
@@ -253,6 +358,8 @@ class MadeMoves:
         rec = MoveRecord(ply=len(self.g.records) + 1, uci=move.uci(), san=san, side=side, fen_after=_fen(board),
                          made_at=at, clock_white=shown.white, clock_black=shown.black, emt=emt)
         self.g.records.append(rec)
+        if self.released is not None and self.released.first.ply != rec.ply:
+            self.released = None  # (the record went on past that ply)
         self.e.recognition.rebuild_index()
         self.g.keys.append(self.g.index.key)
         if self.g.clock_down:
@@ -366,6 +473,8 @@ class MadeMoves:
         self.g.records[ply - 1] = rec
         if self.g.uncompleted.get(rec.side) == ply:
             del self.g.uncompleted[rec.side]
+        if self.released is not None and self.released.first.ply == ply:
+            self.released = None  # completed: what was released on the way is the record's history now
         outs.append(MoveCompleted(move=rec))
         self.after_completion(outs, rec, at)
 

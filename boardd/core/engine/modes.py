@@ -99,7 +99,7 @@ _P = Phase
 _PT = PhaseTrigger
 _PLAYING = (_P.SETTING_UP, _P.PLAY)
 #: The phases in which the game is played (boards changes recognised, presses judged).
-PLAYING = frozenset(_PLAYING)
+PLAYING = _PLAYING  # (a tuple: an enum's hash is a Python call, a set's membership test asks for it)
 
 #: The phases of the game (rules-spec §3.6, §3.7). ``SETTING_UP`` and ``PLAY`` are both "playing": a press is
 #: judged in either (the setting-up phase only keeps the board quiet until the start position is there).

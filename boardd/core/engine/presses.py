@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter, _Window
+from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter
 from boardd.core.engine.modes import Phase
-from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import (
     Completion,
     Evidence,
@@ -183,6 +182,8 @@ class Presses:
             return  # 7.5.1 found later: the clock handled while the position is put back, no player's press
         if self.e.restoration.adopted_press(outs, side, at):
             return  # after a gap of unknown parity: the presser moved last
+        if side != self.g.board.turn:
+            self.e.made_moves.take_back(outs, at)  # (his made move taken back on the board, maybe under T_settle ago)
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move
@@ -251,6 +252,8 @@ class Presses:
             self.press_completed(outs, side, at, ev)
             return
         if kind is DiffClass.NONE:
+            if self.e.made_moves.taken_back_at_press(outs, side, at, ev):
+                return
             self.e.findings.raise_finding(outs, "CLOCK_PRESS_NO_MOVE", side, at, [ev],
                                           penalty=self.e.findings.penalty(side, "CLOCK_PRESS_NO_MOVE"),
                         text="press without a move")
@@ -335,14 +338,6 @@ class Presses:
                                             text=text,
                           move=move_text, constraints=constraints, verify=verify, penalty=pen,
                           reinstate_ply=len(self.g.records))
-        if is_illegal_move_class(f"{code}/{subtype}" if subtype else code, self.g.edition):
-            if self.g.regime == Regime.OTHERWISE.value:
-                self.g.claim_windows.append(_Window(irr.id, side))
-            elif self.g.limit_pending and irr.suggestion.result:
-                self.e.findings.raise_finding(outs, "ILLEGAL_MOVE_LIMIT_REACHED", side, at, [ev],
-                                              result=irr.suggestion.result,
-                                              text=self.e.findings.limit_text(irr.suggestion.result,
-                                                                              self.g.limit_mate))
         fix: chess.Move | None = None
         if code == "PAWN_NOT_REPLACED" and move_text and self.g.regime != Regime.OTHERWISE.value:
             fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None

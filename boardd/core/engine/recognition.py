@@ -57,6 +57,7 @@ class Recognition:
             return
         if self.e.correction.board_reinstated(outs, at):
             return
+        self.g.undo_due = None  # (the board changed: a position before the made move must stand anew)
         turn = self.g.board.turn
         mover = not turn
         post_open = self.post_made_open()
@@ -64,13 +65,15 @@ class Recognition:
         opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
         view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
         diff = self.g.index.classify(view)
-        if not snapshot and self._completed_by_the_reply(outs, diff, view, at):
-            # the illegal move stands in the record: the opponent's changes are now his move (not masked)
+        if not snapshot and (self._completed_by_the_reply(outs, diff, view, at)
+                             or self.e.whose_change.moved_twice(outs, at)):
+            # the illegal (or out-of-turn) move stands in the record: the opponent's changes are now his move
             view = self.g.phys
             diff = self.g.index.classify(view)
             turn = self.g.board.turn
             mover = not turn
             opp_touch = False
+            post_open = self.post_made_open()
         self.g.last_diff = diff
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
@@ -95,6 +98,8 @@ class Recognition:
             back = self.earlier_position()
             if back is not None and self.e.correction.partial_restore(outs, back, at):
                 return
+            if back is not None and self.e.made_moves.undo_pending(back, at):
+                return  # the last move, not completed, taken back by its player (R07), if it stands
             if back is not None:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
@@ -175,12 +180,17 @@ class Recognition:
         if len(self.g.records) <= seen[0]:
             return False
         self._not_completed_yet(outs, turn)
-        # the reply's segment began when the illegal move was made; what the opponent touched since is his (4.3)
+        self._reply_segment(since, lifts, places, evidence)
+        return True
+
+    def _reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
+                       places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
+        """The reply's segment began when the move it answers was made (*since*); what the opponent touched since
+        is his (4.3)."""
         self.g.seg_start = since
         self.g.seg_lifts = [x for x in lifts if x[0] > since]
         self.g.seg_places = [x for x in places if x[0] > since]
         self.g.seg_evidence = [x for x in evidence if x.at > since]
-        return True
 
     def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
         """The illegal move entered the record as at a press; without one it is completed by the offender's next
@@ -327,6 +337,9 @@ class Recognition:
         bdiff = base.classify(self.g.phys)
         if bdiff.kind is DiffClass.LEGAL and bdiff.move is not None:
             self.g.cand = _Candidate(bdiff.move, at, at + self.rules.timing.t_settle, replace=True)
+        elif bdiff.kind is DiffClass.NONE:
+            # the position before the made move is back: taken back if it stands (MadeMoves.take_back)
+            self.e.made_moves.undo_pending(len(self.g.records) - 1, at)
         self.track_castle_king(bdiff, at, base)
         if snapshot and bdiff.kind not in (DiffClass.LEGAL, DiffClass.PARTIAL, DiffClass.IN_HAND):
             # a dump that is no change of the last move: missed updates or R15

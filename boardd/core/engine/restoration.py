@@ -178,7 +178,6 @@ class Restoration:
         side = irr.side
         assert side is not None
         self.e.findings.withdraw_count(outs, irr.id, irr.t_raised)  # counted when it was raised (no new finding)
-        self.g.limit_pending = False
         if self.g.pressed_no_move == side:
             self.g.pressed_no_move = None
         self.e.findings.update_finding(outs, dataclasses.replace(
@@ -214,16 +213,18 @@ class Restoration:
         if self.g.board_down:
             self.g.outage_divergence = irr.id
 
-    def adopt_physical(self, outs: list[Output], side: chess.Color, at: float, desc: str, diff: Diff) -> None:
-        """G6: play continues from the physical position (MoveRecord.legal=False)."""
+    def adopt_physical(self, outs: list[Output], side: chess.Color, at: float, desc: str, diff: Diff, *,
+                       out_of_turn: bool = False) -> None:
+        """G6: play continues from the physical position (MoveRecord.legal=False). *out_of_turn*: *side* moved
+        on the opponent's turn (R13), whose ply is skipped (the move number goes on by one whatever the side)."""
         if diff.kind in (DiffClass.NONE, DiffClass.IN_HAND) and not self.g.promo_seen:
             return
         board = _board_from(self.g.phys.squares, self.g.board, not side)
-        board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK else 0)
+        board.fullmove_number = self.g.board.fullmove_number + (1 if side == chess.BLACK or out_of_turn else 0)
         rec = MoveRecord(ply=len(self.g.records) + 1, uci=_physical_uci(self.g.board, diff), san=desc, side=side,
                          fen_after=board.fen(), made_at=self.g.last_board_t if self.g.last_board_t > -1e17 else at,
                          completed_at=at, completion=Completion.PRESS, clock_white=self.g.clock.white,
-                         clock_black=self.g.clock.black, legal=False)
+                         clock_black=self.g.clock.black, legal=False, out_of_turn=out_of_turn)
         self.g.records.append(rec)
         # keep the python-chess move stack in step with the record: restart from the physical position
         self.g.board = board
@@ -245,9 +246,9 @@ class Restoration:
         self.e.made_moves.after_completion(outs, rec, at)
         outs.append(StateChanged(at=at))
 
-    def on_resolve(self, outs: list[Output], event: Resolve, at: float) -> None:
+    def on_resolve(self, outs: list[Output], event: Resolve, at: float) -> list[str]:
         """The arbiter's ruling; the correction cycle of an illegal-move finding it closed (directly or with the
-        finding ruled on) follows it (:meth:`Correction.ruled`)."""
+        finding ruled on) follows it (:meth:`Correction.ruled`). Returns the ids of the findings it closed."""
         before = {irr.id: irr.status for irr in self.g.irr.values()}
         self._on_resolve(outs, event, at)
         closed = [irr for irr in self.g.irr.values() if irr.status is Status.RESOLVED
@@ -255,6 +256,7 @@ class Restoration:
         self.e.correction.ruled(outs, closed, accept=event.accept, at=at)
         if not event.accept:
             self.withdraw_wait(outs, event.irregularity_id, at)
+        return [irr.id for irr in closed]
 
     def withdraw_wait(self, outs: list[Output], irr_id: str, at: float) -> None:
         """A dismissal that makes the awaited reinstatement moot ends the wait for the board (§3.7).
@@ -332,6 +334,7 @@ class Restoration:
                                       remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)
             self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=sug, status=Status.RESOLVED,
                                                                      ruling=ruling))
+            self.e.findings.note_limit(outs, irr.id, at)
             return
         if irr.code == "TWO_HANDS_AT_PRESS":
             # Confirmed (7.5.4) or dismissed: the suspected two-handed move it completed closes with it.
@@ -339,10 +342,13 @@ class Restoration:
                      dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
             self.e.findings.close_two_hands(outs, ruled)
             if ruled.severity is not irr.severity:  # an illegal move now: the state's count changed
+                self.e.findings.note_limit(outs, ruled.id, at)
                 outs.append(StateChanged(at=at))
             return
         was_open = irr.status is not Status.RESOLVED
         self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        if irr.code == "OUT_OF_TURN_CHANGE" and was_open:
+            self.e.whose_change.confirmed(outs, irr.id, at)  # ruled without reinstating: play on from the board
         if irr.code == "POSITION_DIVERGENCE" and was_open and irr.ply == len(self.g.records) \
                 and self.g.playing and self.g.phys.key() != self.g.index.key:
             if event.accept:
@@ -363,13 +369,13 @@ class Restoration:
                       for f in named)
         if self.g.edition < 2018 or counted or irr.severity is Severity.ILLEGAL_MOVE:
             return dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling)
-        pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS", finding=irr.id)
-        assert pen is not None
         # the position before the two-handed move: the press finding is raised once the move is in the record
         # (its ply is the one after it), the suspicion while the move was being made (a late press, 6.2.2, comes
         # after the opponent's reply: the suspicion's ply is then the earlier one)
         before = min([irr.ply - 1, *(f.ply for i in irr.related if (f := self.g.irr.get(i)) is not None
                                      and f.code == "TWO_HANDS_SUSPECTED")])
+        pen = self.e.findings.penalty(irr.side, "TWO_HANDS_AT_PRESS", finding=irr.id, ply=max(0, before))
+        assert pen is not None
         sug = dataclasses.replace(irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
                                   remove_from_offender_s=pen.remove_from_offender_s,
                                   reinstate_ply=irr.suggestion.reinstate_ply

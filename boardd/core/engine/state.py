@@ -7,7 +7,15 @@ import re
 import chess
 
 from boardd.core.clock import ClockModel, TimeControl
-from boardd.core.engine.common import _LOGGER, _STANDARD_FEN, _BlindPress, _Candidate, _Press, _Window
+from boardd.core.engine.common import (
+    _LOGGER,
+    _STANDARD_FEN,
+    _BlindPress,
+    _Candidate,
+    _change_text,
+    _Press,
+    _Window,
+)
 from boardd.core.engine.modes import (
     BOARD_LINK,
     CLOCK_LINK,
@@ -149,8 +157,6 @@ class Game:
         self.phase: Machine[Phase, PhaseTrigger] = Machine("phase", PHASES, Phase.PLAY)
         self.restore_key: tuple[int, ...] | None = None
         self.restore_check: float | None = None
-        self.limit_pending = False
-        self.limit_mate: bool | None = None  # can-mate answer behind the last penalty (None: unproven)
         self.claim_windows: list[_Window] = []
         # §3.7: the replacement move after a reinstatement (irregularity id, ply, touched square); kept after the
         # correction cycle (a later reinstatement to that ply arms it again): a replacement is awaited only while
@@ -165,7 +171,9 @@ class Game:
         self.prev_lifts: list[tuple[float, int, chess.Piece]] = []
         self.extra_lifts: list[tuple[float, int, chess.Piece]] = []
         self.seg_places: list[tuple[float, int, chess.Piece]] = []
-        self.seg_evidence: list[Evidence] = []
+        self._seg_evidence: list[Evidence] = []
+        #: the segment's board changes (time, square, old, new) after :attr:`seg_evidence`, not yet read as text
+        self._seg_changes: list[tuple[float, int, Content, Content]] = []
         self.last_board_t = -1e18
         self.match_t = 0.0
         self.cand: _Candidate | None = None
@@ -175,6 +183,9 @@ class Game:
         #: a piece of the side without the move appeared on an empty square (no lift): judged once it stayed
         #: T_flicker (a sensor glitch reverts sooner: SENSOR_FLICKER), at this time
         self.oot_recheck: float | None = None
+        #: the board back at the position before the last mover's made move not completed yet (R07): judged once it
+        #: stood ``T_settle`` (the move taken back, not a slide or a flicker), at this time
+        self.undo_due: float | None = None
         self.opp_early_raised = False  # OPPONENT_STARTED_BEFORE_MOVE_MADE was raised in this segment
         self.pressed_no_move: chess.Color | None = None
         self.promo_seen = False
@@ -208,6 +219,34 @@ class Game:
         self.flag_t: dict[chess.Color, float] = {}
         self.clock = ClockState()
         self.last_press_at: float | None = None
+
+    @property
+    def seg_evidence(self) -> list[Evidence]:
+        """The segment's evidence: the board changes (``L e2``, ``P e4 wP``, ``X e4 wP→bN``) and what else was noted.
+
+        A change is kept as data (:meth:`note_change`) and written as text when the evidence is first read (a
+        finding that carries it): most segments end with the move made and their changes are never read.
+        """
+        changes = self._seg_changes
+        if changes:
+            self._seg_evidence += [Evidence(at=at, event=_change_text(sq, old, new)) for at, sq, old, new in changes]
+            self._seg_changes = []
+        return self._seg_evidence
+
+    @seg_evidence.setter
+    def seg_evidence(self, evidence: list[Evidence]) -> None:
+        self._seg_evidence = evidence
+        self._seg_changes = []
+
+    def note_change(self, at: float, square: int, old: Content, new: Content) -> None:
+        """A board change into the segment's evidence (at most 200 kept: past that, the oldest 100 are dropped)."""
+        changes = self._seg_changes
+        changes.append((at, square, old, new))
+        evidence = self._seg_evidence
+        if len(evidence) + len(changes) > 200:
+            written = min(100, len(evidence))
+            del evidence[:written]
+            del changes[:100 - written]
 
     def fen_before(self, ply: int) -> str:
         """The FEN of the position before the record's move *ply* (the start position before the first)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import chess
@@ -13,13 +14,26 @@ from boardd.core.events import (
 )
 from boardd.core.outputs import (
     Evidence,
+    Irregularity,
     Output,
     Status,
 )
-from boardd.core.recognizer import PhysicalBoard, promotion_origin
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex, describe_change, promotion_origin
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
+
+
+@dataclass(frozen=True, slots=True)
+class _Twice:
+    """Without a clock, the player who just moved has moved again on the opponent's turn (R13)."""
+
+    ply: int  # the record's length when he did (his own move is its last entry)
+    since: float  # when the piece was put down
+    left: float | None  # when the board left that position (None: it still shows it)
+    stood: PhysicalBoard  # the position the out-of-turn move made
+    reading: Diff  # that position read from the official one with him to move again
+    finding: str | None  # the OUT_OF_TURN_CHANGE raised for it
 
 
 class WhoseChange:
@@ -29,6 +43,8 @@ class WhoseChange:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        self.twice: _Twice | None = None
+        self._again: tuple[int, PositionIndex] | None = None
 
     def opp_change(self, sq: int, old: Content, new: Content, turn: chess.Color) -> bool:
         """Is this change the doing of the side without the move (not part of the mover's move)?"""
@@ -161,7 +177,7 @@ class WhoseChange:
         # takeback: the physical board is an earlier official position
         ply = self.e.recognition.earlier_position(_TAKEBACK_DEPTH)
         if ply is not None:
-            if self.e.correction.partial_restore(outs, ply, at):
+            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at):
                 return
             if not self.g.oot_raised and not snapshot:
                 self.g.oot_raised = True
@@ -190,8 +206,113 @@ class WhoseChange:
         if not self.g.oot_raised:
             self.raise_out_of_turn(outs, actor, at)
 
-    def raise_out_of_turn(self, outs: list[Output], actor: chess.Color, at: float) -> None:
+    def raise_out_of_turn(self, outs: list[Output], actor: chess.Color, at: float, text: str = "") -> Irregularity:
         self.g.oot_raised = True
-        self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
-                    text="the side without the move changed the position; the arbiter may reinstate (7.6)",
+        return self.e.findings.raise_finding(outs, "OUT_OF_TURN_CHANGE", actor, at, self.g.seg_evidence[-4:],
+                    text=text or "the side without the move changed the position; the arbiter may reinstate (7.6)",
                     reinstate_ply=len(self.g.records))
+
+    def moved_twice(self, outs: list[Output], at: float) -> bool:
+        """Without a clock, the player who has just moved moves again before the opponent replies (R13).
+
+        No press gives the move away here: his move stood (released, 1.3 and 4.7) and the opponent has the
+        move. Another relocation of his (not his released move changed, R07: the caller read that first) is a
+        move on the opponent's turn: an irregularity, not an illegal move (seed 004, exercise 17), raised once
+        as ``OUT_OF_TURN_CHANGE`` when the piece is put down, with the position before it to reinstate (7.6).
+        Nothing is counted or penalised. He may still move it on or put it back before the reply.
+
+        If nobody intervenes, play continues from the physical position (G6): when the opponent starts his reply
+        from it (the out-of-turn position stood ``T_settle`` and a piece of the opponent's changed since, and the
+        board read from it with the opponent to move is his move in progress), the out-of-turn move enters the
+        record where it was made (``legal=False``, the opponent still to move: his turn was skipped) and the
+        reply is recorded after it. The arbiter's answers: ``Reinstate`` to the finding's ply (7.6) takes it
+        back with what followed, as for any entry; resolving the finding without reinstating adopts the
+        board's position at once (:meth:`confirmed`). Returns True when it entered the record.
+        """
+        g = self.g
+        n = len(g.records)
+        offender = not g.board.turn
+        if not n or g.records[-1].side != offender or g.uncompleted.get(offender) != n \
+                or self.e.presses.press_expected(n + 1) or g.press is not None or not g.playing or g.paused \
+                or self.e.correction.awaiting_reinstatement() or g.pending_fix is not None:
+            self.twice = None  # not his move the last, or the opponent has replied, or a clock gives the move
+            return False
+        twice = self.twice
+        if twice is not None and twice.ply != n:
+            twice = self.twice = None
+        key = g.phys.key()
+        if len(g.keys) >= 2 and key == g.keys[-2]:
+            return False  # the position before his move: his move taken back (R07, MadeMoves.take_back), not a second
+        if twice is None and (key == g.index.key or not self.own_changed(offender)):
+            return False  # none of his pieces elsewhere (the opponent's move under way, or nothing)
+        if twice is not None and twice.left is None and twice.stood.key() != key:
+            twice = self.twice = dataclasses.replace(twice, left=at)
+        if twice is not None:
+            seen = (twice.ply, twice.since, twice.reading, twice.stood, twice.left)
+            if self.e.recognition._reply_started(seen, at, offender):
+                reply = self.e.recognition._index_after(twice.stood, offender).classify(g.phys)
+                if reply.kind in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL):
+                    self.enter_twice(outs, twice, at)
+                    return True
+                return False
+        if self.e.recognition.base_index().classify(g.phys).kind in (DiffClass.LEGAL, DiffClass.PARTIAL,
+                                                                     DiffClass.IN_HAND):
+            return False  # his released move being changed (R07): judged as such
+        reading = self._index_again(n).classify(g.phys)
+        if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
+                                                                         and twice.stood.key() == key):
+            if twice is not None and key == g.index.key:
+                self.twice = None  # put back before the reply: the record goes on as it was
+            return False
+        finding = twice.finding if twice is not None else next(
+            (i.id for i in reversed(g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE" and i.side == offender
+             and i.ply == n), None)  # raised already with his first change (masked, :meth:`out_of_turn`)
+        if finding is None and not g.oot_raised:
+            finding = self.raise_out_of_turn(outs, offender, at, text=(
+                "the player who has just moved moved again on the opponent's turn (no clock): an irregularity, not "
+                "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
+                "otherwise play goes on from the board")).id
+        self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
+        # his hands, not the opponent's early start: a capture's victim he lifted while the opponent had the
+        # move reads as the opponent's move under way (one incident, one alert)
+        g.opp_early_raised = True
+        self.e.recognition.early_pending = None
+        return False
+
+    def _index_again(self, n: int) -> PositionIndex:
+        """The official position with the player who has just moved to move again (his moves on the opponent's
+        turn read from it), kept for the record's length *n*."""
+        if self._again is None or self._again[0] != n:
+            board = self.g.board.copy(stack=False)
+            board.turn = not board.turn
+            board.ep_square = None
+            self._again = (n, PositionIndex(board))
+        return self._again[1]
+
+    def enter_twice(self, outs: list[Output], twice: _Twice, at: float) -> None:
+        """The out-of-turn move enters the record, made when it was put down (G6): it completes its player's
+        previous move (6.2.1.2) and is itself completed by his next one; the opponent keeps the move."""
+        g = self.g
+        offender = not g.board.turn
+        self.twice = None
+        self.e.made_moves.complete_previous(outs, offender, twice.since, recovered=False)
+        desc = describe_change(g.board, twice.stood.squares)
+        phys, last_t = g.phys, g.last_board_t
+        lifts, places, evidence = g.seg_lifts, g.seg_places, g.seg_evidence
+        g.phys, g.last_board_t = twice.stood, twice.since
+        g.mask.clear()
+        try:
+            self.e.restoration.adopt_physical(outs, offender, at, desc, twice.reading, out_of_turn=True)
+        finally:
+            g.phys, g.last_board_t = phys, last_t
+        self.e.recognition._not_completed_yet(outs, offender)
+        self.e.recognition._reply_segment(twice.since, lifts, places, evidence)
+
+    def confirmed(self, outs: list[Output], finding: str, at: float) -> None:
+        """The arbiter ruled on the out-of-turn finding without reinstating (R13: "continue recognition from the
+        physical position only if the arbiter confirms"): the out-of-turn move standing on the board enters the
+        record now, the opponent to move."""
+        twice = self.twice
+        if twice is not None and twice.finding == finding and twice.ply == len(self.g.records) \
+                and self.g.phys.key() == twice.stood.key() and self.g.playing:
+            self.enter_twice(outs, twice, at)

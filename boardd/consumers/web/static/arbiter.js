@@ -13,11 +13,11 @@ const RANK = {"illegal-move": 3, "warning": 2, "info": 1};
 const boards = new Map();      // board -> {view, receivedAt}
 const shown = boardFilter();   // ?round=&boards= : an arbiter's section
 const rung = new Set();        // "board/game/incident" that rang (or came with the first snapshot)
-const linkRung = new Set();    // boards whose link incident rang (or came with the first snapshot), while it lasts
+const linkRung = new Map();    // board -> the link incident (its "since") that rang or came with the first snapshot
 const unseen = new Map();      // what the banner shows until "Seen": key -> {rank, kind, text, board, at}
 // What rings ([web] ring): incidents that need the arbiter of these severities, and link trouble.
 const RINGS = new Set(document.querySelector('meta[name="ring"]').content.split(" ").filter(Boolean));
-const pending = new Map();     // command id -> {board, flag, name}
+const pending = new Map();     // command id -> {board, flag, name, done}
 const results = new Map();     // "board/flag" -> last command outcome text
 const early = new Map();       // command id -> cmd-result that arrived before the POST returned
 const drafts = new Map();      // "board/field" -> what the arbiter typed (survives re-rendering)
@@ -82,7 +82,8 @@ function fmtTime(iso, seconds) {
   return seconds !== undefined && seconds !== null ? `t=${Number(seconds).toFixed(2)} s` : "";
 }
 
-async function sendCommand(board, flag, name, extra) {
+// `done` runs once the board answered ok (the Dismiss's undo offer).
+async function sendCommand(board, flag, name, extra, done) {
   const key = board + "/" + flag;
   results.set(key, {text: `${name}: sending…`, ok: null});
   renderAll();
@@ -104,7 +105,7 @@ async function sendCommand(board, flag, name, extra) {
     results.set(key, {text: `${name}: refused (${response.status}) ${await response.text()}`, ok: false});
   } else {
     const body = await response.json();
-    pending.set(body.id, {board, flag, name});
+    pending.set(body.id, {board, flag, name, done});
     results.set(key, {text: `${name}: sent, waiting for the board…`, ok: null, id: body.id});
     if (early.has(body.id)) { settle(early.get(body.id)); early.delete(body.id); }
   }
@@ -121,7 +122,44 @@ function settle(result) {
   pending.delete(result.id);
   const text = result.ok ? `${sent.name}: done` : `${sent.name}: refused by the board — ${result.error || "error"}`;
   results.set(sent.board + "/" + sent.flag, {text, ok: !!result.ok});
+  if (result.ok && sent.done) sent.done();
   renderAll();
+}
+
+// Undo of a dismissal: the arbiter who dismissed by mistake takes it back (`reopen`: the daemon reopens what the
+// dismissal closed and counts it again). Offered for UNDO_WINDOW_MS in a bar at the top of the page once the board
+// confirmed the dismissal (the board may have left the needs-you list with it), and for as long as the service
+// knows it on the dismissed card itself, in the board's "Resolved" section (incident.dismissed).
+const UNDO_WINDOW_MS = 20000;
+const undoBar = document.getElementById("undo");
+let undoOffer = null;          // {board, flag, irregularity, timer}
+function offerUndo(board, flag, irregularity, text) {
+  if (undoOffer) clearTimeout(undoOffer.timer);
+  undoOffer = {board, flag, irregularity, timer: setTimeout(closeUndo, UNDO_WINDOW_MS)};
+  undoBar.dataset.board = board;
+  undoBar.dataset.irregularity = irregularity;
+  setText(document.getElementById("undo-text"), text);
+  undoBar.hidden = false;
+}
+function closeUndo() {
+  if (undoOffer) clearTimeout(undoOffer.timer);
+  undoOffer = null;
+  undoBar.hidden = true;
+}
+function reopen(board, flag, irregularity) {
+  if (undoOffer && undoOffer.board === board && undoOffer.irregularity === irregularity) closeUndo();
+  sendCommand(board, flag, "reopen", {irregularity});
+}
+document.getElementById("undo-button").addEventListener("click", () => {
+  if (undoOffer) reopen(undoOffer.board, undoOffer.flag, undoOffer.irregularity);
+});
+
+// Dismiss (resolve with accept false) of `target`, shown on the card of `flag`; once done, its Undo is offered.
+function dismissFinding(boardId, flag, target, ruling) {
+  const view = (boards.get(boardId) || {}).view;
+  const what = `Dismissed: ${view ? boardLabel(view) : boardId} — ${target.title || target.code || target.id}`;
+  sendCommand(boardId, flag.id, "resolve", {irregularity: target.id, ruling, accept: false},
+              () => offerUndo(boardId, flag.id, target.id, what));
 }
 
 // An input whose text survives a redraw of its card (keyed rendering: only a card that changed is redrawn).
@@ -329,7 +367,17 @@ function relatedItem(flag, view) {
 const DISMISSABLE = new Set(["ILLEGAL_MOVE", "CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND", "PAWN_NOT_REPLACED",
   "PROMOTION_INCOMPLETE_AT_PRESS", "CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"]);
 
-function actions(boardId, flag, incident) {
+// The illegal-move-class finding of an incident the arbiter may dismiss: the card's own finding, else (a card that
+// offers Confirm two hands: the two-handed press was an illegal move of its own) one folded in it still open.
+function dismissable(flag, incident, byId) {
+  const ofClass = (f) => f && DISMISSABLE.has(String(f.code || "").split("/")[0]) &&
+    (f.status === "open" || f.status === "acknowledged");
+  if (ofClass(flag)) return flag;
+  if (!incident || !incident.two_hands) return null;
+  return [incident.primary, ...incident.related].map((id) => byId.get(id)).find(ofClass) || null;
+}
+
+function actions(boardId, flag, incident, byId) {
   const row = el("div", "actions");
   const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
   ack.disabled = flag.status !== "open";
@@ -344,10 +392,11 @@ function actions(boardId, flag, incident) {
   const twoHandsId = (incident && incident.two_hands) || (flag.code === "TWO_HANDS_AT_PRESS" ? flag.id : null);
   const twoHands = twoHandsId !== null;
   const dismiss = twoHands && ["TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"].includes(flag.code);
-  const resolve = button("resolve", dismiss ? "Dismiss" : "Resolve", () =>
-    sendCommand(boardId, flag.id, "resolve", dismiss
-      ? {irregularity: twoHandsId, ruling: ruling.value || "dismissed: not a two-handed move", accept: false}
-      : {irregularity: flag.id, ruling: ruling.value || null}));
+  const resolve = button("resolve", dismiss ? "Dismiss" : "Resolve", () => {
+    if (dismiss) dismissFinding(boardId, flag, byId.get(twoHandsId) || {id: twoHandsId, code: "TWO_HANDS_AT_PRESS"},
+                                ruling.value || "dismissed: not a two-handed move");
+    else sendCommand(boardId, flag.id, "resolve", {irregularity: flag.id, ruling: ruling.value || null});
+  });
   const plyInput = el("input", "ply");
   plyInput.dataset.key = flag.id + "/ply";
   plyInput.type = "number";
@@ -370,10 +419,13 @@ function actions(boardId, flag, incident) {
   plyLabel.append(plyInput);
   group.append(plyLabel, reinstate);
   row.append(ack, ruling, resolve);
-  // Secondary to Resolve (styled apart, after it), no confirmation: Resolve asks none either.
-  if (!twoHands && DISMISSABLE.has(String(flag.code || "").split("/")[0])) {
-    row.append(button("dismiss", "Dismiss", () => sendCommand(boardId, flag.id, "resolve",
-      {irregularity: flag.id, ruling: ruling.value || "dismissed: not an irregularity", accept: false})));
+  // Secondary to Resolve (styled apart, after it), no confirmation: Resolve asks none either. On a card that
+  // offers Confirm two hands, its Dismiss rules out the two hands: the illegal move (the card's, or the one the
+  // two-handed press was) has a Dismiss of its own.
+  const illegal = dismissable(flag, incident, byId);
+  if (illegal) {
+    row.append(button("dismiss", twoHands ? "Dismiss illegal move" : "Dismiss", () => dismissFinding(boardId, flag, illegal,
+      ruling.value || "dismissed: not an irregularity")));
   }
   if (twoHands) {
     row.append(button("confirm", "Confirm two hands", () => {
@@ -426,7 +478,15 @@ function incidentCard(boardId, view, incident, byId) {
   }
   const outcome = outcomeLine(boardId + "/" + lead.id);
   if (outcome) card.append(outcome);
-  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead, incident));
+  if (incident.needs_arbiter && lead.code) card.append(actions(boardId, lead, incident, byId));
+  // The findings of the incident the arbiter dismissed: their Undo (reopen), also once the card is resolved.
+  for (const id of incident.dismissed || []) {
+    const what = byId.get(id) || {id};
+    const row = el("div", "actions undo-row");
+    row.append(button("undo", id === lead.id || (incident.dismissed || []).length === 1 ? "Undo dismissal" :
+      `Undo dismissal: ${what.title || what.code || id}`, () => reopen(boardId, lead.id, id)));
+    card.append(row);
+  }
   if (related.length) {
     const fold = el("details", "related");
     const key = boardId + "/" + incident.id;
@@ -743,18 +803,24 @@ function announce(view) {
   for (const [key, entry] of unseen) {  // an incident no longer in the view (a new game on the board)
     if (entry.board === view.board && key !== linkKey && !present.has(key)) { unseen.delete(key); changed = true; }
   }
+  // A link incident is told from the next by its start ("since"): the page may not have seen the first end
+  // (its socket down meanwhile), and the next one must ring all the same.
   const alert = linkAlert(view);
   if (!alert) {
     linkRung.delete(view.board);
     if (unseen.delete(linkKey)) changed = true;
   } else {
     const text = `LINK — ${boardLabel(view)} — ${alert.text || linkState(view)}`;
-    if (unseen.has(linkKey)) {
-      unseen.set(linkKey, {...unseen.get(linkKey), text});
-      changed = true;
-    } else if (!linkRung.has(view.board) && RINGS.has("link")) {
-      linkRung.add(view.board);
+    const since = alert.since !== undefined ? alert.since : null;
+    if (linkRung.has(view.board) && linkRung.get(view.board) === since) {
+      if (unseen.has(linkKey)) {
+        unseen.set(linkKey, {...unseen.get(linkKey), text});
+        changed = true;
+      }
+    } else if (RINGS.has("link")) {
+      linkRung.set(view.board, since);
       if (!firstSnapshot) ring(linkKey, {rank: 1, kind: "link", text, board: view.board});
+      else if (unseen.delete(linkKey)) changed = true;
     }
   }
   if (changed) showBanner();

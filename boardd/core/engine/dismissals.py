@@ -1,0 +1,106 @@
+"""The arbiter's dismissals, and taking one back (``Reopen``): a Dismiss pressed by mistake.
+
+A dismissal is a ``Resolve`` with ``accept`` false: the finding ruled on is no irregularity (a press without a
+move judged a distraction, a suspected illegal move a sensor fault, a two-handed move that was one hand). It
+closes the finding and what closes with it (the incident's findings ``resolved with`` it, the suspicion of a
+two-handed press) and uncounts a counted finding (:meth:`Findings.on_ruling`). Taken back, those findings are
+what they were before it (open or acknowledged, their ruling, the arbiter's words kept for them) and a counted
+one counts again, the later findings' penalty suggestions and the limit note following (the same recount as a
+reversal). What the dismissal ended on the board stays ended: a reinstatement it withdrew, the correction cycle
+of an illegal move (the arbiter reinstates from the reopened card if he wants the position back).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from boardd.core.engine.common import _LOGGER
+from boardd.core.events import Reopen, Resolve
+from boardd.core.outputs import Irregularity, Output, StateChanged, Status
+
+if TYPE_CHECKING:
+    from boardd.core.engine.facade import Engine
+
+#: what a Resolve may change, taken before it: the findings and the arbiter's words kept for them
+Before = tuple[dict[str, Irregularity], dict[str, str]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Dismissal:
+    """What one dismissal closed: the findings as they were before it, and the arbiter's words kept for them."""
+
+    findings: tuple[Irregularity, ...]
+    words: dict[str, str]
+
+
+class Dismissals:
+    """The arbiter's dismissals of this game that he may take back (``Reopen``)."""
+
+    def __init__(self, e: Engine) -> None:
+        self.e = e
+        self.g = e.g
+        #: finding ruled on -> what its dismissal closed (until taken back, or upheld by a later ruling)
+        self.taken: dict[str, _Dismissal] = {}
+
+    def before(self) -> Before:
+        """What a ``Resolve`` about to be applied may change."""
+        return dict(self.g.irr), dict(self.e.findings.arbiter_rulings)
+
+    def ruled(self, event: Resolve, before: Before) -> None:
+        """After a ``Resolve``: a dismissal is remembered; a ruling that upholds the finding forgets one."""
+        ident = event.irregularity_id
+        if event.accept:
+            self.taken.pop(ident, None)
+            return
+        irrs, words = before
+        if ident not in irrs:
+            return
+        closed = tuple(prior for key, prior in irrs.items()
+                       if (now := self.g.irr.get(key)) is not None and self._closed_by_it(key == ident, prior, now))
+        if closed or ident not in self.taken:
+            self.taken[ident] = _Dismissal(findings=closed, words={f.id: words[f.id] for f in closed if f.id in words})
+
+    @staticmethod
+    def _closed_by_it(ruled: bool, prior: Irregularity, now: Irregularity) -> bool:
+        """Did the dismissal close (or, on the finding ruled on, rewrite) this finding? Not a note it withdrew
+        (a limit note follows the count, the wait's finding the withdrawn reinstatement)."""
+        if ruled:
+            return (now.status, now.ruling) != (prior.status, prior.ruling)
+        return prior.status in (Status.OPEN, Status.ACKNOWLEDGED) and now.status is Status.RESOLVED \
+            and not (now.ruling or "").startswith("withdrawn:")
+
+    def reopen_error(self, ident: str) -> str | None:
+        """Why a ``reopen`` of ``ident`` cannot be applied (None: it can)."""
+        irr = self.g.irr.get(ident)
+        if irr is None:
+            return f"unknown irregularity {ident!r}"
+        if ident not in self.taken:
+            return f"irregularity {ident} was not dismissed by the arbiter: no dismissal to take back"
+        if irr.status is not Status.RESOLVED:
+            return f"irregularity {ident} is {irr.status.value} again: no dismissal to take back"
+        return None
+
+    def reopen(self, outs: list[Output], event: Reopen, at: float) -> None:
+        """Take back the dismissal of ``event.irregularity_id``: what it closed is as before, the count follows."""
+        ident = event.irregularity_id
+        error = self.reopen_error(ident)
+        if error is not None:
+            _LOGGER.warning("reopen refused: %s", error)
+            return
+        taken = self.taken.pop(ident)
+        findings = self.e.findings
+        for prior in taken.findings:
+            now = self.g.irr.get(prior.id)
+            if now is None:
+                continue
+            words = taken.words.get(prior.id)
+            if words is None:
+                findings.arbiter_rulings.pop(prior.id, None)
+            else:
+                findings.arbiter_rulings[prior.id] = words
+            findings.update_finding(outs, dataclasses.replace(now, status=prior.status, ruling=prior.ruling))
+        counted_again = ident in findings.dismissed
+        findings.on_ruling(outs, ident, accept=True, at=at)  # it counts again (StateChanged with it)
+        if not counted_again:
+            outs.append(StateChanged(at=at))

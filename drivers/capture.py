@@ -153,12 +153,23 @@ _DATA_LINE = re.compile(r'\{"t": (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0
                         r'"(rx|tx)": "([0-9a-fA-F ]*)"\}')
 
 
-def _parse_line(line: str) -> CaptureRecord | None:
+#: A record as read, before it becomes a :class:`CaptureRecord`: ``(t, direction, data)``.
+_Record = tuple[float, str, bytes]
+
+
+def _parse_line(line: str) -> _Record | None:
+    """The record of a line; None for a header or a blank line.
+
+    Raises:
+        ValueError: the line is not a capture line.
+    """
     fast = _DATA_LINE.fullmatch(line)
     if fast is not None:
         seconds = float(fast[1])
         if math.isfinite(seconds):
-            return CaptureRecord(seconds, fast[2], bytes.fromhex(fast[3]))
+            return seconds, fast[2], bytes.fromhex(fast[3])
+    if not line.strip():
+        return None
     obj = json.loads(line)
     if not isinstance(obj, dict):
         raise ValueError("a capture line is a JSON object")
@@ -170,10 +181,10 @@ def _parse_line(line: str) -> CaptureRecord | None:
             value = obj[direction]
             if not isinstance(value, str):
                 raise ValueError(f"{direction} must be a hex string")
-            return CaptureRecord(float(t), direction, bytes.fromhex(value))
+            return float(t), direction, bytes.fromhex(value)
     link = obj.get("link")
     if link in ("up", "down"):
-        return CaptureRecord(float(t), f"link-{link}")
+        return float(t), f"link-{link}", b""
     if "capture" in obj:
         return None  # header
     raise ValueError("a capture line has rx, tx or link")
@@ -212,18 +223,22 @@ def read_capture(path: Path, *, stats: Counter[str] | None = None) -> Iterator[C
     Raises:
         CaptureError: the file cannot be read.
     """
+    for t, direction, data in _records(path, stats):
+        yield CaptureRecord(t, direction, data)
+
+
+def _records(path: Path, stats: Counter[str] | None) -> Iterator[_Record]:
+    """:func:`read_capture` as tuples (a record object a line costs as much as reading the line)."""
     counters = stats if stats is not None else Counter()
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read capture {path}: {exc}") from exc
     if raw.lstrip()[:1] != b"{":
-        yield CaptureRecord(0.0, "raw", _maybe_text(raw))
+        yield 0.0, "raw", _maybe_text(raw)
         return
     last_t = 0.0
     for line_no, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
-        if not line.strip():
-            continue
         try:
             record = _parse_line(line)
         except ValueError as exc:
@@ -232,11 +247,13 @@ def read_capture(path: Path, *, stats: Counter[str] | None = None) -> Iterator[C
             continue
         if record is None:
             continue
-        if record.t < last_t:
+        t = record[0]
+        if t < last_t:
             counters["time_backwards"] += 1
-            _LOGGER.warning("%s:%d: time went backwards (%.3f < %.3f); clamped", path, line_no, record.t, last_t)
-            record = CaptureRecord(last_t, record.direction, record.data)
-        last_t = record.t
+            _LOGGER.warning("%s:%d: time went backwards (%.3f < %.3f); clamped", path, line_no, t, last_t)
+            record = last_t, record[1], record[2]
+        else:
+            last_t = t
         yield record
 
 
@@ -276,30 +293,30 @@ def events_from_capture(path: Path, driver: str, *, stats: Counter[str] | None =
         if link_changed is not None:
             yield from link_changed(up, at)
 
-    for record in read_capture(path, stats=stats):
-        if record.direction == "tx":
-            codec.sent(record.data)
-            continue
-        if record.direction in ("link-up", "link-down"):
-            up = record.direction == "link-up"
-            if up != connected:
-                connected = up
-                yield from changed(up, record.t)
-            continue
-        messages = codec.decode(record.data)
-        if record.direction == "raw":
-            for message, at in zip(messages, _raw_times(codec, messages, record.t), strict=True):
+    decode, events = codec.decode, codec.events
+    for at, direction, data in _records(path, stats):
+        if direction == "rx":  # nearly every record
+            for message in decode(data):
                 if not connected:
                     connected = True
                     yield from changed(True, at)
-                yield from codec.events(message, at)
+                yield from events(message, at)
             continue
-        at = record.t
-        for message in messages:
+        if direction == "tx":
+            codec.sent(data)
+            continue
+        if direction in ("link-up", "link-down"):
+            up = direction == "link-up"
+            if up != connected:
+                connected = up
+                yield from changed(up, at)
+            continue
+        messages = decode(data)  # raw
+        for message, t in zip(messages, _raw_times(codec, messages, at), strict=True):
             if not connected:
                 connected = True
-                yield from changed(True, at)
-            yield from codec.events(message, at)
+                yield from changed(True, t)
+            yield from events(message, t)
 
 
 class CaptureWriter:

@@ -167,12 +167,24 @@ def iso_timestamp(seconds: float) -> str:
     """
     if not math.isfinite(seconds):
         seconds = 0.0
-    millis = math.floor(seconds * 1000 + 1e-6)
+    whole, millis = divmod(math.floor(seconds * 1000 + 1e-6), 1000)
+    head, clamped = _iso_second(whole)
+    return head + f"{millis if clamped is None else clamped:03d}Z"
+
+
+@functools.lru_cache(maxsize=256)
+def _iso_second(whole: int) -> tuple[str, int | None]:
+    """The text of :func:`iso_timestamp` up to the milliseconds for the whole second *whole*, and the milliseconds
+    of the clamped moment when the second is outside years 1..9999 (else None). Event times come many to a
+    second: ``strftime`` once per second (issue 12). A moment is out of range exactly when its whole second is:
+    the range ends at a whole second (the minimum) and at .999999 of one (the maximum)."""
     try:
-        moment = _EPOCH + dt.timedelta(milliseconds=millis)
+        moment = _EPOCH + dt.timedelta(seconds=whole)
+        clamped = None
     except OverflowError:
-        moment = dt.datetime.max.replace(tzinfo=dt.UTC) if millis > 0 else dt.datetime.min.replace(tzinfo=dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        moment = dt.datetime.max.replace(tzinfo=dt.UTC) if whole > 0 else dt.datetime.min.replace(tzinfo=dt.UTC)
+        clamped = moment.microsecond // 1000
+    return moment.strftime("%Y-%m-%dT%H:%M:%S."), clamped
 
 
 def validate_board_id(board: str) -> str:
@@ -228,6 +240,13 @@ def _seconds(value: float | None) -> float | None:
     """Seconds as a JSON number, rounded to the millisecond; None for unknown or non-finite."""
     if value is None or not math.isfinite(value):
         return None
+    return _rounded(value) if value else round(float(value), 3)   # (0.0 and -0.0 are one key of a cache)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rounded(value: float) -> float:
+    """``round(value, 3)`` (a decimal conversion: a few µs), kept: a clock's times and an event's time come again
+    in several payloads (the side not running keeps its time over many readings)."""
     return round(float(value), 3)
 
 
@@ -297,8 +316,30 @@ _LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 #: ``json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)``, built once
 #: (``json.dumps`` with these arguments builds an encoder per call).
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
-_encode: Final = _ENCODER.encode
 _encode_string: Final[Callable[[str], str]] = json.encoder.encode_basestring
+
+
+def _make_encode() -> Callable[[object], str]:
+    """:data:`_ENCODER`'s ``encode``, with its C encoder built once instead of per call (issue 12: a payload costs
+    a few µs; ``JSONEncoder.encode`` also defines a closure and builds the C encoder at every call).
+
+    The C encoder is the one ``encode`` builds, with the same arguments but no circular-reference markers (a
+    payload is a tree; a cycle would end in a ``RecursionError`` either way, as :func:`_jsonable` recurses too).
+    Without the C accelerator, ``encode`` itself.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    iterencode = make(None, _ENCODER.default, _encode_string, None, _ENCODER.key_separator,
+                      _ENCODER.item_separator, True, False, False)
+    join = "".join
+
+    def encode(value: object) -> str:
+        return join(iterencode(value, 0))
+    return encode
+
+
+_encode: Final = _make_encode()
 
 
 def _dumps(value: object) -> str:
@@ -326,17 +367,18 @@ def _fragment(value: object) -> str:
 
     The usual scalars skip the encoder (the same text: ``json`` writes ints and floats with their ``repr``).
     """
-    if isinstance(value, str) and type(value) is str:
-        return _escape_breaks(_encode_string(value))
+    kind = type(value)
+    if kind is str:
+        return _escape_breaks(_encode_string(value))   # type: ignore[arg-type]
     if value is None:
         return "null"
     if value is True:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, int) and type(value) is int:
+    if kind is int:
         return int.__repr__(value)
-    if isinstance(value, float) and type(value) is float and math.isfinite(value):
+    if kind is float and math.isfinite(value):   # type: ignore[arg-type]
         return float.__repr__(value)
     return _escape_breaks(_encode(value))
 
@@ -352,14 +394,28 @@ def _key_fragment(key: str) -> str:
     return _escape_breaks(_encode_string(key)) + ":"
 
 
+@functools.lru_cache(maxsize=256)
+def _key_order(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """*keys* sorted, each with the text before its value: ``{"key":`` for the first, ``,"key":`` for the others
+    (a payload kind has one or two sets of keys)."""
+    return tuple((key, ("," if index else "{") + _key_fragment(key)) for index, key in enumerate(sorted(keys)))
+
+
 def _object_text(payload: Mapping[str, object], raw: Mapping[str, str]) -> str | None:
     """:func:`_dumps` of the object *payload* whose values under the keys of *raw* are already serialised
-    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand)."""
+    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand).
+
+    One join of the keys and values: the long values of *raw* (the ``state``'s move lists) are copied once.
+    """
+    if not payload:
+        return "{}"
     try:
-        parts = [_key_fragment(key) + (raw[key] if key in raw else _fragment(payload[key])) for key in sorted(payload)]
+        parts = [text for key, head in _key_order(tuple(payload))
+                 for text in (head, raw[key] if key in raw else _fragment(payload[key]))]
     except (TypeError, ValueError):
         return None
-    return "{" + ",".join(parts) + "}"
+    parts.append("}")
+    return "".join(parts)
 
 
 class _Fragments:
@@ -482,7 +538,7 @@ class Publisher:
                     _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
                     continue
                 payload[key] = value
-        text = _object_text(payload, raw) if raw is not None else None
+        text = _object_text(payload, raw) if raw is not None else None   # (else the C encoder, when asked)
         topic = self._topics.get(kind)
         if topic is None:
             topic = self._topics[kind] = self.topic(kind)
@@ -541,12 +597,12 @@ class Publisher:
 
     def snapshot(self, state: GameState, *, at: float) -> list[Publication]:
         """The retained ``state`` and ``pgn`` publications (after a change, or on (re)connect)."""
-        pgn, pgn_json, check = escaped_pgn(state, _json_inner)
+        pgn, pgn_json, check = escaped_pgn(state, _json_inner, '"')
         body, raw = self._state_body(state, check)
         return [
             self._publication("state", body, at=at, raw=raw),
             Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos,
-                        json=None if pgn_json is None else f'"{pgn_json}"'),
+                        json=pgn_json),
         ]
 
     def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],

@@ -87,9 +87,19 @@ def _check_time(at: float) -> None:
         raise EventError(f"event time must be a finite number, got {at!r}")
 
 
+#: The bounds of a finite float: ``type(x) is float and -_INF < x < _INF`` is the hot events' inline test that
+#: lets the usual values pass without the calls of the full checks (which decide every other value).
+_INF = math.inf
+
+
 def _check_square(square: int) -> None:
     if not isinstance(square, int) or not 0 <= square < 64:
         raise EventError(f"square must be 0..63 (python-chess numbering), got {square!r}")
+
+
+def _check_clock_time(name: str, value: object) -> None:
+    if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        raise EventError(f"clock time {name} must be >= 0 seconds, got {value!r}")
 
 
 def _check_content(content: object) -> None:
@@ -136,9 +146,14 @@ class SquareChanged:
     content: Content
 
     def __post_init__(self) -> None:
-        _check_time(self.at)
-        _check_square(self.square)
-        _check_content(self.content)
+        # one event per sensor change: the usual values pass inline, anything else goes to the full checks
+        at, square, content = self.at, self.square, self.content
+        if type(at) is not float or not -_INF < at < _INF:
+            _check_time(at)
+        if type(square) is not int or not 0 <= square < 64:
+            _check_square(square)
+        if content is not None and type(content) is not chess.Piece:
+            _check_content(content)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,13 +220,15 @@ class ClockReading:
     model: str | None = None
 
     def __post_init__(self) -> None:
-        _check_time(self.at)
-        for name in ("left", "right"):
-            value = getattr(self, name)
-            if value is not None and (
-                not isinstance(value, (int, float)) or math.isnan(value) or value < 0
-            ):
-                raise EventError(f"clock time {name} must be >= 0 seconds, got {value!r}")
+        # the most frequent event (a reading or more a second): the usual values pass inline, anything else
+        # goes to the full checks
+        at, left, right = self.at, self.left, self.right
+        if type(at) is not float or not -_INF < at < _INF:
+            _check_time(at)
+        if left is not None and (type(left) is not float or not left >= 0):
+            _check_clock_time("left", left)
+        if right is not None and (type(right) is not float or not right >= 0):
+            _check_clock_time("right", right)
 
     def time_of(self, side: ClockSide) -> float | None:
         """Remaining time on *side*."""

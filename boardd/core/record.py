@@ -462,15 +462,19 @@ def pgn_and_check(state: GameState) -> tuple[str, str | None]:
     return text, check
 
 
-def escaped_pgn(state: GameState, escape: Callable[[str], str] | None) -> tuple[str, str | None, str | None]:
+def escaped_pgn(state: GameState, escape: Callable[[str], str] | None,
+                quote: str = "") -> tuple[str, str | None, str | None]:
     """:func:`pgn_and_check`, and with *escape* (a string -> the same escaped, e.g. the inside of its JSON
     string; character by character, ``"\n"`` to ``escape("\n")``) the text escaped, from movetext lines each
-    escaped once (the text is as long as the game, issue 12). None instead of it without *escape*.
+    escaped once (the text is as long as the game, issue 12), between two *quote* (``'"'``: the JSON string).
+    None instead of it without *escape*.
+
+    Each text is one join of its lines (no copy of the whole text after it).
     """
     start = _start_board_cached(state.start_fen, state.chess960)
     if start is None:
         text = rebuild_pgn(state)   # an invalid start FEN: rare, and python-chess decides what to write
-        return text, None if escape is None else escape(text), None
+        return text, None if escape is None else quote + escape(text) + quote, None
     headers = _header_lines(state)
     with _MOVETEXTS_LOCK:
         movetext = _movetext_for(state, start)
@@ -478,15 +482,20 @@ def escaped_pgn(state: GameState, escape: Callable[[str], str] | None) -> tuple[
         check = movetext.check_mark(state)
         lines = movetext.lines[:count]
         escaped = movetext.escaped(count, escape) if escape is not None else None
-    joined = "\n".join([*headers, "", *lines, *tail])
-    text = joined.rstrip() + "\n"
+    # the text's lines joined, then rstrip() + "\n": in one join when the last line ends in no blank (always: the
+    # movetext's lines are stripped and the result closes it), else the text stripped after the join
+    text = "\n".join([*headers, "", *lines, *tail, ""])
+    stripped = len(text) > 1 and text[-2].isspace()
+    if stripped:
+        text = text.rstrip() + "\n"
     if escape is None:
         return text, None, check
-    if text != joined + "\n":
-        return text, escape(text), check   # trailing blanks stripped (no movetext line ends so): escaped whole
+    if stripped:
+        return text, quote + escape(text) + quote, check
     assert escaped is not None
     newline = escape("\n")
-    return text, newline.join([escape("\n".join(headers)), "", *escaped, *map(escape, tail)]) + newline, check
+    return text, newline.join([quote + escape("\n".join(headers)), "", *escaped, *map(escape, tail),
+                               quote]), check
 
 
 def rebuild_pgn(state: GameState) -> str:
@@ -532,15 +541,18 @@ def shared_prefix(records: list[_T], moves: Sequence[_T]) -> int:
     a binary search.
     """
     limit = min(len(records), len(moves))
-    for length in (limit, limit - 1, limit - 2):
-        if length >= 0 and records[:length] == list(moves[:length]):
-            while length < limit and records[length] == moves[length]:
+    items = moves if isinstance(moves, list) else list(moves)   # a list compares with a list only
+    size, count = len(records), len(items)
+    for length in (limit, limit - 1, limit - 2):   # (the whole list, not a copy, when it is the prefix)
+        if length >= 0 and (records if length == size else records[:length]) == \
+                (items if length == count else items[:length]):
+            while length < limit and records[length] == items[length]:
                 length += 1
             return length
     low, high = 0, limit - 2   # records[:low] matches, records[:high] does not
     while high - low > 1:
         middle = (low + high) // 2
-        if records[:middle] == list(moves[:middle]):
+        if records[:middle] == items[:middle]:
             low = middle
         else:
             high = middle

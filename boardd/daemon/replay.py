@@ -227,9 +227,12 @@ class Replay:
 
     def feed(self, event: Event, line_no: int | None = None) -> list[Publication]:
         """Timers due before the event, then the event; their publications."""
-        publications = self.start(event.at) if not self._started else []
-        publications += self.fire_timers(event.at)
-        self._last_at = event.at
+        at = event.at
+        publications = self.start(at) if not self._started else []
+        deadline = self.engine.next_deadline()
+        if deadline is not None and deadline < at:  # (most events come with no timer due)
+            publications += self.fire_timers(at)
+        self._last_at = at
         if isinstance(event, NewGame):
             previous = self.engine.state
             if previous.ply or previous.result != "*":
@@ -238,7 +241,8 @@ class Replay:
         self.stats.events += 1
         try:
             outputs = self.engine.feed(event)
-            publications += self._render(outputs, event.at)
+            if outputs:  # (_render of nothing renders nothing)
+                publications += self._render(outputs, event.at)
         except Exception:
             # The engine promises not to raise; if it does, the replay goes on with the next event.
             self.stats.failed_events += 1
@@ -387,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
 def _write(out: IO[bytes] | None, line: str) -> None:
     """Write one line as UTF-8 whatever the locale (byte-identical output)."""
     if out is not None:
-        out.write(line.encode("utf-8") + b"\n")
+        out.write(line.encode("utf-8"))   # (not + b"\n": a state or pgn line is as long as the game, issue 12)
+        out.write(b"\n")
     else:
         sys.stdout.write(line + "\n")

@@ -29,7 +29,7 @@ import enum
 import logging
 import re
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from boardd.core.errors import ProtocolError
 from drivers._codec import TRACE, BufferedDecoder
@@ -156,6 +156,10 @@ _FIXED_SIZE: dict[int, int] = {
     MessageId.HARDWARE_VERSION: 5,
     MessageId.LONG_SERIALNR: 13,
 }
+
+#: The ids of the messages of play as plain ints (compared without the enum).
+_FIELD_UPDATE: Final = int(MessageId.FIELD_UPDATE)
+_BWTIME: Final = int(MessageId.BWTIME)
 
 _CLOCK_WRAPPER = 0x2B
 _CLOCK_START = 0x03
@@ -474,6 +478,10 @@ def _bcd(value: int, what: str, raw: bytes) -> int:
     return high * 10 + low
 
 
+#: :func:`_bcd` of every byte value without the call (a reading has four): -1 where it raises.
+_BCD: tuple[int, ...] = tuple((b >> 4) * 10 + (b & 0x0F) if b >> 4 <= 5 and b & 0x0F <= 9 else -1 for b in range(256))
+
+
 def _ascii(data: bytes, raw: bytes) -> str:
     try:
         return data.decode("ascii")
@@ -493,8 +501,12 @@ def _decode_bwtime(raw: bytes) -> ClockTimes | ClockAck:
     right_h, left_h = b[3] & 0x0F, b[6] & 0x0F
     if right_h > 9 or left_h > 9:
         raise ClockMessageError(f"clock hours must be 0..9, got {right_h} and {left_h}", raw=raw)
-    right_s = right_h * 3600 + _bcd(b[4], "right minutes", raw) * 60 + _bcd(b[5], "right seconds", raw)
-    left_s = left_h * 3600 + _bcd(b[7], "left minutes", raw) * 60 + _bcd(b[8], "left seconds", raw)
+    right_m, right_sec, left_m, left_sec = _BCD[b[4]], _BCD[b[5]], _BCD[b[7]], _BCD[b[8]]
+    if right_m < 0 or right_sec < 0 or left_m < 0 or left_sec < 0:  # _bcd names the first bad one
+        right_m, right_sec = _bcd(b[4], "right minutes", raw), _bcd(b[5], "right seconds", raw)
+        left_m, left_sec = _bcd(b[7], "left minutes", raw), _bcd(b[8], "left seconds", raw)
+    right_s = right_h * 3600 + right_m * 60 + right_sec
+    left_s = left_h * 3600 + left_m * 60 + left_sec
     return ClockTimes(right_s=right_s, left_s=left_s, right_flags=b[3] & 0x70, left_flags=b[6] & 0x70,
                       status=b[9])
 
@@ -511,19 +523,21 @@ def decode_message(frame: bytes) -> DgtMessage:
     length = (frame[1] << 7) | frame[2]
     if length != len(frame):
         raise FrameError(f"length field says {length}, frame has {len(frame)} bytes", raw=frame)
-    message_id, data = frame[0], frame[3:]
+    message_id = frame[0]
     expected = _FIXED_SIZE.get(message_id)
     if expected is not None and length != expected:
         raise FrameError(f"message 0x{message_id:02x} must be {expected} bytes, got {length}", raw=frame)
+    # the two messages of play first (nearly every message), without copying the data out
+    if message_id == _FIELD_UPDATE:
+        if frame[3] > 63:
+            raise FrameError(f"field must be 0..63, got {frame[3]}", raw=frame)
+        return FieldUpdate(field=frame[3], code=frame[4])
+    if message_id == _BWTIME:
+        return _decode_bwtime(frame)
+    data = frame[3:]
     match message_id:
         case MessageId.BOARD_DUMP:
             return BoardDump(codes=tuple(data))
-        case MessageId.FIELD_UPDATE:
-            if data[0] > 63:
-                raise FrameError(f"field must be 0..63, got {data[0]}", raw=frame)
-            return FieldUpdate(field=data[0], code=data[1])
-        case MessageId.BWTIME:
-            return _decode_bwtime(frame)
         case MessageId.SERIALNR:
             return SerialNr(text=_ascii(data, frame))
         case MessageId.LONG_SERIALNR:
@@ -569,8 +583,19 @@ class DgtDecoder(BufferedDecoder):
 
     def feed(self, data: bytes) -> list[DgtMessage]:
         """Add received bytes; return every message completed by them, in order."""
-        self._buffer += data
         messages: list[DgtMessage] = []
+        size = len(data)
+        if not self._buffer and size >= 3 and _FIXED_SIZE.get(data[0]) == size == (data[1] << 7 | data[2]) \
+                and _ID_BYTE.search(data, 1) is None:
+            # the usual read: one whole message of a fixed size and nothing else; what _feed_buffered does with
+            # it, without the buffer (tests/drivers/test_dgt_fast_paths.py holds the two equal)
+            self._take(bytes(data), _LOGGER.isEnabledFor(TRACE), messages)
+            return messages
+        return self._feed_buffered(data, messages)
+
+    def _feed_buffered(self, data: bytes, messages: list[DgtMessage]) -> list[DgtMessage]:
+        """:meth:`feed` through the buffer: any bytes, in any pieces."""
+        self._buffer += data
         buf = self._buffer
         trace = _LOGGER.isEnabledFor(TRACE)
         while buf:
@@ -607,24 +632,28 @@ class DgtDecoder(BufferedDecoder):
             frame = bytes(buf[:length])
             del buf[:length]
             self._clean_upto = 0
-            if trace:  # every frame, also the rejected ones below
-                _LOGGER.log(TRACE, ">> %s", frame.hex(" "))
-            try:
-                message = decode_message(frame)
-            except ClockMessageError as exc:
-                self.stats["bad_clock"] += 1
-                self._warn_sparsely("bad_clock", "DGT clock message rejected: %s", exc)
-                continue
-            except FrameError as exc:
-                self.stats["invalid_frames"] += 1
-                self._warn_sparsely("invalid_frames", "DGT frame rejected: %s", exc)
-                continue
-            if isinstance(message, Unknown):
-                self.stats["unknown_messages"] += 1
-                _LOGGER.debug("unknown DGT message 0x%02x (%d data bytes)", message.message_id, len(message.data))
-            self.stats["messages"] += 1
-            messages.append(message)
+            self._take(frame, trace, messages)
         return messages
+
+    def _take(self, frame: bytes, trace: bool, messages: list[DgtMessage]) -> None:
+        """A complete frame: its message appended to *messages*, or counted and logged as rejected."""
+        if trace:  # every frame, also the rejected ones below
+            _LOGGER.log(TRACE, ">> %s", frame.hex(" "))
+        try:
+            message = decode_message(frame)
+        except ClockMessageError as exc:
+            self.stats["bad_clock"] += 1
+            self._warn_sparsely("bad_clock", "DGT clock message rejected: %s", exc)
+            return
+        except FrameError as exc:
+            self.stats["invalid_frames"] += 1
+            self._warn_sparsely("invalid_frames", "DGT frame rejected: %s", exc)
+            return
+        if type(message) is Unknown:
+            self.stats["unknown_messages"] += 1
+            _LOGGER.debug("unknown DGT message 0x%02x (%d data bytes)", message.message_id, len(message.data))
+        self.stats["messages"] += 1
+        messages.append(message)
 
 
 # --- Encoding board messages (the emulator's side) ---------------------------

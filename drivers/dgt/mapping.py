@@ -121,6 +121,28 @@ _STATUS_LEFT_TO_MOVE = 0x08
 _STATUS_RIGHT_TO_MOVE = 0x10
 _STATUS_NO_CLOCK = 0x20
 _FLAG_BITS = 0x10 | 0x40
+#: The status bits that say which side's lever is high and which side runs.
+_SIDE_BITS = _STATUS_RUNNING | _STATUS_RIGHT_HIGH | _STATUS_LEFT_TO_MOVE | _STATUS_RIGHT_TO_MOVE
+
+
+def _lever_and_running(status: int) -> tuple[ClockSide, ClockSide | None]:
+    """The side whose lever is high, and the side whose time runs (None: stopped), of a BWTIME status byte."""
+    lever_high = ClockSide.RIGHT if status & _STATUS_RIGHT_HIGH else ClockSide.LEFT
+    running: ClockSide | None = None
+    if status & _STATUS_RUNNING:
+        if status & _STATUS_LEFT_TO_MOVE and not status & _STATUS_RIGHT_TO_MOVE:
+            running = ClockSide.LEFT
+        elif status & _STATUS_RIGHT_TO_MOVE and not status & _STATUS_LEFT_TO_MOVE:
+            running = ClockSide.RIGHT
+        else:
+            running = lever_high
+    return lever_high, running
+
+
+#: :func:`_lever_and_running` of every combination of :data:`_SIDE_BITS`, looked up (one per reading).
+_LEVER_RUNNING: tuple[tuple[ClockSide, ClockSide | None], ...] = tuple(
+    _lever_and_running(status) for status in range(_SIDE_BITS + 1))
+
 #: How long after a press the presser's time may still go up (a DGT 3000 may show the increment
 #: in a later reading than the one carrying the new lever position).
 _INCREMENT_WINDOW_S = 2.0
@@ -129,6 +151,10 @@ _INCREMENT_WINDOW_S = 2.0
 def field_to_square(field: int) -> chess.Square:
     """DGT field (a8=0 .. h1=63) -> python-chess square (a1=0 .. h8=63)."""
     return chess.square(field % 8, 7 - field // 8)
+
+
+#: :func:`field_to_square` of every field, looked up (one per field update).
+_FIELD_SQUARES: tuple[chess.Square, ...] = tuple(field_to_square(field) for field in range(64))
 
 
 def square_to_field(square: chess.Square) -> int:
@@ -209,15 +235,15 @@ class DgtMapper:
     def map(self, message: DgtMessage, at: float) -> list[BoardEvent | ClockButton]:
         """The events *message* means, stamped *at*."""
         match message:
-            case FieldUpdate(field=field, code=code):
-                return [SquareChanged(at=at, square=field_to_square(field), content=self._content(code, field))]
+            case FieldUpdate():
+                return [self.square_changed(message, at)]
             case BoardDump(codes=codes):
                 squares: list[Content] = [None] * 64
                 for field, code in enumerate(codes):
-                    squares[field_to_square(field)] = self._content(code, field)
+                    squares[_FIELD_SQUARES[field]] = self._content(code, field)
                 return [BoardSnapshot(at=at, squares=tuple(squares))]
             case ClockTimes():
-                return self._clock_times(message, at)
+                return [*self.clock_times(message, at)]
             case ClockAck():
                 return self._clock_ack(message, at)
             case EEMoves(data=data):
@@ -260,12 +286,21 @@ class DgtMapper:
             return []
         return [BoardLog(at=at, entries=tuple(entries), source="eeprom")]
 
-    def _clock_times(self, message: ClockTimes, at: float) -> list[BoardEvent | ClockButton]:
-        if message.is_all_zero:
+    def square_changed(self, message: FieldUpdate, at: float) -> SquareChanged:
+        """The event of a field update (:meth:`map` of a ``FieldUpdate``, without the dispatch)."""
+        field = message.field
+        content = _PIECES.get(message.code, Marker.UNKNOWN)
+        if content is Marker.UNKNOWN:
+            content = self._content(message.code, field)  # counted and logged there
+        return SquareChanged(at=at, square=_FIELD_SQUARES[field], content=content)
+
+    def clock_times(self, message: ClockTimes, at: float) -> list[BoardEvent]:
+        """The events of a clock reading (:meth:`map` of a ``ClockTimes``, without the dispatch)."""
+        status = message.status
+        if not status and message.is_all_zero:
             self.stats["clock_zero"] += 1
             _LOGGER.debug("all-zero DGT clock message ignored")
             return []
-        status = message.status
         if status & _STATUS_NO_CLOCK:
             if self._clock_up is False:
                 return []
@@ -273,36 +308,29 @@ class DgtMapper:
             self._last = None
             self.clock_model = self.clock_version = None  # the clock plugged in next may be another model
             return [LinkChanged(at=at, link=Link.CLOCK, up=False, detail="no clock connected")]
-        out: list[BoardEvent | ClockButton] = []
+        out: list[BoardEvent] = []
         if self._clock_up is not True:
             self._clock_up = True
             out.append(LinkChanged(at=at, link=Link.CLOCK, up=True, detail=self.clock_model or ""))
-        lever_high = ClockSide.RIGHT if status & _STATUS_RIGHT_HIGH else ClockSide.LEFT
-        running: ClockSide | None = None
-        if status & _STATUS_RUNNING:
-            if status & _STATUS_LEFT_TO_MOVE and not status & _STATUS_RIGHT_TO_MOVE:
-                running = ClockSide.LEFT
-            elif status & _STATUS_RIGHT_TO_MOVE and not status & _STATUS_LEFT_TO_MOVE:
-                running = ClockSide.RIGHT
-            else:
-                running = lever_high
+        lever_high, running = _LEVER_RUNNING[status & _SIDE_BITS]
         reading = ClockReading(
             at=at,
             left=float(message.left_s),
             right=float(message.right_s),
             running=running,
             lever_high=lever_high,
-            left_flag=bool(message.left_flags & _FLAG_BITS),
-            right_flag=bool(message.right_flags & _FLAG_BITS),
-            battery_low=bool(status & _STATUS_BATTERY_LOW),
+            left_flag=message.left_flags & _FLAG_BITS != 0,
+            right_flag=message.right_flags & _FLAG_BITS != 0,
+            battery_low=status & _STATUS_BATTERY_LOW != 0,
             connected=True,
             model=self.clock_model,
         )
         last = self._last
-        if last is not None and last.lever_high != lever_high:
+        if last is None:
+            pass
+        elif last.lever_high is not lever_high:
             self._pressed = (lever_high.other, at)
-        if last is not None and last.lever_high == lever_high and not self._clock_set_by_host \
-                and _went_up(last, reading):
+        elif not self._clock_set_by_host and _went_up(last, reading):
             for side in (ClockSide.LEFT, ClockSide.RIGHT):
                 before, now = last.time_of(side), reading.time_of(side)
                 if before is None or now is None or now <= before:
@@ -476,13 +504,9 @@ def _running_side(message: object) -> ClockSide | None:
     if not isinstance(message, ClockTimes) or message.is_all_zero:
         return None
     status = message.status
-    if status & _STATUS_NO_CLOCK or not status & _STATUS_RUNNING:
+    if status & _STATUS_NO_CLOCK:
         return None
-    if status & _STATUS_LEFT_TO_MOVE and not status & _STATUS_RIGHT_TO_MOVE:
-        return ClockSide.LEFT
-    if status & _STATUS_RIGHT_TO_MOVE and not status & _STATUS_LEFT_TO_MOVE:
-        return ClockSide.RIGHT
-    return ClockSide.RIGHT if status & _STATUS_RIGHT_HIGH else ClockSide.LEFT
+    return _LEVER_RUNNING[status & _SIDE_BITS][1]
 
 
 def _layout(messages: Sequence[object], updates: list[int]) -> list[float]:
@@ -707,6 +731,11 @@ class DgtCaptureCodec:
 
         The EEPROM log the driver asks for at every connection (§1.9) is a ``BoardLog``, as the driver emits it.
         """
+        # the messages of play without the dispatch (neither gives a clock button)
+        if type(message) is FieldUpdate:
+            return [self.mapper.square_changed(message, at)]
+        if type(message) is ClockTimes:
+            return self.mapper.clock_times(message, at)
         if not isinstance(message, (BoardDump, FieldUpdate, ClockTimes, ClockAck, EEMoves, Version, SerialNr,
                                     LongSerialNr, BatteryStatus)):
             return []

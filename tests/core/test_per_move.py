@@ -1,7 +1,7 @@
 """The work done once per made move and the timers (issue 12, sixth round) give the answers of the full computation.
 
 * ``Engine.next_deadline`` returns at once when no timer is armed: it equals the earliest armed timer
-  (``Engine._armed_deadline``) at every step of seeded games, with and without a clock (the engine's clock model),
+  (``Engine._next_deadline_of_all``) at every step of seeded games, with and without a clock (the engine's clock model),
   with injected irregularities and in Chess960.
 * The repetition facts of a move (``laws.positions.push_noting_facts``: the position's key before it, whether it is
   irreversible) are those a scratch board restored from the move's stack state gives, also after takebacks.
@@ -48,7 +48,7 @@ def test_next_deadline_is_the_earliest_armed_timer(clockless: bool) -> None:
         for event in events:
             while True:
                 deadline = engine.next_deadline()
-                assert deadline == engine._armed_deadline(), event
+                assert deadline == engine._next_deadline_of_all(), event
                 if deadline is None:
                     shortcut += 1
                 else:

@@ -166,7 +166,7 @@ def test_the_fast_line_reader_reads_what_the_json_reader_reads(line: str) -> Non
         expected = type(exc)
     try:
         record = _parse_line(line)
-        got: object = (record.t, record.direction, record.data) if record is not None else "other"
+        got: object = record if record is not None else "other"
     except ValueError as exc:
         got = "bad time" if "bad time" in str(exc) else type(exc)
     assert got == expected

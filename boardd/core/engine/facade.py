@@ -309,7 +309,10 @@ class Engine:
                 _LOGGER.exception("engine failed on %r", event)
                 self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="ClockReading")],
                             text="internal error while processing this event (logged)")
-            if outs and (len(outs) > 1 or type(outs[0]) is not ClockUpdate):
+            if not outs:
+                if self.correction.unpublished is None:
+                    return outs  # a reading that changes nothing (most): what the publication gives then
+            elif len(outs) > 1 or type(outs[0]) is not ClockUpdate:
                 _republish_state(outs, at, False)
             return self.correction.publication(outs, at)
         if self._last_t is not None and at < self._last_t:
@@ -374,16 +377,16 @@ class Engine:
     def next_deadline(self) -> float | None:
         """When the next timer is due, or None."""
         g = self.g
-        if (g.press is None and g.cand is None and not g.model_started and g.impossible_since is None
+        if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
                 and g.undo_due is None and self.downtime.held is None):
             # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
-            # readings while a player thinks): each of the timers of _armed_deadline is None then
+            # readings while a player thinks): every term of _next_deadline_of_all is None then
             return None
-        return self._armed_deadline()
+        return self._next_deadline_of_all()
 
-    def _armed_deadline(self) -> float | None:
-        """:meth:`next_deadline` without its shortcut: the earliest of the armed timers."""
+    def _next_deadline_of_all(self) -> float | None:
+        """:meth:`next_deadline`, every timer asked: the earliest of the armed timers."""
         due = [d for d in (self.g.cand.deadline if self.g.cand else None,
                            self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self.g.press else None, self.clock_readings.model_flag_due(),

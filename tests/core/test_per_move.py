@@ -27,23 +27,26 @@ from drivers.sim import Injection, InjectionKind, random_game, simulate_game
 from tests.core.test_fast_paths import _outputs
 
 
-def _games(count: int, *, clockless: bool = False) -> Iterator[list[Event]]:
+def _games(count: int, *, clockless: bool = False, procedures: bool = False) -> Iterator[list[Event]]:
     kinds = list(InjectionKind)
     for seed in range(count):
         profile = ("clean", "casual", "clumsy")[seed % 3]
         game = random_game(2000 + seed, max_plies=70, chess960=seed % 5 == 4)
-        injections = [Injection(kinds[seed % len(kinds)], 6 + seed % 13)] if seed % 2 else []
+        injections = [Injection(kinds[(seed // 2) % len(kinds)], 6 + seed % 13)] if seed % 2 else []
         try:
-            events = simulate_game(game, seed=seed, profile=profile, injections=injections).events
+            events = simulate_game(game, seed=seed, profile=profile, injections=injections,
+                                   procedures=procedures).events
         except Exception:  # an injection that does not fit the game: the game without it
-            events = simulate_game(game, seed=seed, profile=profile).events
+            events = simulate_game(game, seed=seed, profile=profile, procedures=procedures).events
         yield [e for e in events if not isinstance(e, ClockReading)] if clockless else events
 
 
 @pytest.mark.parametrize("clockless", [False, True])
 def test_next_deadline_is_the_earliest_armed_timer(clockless: bool) -> None:
+    """Every injection kind at least once (a timer added for a new kind must be in the shortcut's guard: the
+    take-back timer of branch undo was missing from it after the decode merge), with the Laws' procedures."""
     shortcut = armed = 0
-    for events in _games(14, clockless=clockless):
+    for events in _games(2 * len(InjectionKind), clockless=clockless, procedures=True):
         engine = Engine()
         for event in events:
             while True:

@@ -85,6 +85,25 @@ def _queen(pen: PenaltySuggestion) -> PenaltySuggestion:
                                text=pen.text.replace("reinstate", "the pawn is replaced by a queen (7.5.2)"))
 
 
+def _once(pen: PenaltySuggestion, first: str) -> PenaltySuggestion:
+    """A later finding of a move already counted with ``first`` (rules-spec 3.5; Arbiters' Manual: two
+    irregularities in one move count as one): the move's penalty (7.5.5: the time to the opponent, or the loss at
+    the limit) is suggested once, on ``first``; this one carries none. The position is still reinstated (7.5.1)
+    and the increment of its own press removed (R21)."""
+    parts = [f"counted once with {first}, the same move (Arbiters' Manual): the move's penalty is suggested "
+             f"on {first}, not again here"]
+    if pen.remove_from_offender_s is not None:
+        parts.append(f"remove the {pen.remove_from_offender_s:g} s increment of this press")
+    if pen.reinstate:
+        parts.append("reinstate")
+    return dataclasses.replace(pen, add_to_opponent_s=None, result=None, text="; ".join(parts))
+
+
+def carries_penalty(pen: PenaltySuggestion) -> bool:
+    """Does the suggestion carry a move's penalty (time to the opponent, or a result)?"""
+    return pen.add_to_opponent_s is not None or pen.result is not None
+
+
 def _name(side: chess.Color) -> str:
     return "White" if side == chess.WHITE else "Black"
 
@@ -417,8 +436,7 @@ class Findings:
                               increment_earned_s=increment,
                               blitz_adequate_penalty_2023=self.rules.blitz_adequate_penalty_2023)
         if first is not None:
-            pen = dataclasses.replace(pen, text=f"{pen.text}; counted once with {first}, the same move "
-                                                "(Arbiters' Manual)")
+            pen = _once(pen, first)
         return _queen(pen) if queen and pen.reinstate else pen
 
     def _n(self, side: chess.Color, move: str | None) -> tuple[int, str | None]:
@@ -546,7 +564,9 @@ class Findings:
                 numbers[counted.move] = (len(numbers) + 1, ident)
             n, first = numbers[counted.move]
             pen = counted.penalty
-            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+            # the move's penalty moves with its first finding still counted (the first dismissed, or reopened),
+            # also onto (or off) a finding ruled on while another finding of its move carried it
+            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED) or carries_penalty(pen) != (first == ident):
                 pen = self._suggest(side, n, counted.mate, counted.increment, queen=counted.queen,
                                     first=None if first == ident else first)
             if pen != counted.penalty:

@@ -214,7 +214,7 @@ def test_changed_then_changed_into_no_legal_move_at_the_press(seed: int) -> None
     table.advance(t)
     assert len(_raised(table, "RELEASED_MOVE_CHANGED")) == 1
     bishop = chess.Piece(chess.BISHOP, chess.WHITE)
-    illegal = rng.choice([sq for sq in (chess.F3, chess.F4, chess.H3, chess.G5, chess.C3)])
+    illegal = rng.choice((chess.F3, chess.F4, chess.H3, chess.G5, chess.C3))
     t += rng.uniform(0.3, 10.0)
     table.feed(SquareChanged(at=t, square=second.to_square, content=None))
     t += rng.uniform(0.05, 0.3)

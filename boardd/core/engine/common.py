@@ -212,7 +212,6 @@ _ROTATIONS = tuple(_rotation(k) for k in range(4))
 _SYMBOLS = {(color, ptype): chess.Piece(ptype, color).symbol() for color in chess.COLORS for ptype in chess.PIECE_TYPES}
 
 
-_EMPTY_RUNS = ["1" * n for n in range(9)]
 _DIGITS = [str(n) for n in range(9)]
 
 
@@ -237,21 +236,97 @@ def _fen(board: chess.Board) -> str:
 
 
 def _write_fen(board: chess.Board) -> str:
-    cells = ["1"] * 64
-    for color in chess.COLORS:
-        occ = board.occupied_co[color]
-        for ptype, bb in ((chess.PAWN, board.pawns), (chess.KNIGHT, board.knights), (chess.BISHOP, board.bishops),
-                          (chess.ROOK, board.rooks), (chess.QUEEN, board.queens), (chess.KING, board.kings)):
-            sym = _SYMBOLS[(color, ptype)]
-            for sq in chess.scan_forward(bb & occ):
-                cells[sq] = sym
-    placement = "/".join(["".join(cells[start:start + 8]) for start in range(56, -8, -8)])
-    for n in range(8, 1, -1):  # runs of empty squares; "/" keeps them within a rank
-        placement = placement.replace(_EMPTY_RUNS[n], _DIGITS[n])
     ep = chess.SQUARE_NAMES[board.ep_square] if board.ep_square is not None and board.has_legal_en_passant() else "-"
-    castling = board.castling_xfen()
     turn = "w" if board.turn else "b"
-    return f"{placement} {turn} {castling} {ep} {board.halfmove_clock} {board.fullmove_number}"
+    return f"{_placement(board)} {turn} {_castling(board)} {ep} {board.halfmove_clock} {board.fullmove_number}"
+
+
+#: The text of a rank by its eight squares' contents (:func:`_rank_text`). Bounded by :data:`_RANKS_KEEP`.
+_RANKS: dict[tuple[int, ...], str] = {}
+_RANKS_KEEP = 4096
+_PIECE_LETTERS = " pnbrqk"
+
+
+def _rank_text(bitboards: tuple[int, ...], rank: int) -> str:
+    """One rank of the FEN's placement field, from the piece bitboards (pawns ... kings, white, black)."""
+    shift = rank * 8
+    pawns, knights, bishops, rooks, queens, kings, white, _ = bitboards
+    key = (pawns >> shift & 0xFF, knights >> shift & 0xFF, bishops >> shift & 0xFF, rooks >> shift & 0xFF,
+           queens >> shift & 0xFF, kings >> shift & 0xFF, white >> shift & 0xFF)
+    text = _RANKS.get(key)
+    if text is not None:
+        return text
+    text = ""
+    empty = 0
+    for file in range(8):
+        bit = 1 << file
+        ptype = next((index + 1 for index in range(6) if key[index] & bit), 0)
+        if not ptype:
+            empty += 1
+            continue
+        if empty:
+            text += _DIGITS[empty]
+            empty = 0
+        letter = _PIECE_LETTERS[ptype]
+        text += letter.upper() if key[6] & bit else letter
+    if empty:
+        text += _DIGITS[empty]
+    if len(_RANKS) >= _RANKS_KEEP:
+        _RANKS.clear()
+    _RANKS[key] = text
+    return text
+
+
+#: The placement :func:`_placement` wrote last: its piece bitboards and its ranks' texts (rank 8 first). A move
+#: changes two ranks or three: those are written again, the others kept (issue 12). Read and replaced whole.
+_LAST_PLACEMENT: list[tuple[tuple[int, ...], tuple[str, ...]]] = [((0,) * 8, ("8",) * 8)]
+
+
+def _placement(board: chess.Board) -> str:
+    """The FEN's placement field (``board.board_fen()``): the ranks that differ from the last one written, again."""
+    occupied_co = board.occupied_co
+    bitboards = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                 occupied_co[chess.WHITE], occupied_co[chess.BLACK])
+    last_bitboards, last_ranks = _LAST_PLACEMENT[0]
+    changed = ((board.pawns ^ last_bitboards[0]) | (board.knights ^ last_bitboards[1])
+               | (board.bishops ^ last_bitboards[2]) | (board.rooks ^ last_bitboards[3])
+               | (board.queens ^ last_bitboards[4]) | (board.kings ^ last_bitboards[5])
+               | (bitboards[6] ^ last_bitboards[6]))  # (black: the occupied squares that are not white's)
+    if not changed:
+        return "/".join(last_ranks)
+    ranks = list(last_ranks)
+    for rank in range(8):
+        if changed >> (rank * 8) & 0xFF:
+            ranks[7 - rank] = _rank_text(bitboards, rank)
+    kept = tuple(ranks)
+    _LAST_PLACEMENT[0] = (bitboards, kept)
+    return "/".join(kept)
+
+
+#: Castling fields written, by everything ``castling_xfen`` reads (the rights, the kings, the back-rank rooks, whether
+#: the board has a move stack, Chess960): a game has a handful. Bounded by :data:`_CASTLING_KEEP`.
+_CASTLING: dict[tuple[int, ...], str] = {}
+_CASTLING_KEEP = 256
+
+
+def _castling(board: chess.Board) -> str:
+    """``board.castling_xfen()``."""
+    rights = board.castling_rights
+    if not rights:
+        return "-"  # (python-chess writes the clean rights, a subset of these)
+    occupied_co = board.occupied_co
+    kings = board.kings & ~board.promoted
+    rooks = board.rooks
+    key = (rights, kings & occupied_co[chess.WHITE], kings & occupied_co[chess.BLACK],
+           rooks & occupied_co[chess.WHITE] & chess.BB_RANK_1, rooks & occupied_co[chess.BLACK] & chess.BB_RANK_8,
+           bool(board._stack), board.chess960)
+    text = _CASTLING.get(key)
+    if text is None:
+        text = board.castling_xfen()
+        if len(_CASTLING) >= _CASTLING_KEEP:
+            _CASTLING.clear()
+        _CASTLING[key] = text
+    return text
 
 
 def _nearest_legal(board: chess.Board, squares: list[Content], changed: int,

@@ -379,12 +379,14 @@ class Engine:
         g = self.g
         if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
-                and self.downtime.held is None):
-            return None  # nothing that arms a timer (most of the time between moves): every term below is None
+                and g.undo_due is None and self.downtime.held is None):
+            # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
+            # readings while a player thinks): every term of _next_deadline_of_all is None then
+            return None
         return self._next_deadline_of_all()
 
     def _next_deadline_of_all(self) -> float | None:
-        """:meth:`next_deadline`, every timer asked."""
+        """:meth:`next_deadline`, every timer asked: the earliest of the armed timers."""
         due = [d for d in (self.g.cand.deadline if self.g.cand else None,
                            self.g.press.due(self.rules.timing.t_latency, self.rules.timing.t_bounce)
                            if self.g.press else None, self.clock_readings.model_flag_due(),

@@ -16,7 +16,13 @@ from boardd.core.engine.common import (
     _illegal_position,
 )
 from boardd.core.engine.modes import PhaseTrigger
-from boardd.core.laws.positions import automatic_draw, can_claim_threefold, is_dead_in_feed, repetition_counts
+from boardd.core.laws.positions import (
+    automatic_draw,
+    can_claim_threefold,
+    is_dead_in_feed,
+    push_noting_facts,
+    repetition_counts,
+)
 from boardd.core.outputs import (
     ClockState,
     Completion,
@@ -75,6 +81,8 @@ class MadeMoves:
         #: a candidate (LEGAL(m) on the board) dropped before ``T_settle`` by a change, the official position it
         #: was a move from and whether a captured piece was parked in it (:meth:`replied_before_settled`)
         self.unsettled: tuple[_Candidate, str, bool] | None = None
+        #: the position after the last move recorded has no legal move (:meth:`_record`, for :meth:`check_game_end`)
+        self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
         self.released: _Released | None = None
         #: the RELEASED_MOVE_CHANGED raised for the ply being made (updated by a later change, not raised again)
@@ -265,7 +273,7 @@ class MadeMoves:
             and released.first.uci != move.uci() else None
         replaced = replaced or changed  # (a different move after the released one was taken back, R07)
         self.e.correction.on_move_made(outs, side, at)
-        san = board.san(move)
+        san = board._algebraic_without_suffix(move)  # the check or mate suffix once the move is on the board
         pre_lifts = list(self.g.seg_lifts)
         pre_board = board.copy(stack=False)
         self.complete_previous(outs, side, at, recovered=recovered)
@@ -281,7 +289,7 @@ class MadeMoves:
             self.e.touch_move.check_touch_rules(outs, pre_board, move, side, at=at, lifts=pre_lifts, replaced=replaced)
         self._castling_and_knock(outs, move, pre_board, lifts=pre_lifts, side=side, at=at, replaced=replaced)
         self._next_segment(outs, side, pre_lifts, at)
-        ended = self.check_game_end(outs, rec, at)
+        ended = self.check_game_end(outs, rec, at, no_moves=self._no_moves)
         if ended:
             pass
         elif completed:
@@ -378,7 +386,13 @@ class MadeMoves:
                 clock: ClockState | None) -> MoveRecord:
         """The move on the official board and in the record (``MoveMade``); the clock model switches."""
         board = self.g.board
-        board.push(move)
+        push_noting_facts(board, move)
+        # python-chess's SAN pushes the move to test for check and mate, then pops it: asked here of the move
+        # pushed once, and the legal-move probe kept for the game-end test (check_game_end)
+        check = board.is_check()
+        self._no_moves = no_moves = not any(board.generate_legal_moves())
+        if check:
+            san += "#" if no_moves else "+"
         if self.g.model is not None and self.g.model_started and self.e.clock_readings.keeps_time():
             self.model_before = (len(self.g.records) + 1, self.g.model.snapshot())
             self.g.model.press(side, at)
@@ -530,12 +544,12 @@ class MadeMoves:
                               text=f"{illegal_pos}: wait for the next completed move; draw if it is still there")
             self.pending_position = (irr.id, rec.ply)
 
-    def check_game_end(self, outs: list[Output], rec: MoveRecord, at: float) -> bool:
+    def check_game_end(self, outs: list[Output], rec: MoveRecord, at: float, *, no_moves: bool) -> bool:
+        """Game end after the move *rec* (5, 9.6); *no_moves*: the side to move has no legal move (:meth:`_record`
+        asked: one legal move is enough to know, no full list)."""
         board = self.g.board
         code: str | None = None
         result = "1/2-1/2"
-        # one legal move is enough to know: no full list here (recognition makes it only when it needs it)
-        no_moves = not any(board.generate_legal_moves())
         counts: dict[Hashable, int] | None = None  # the repetition window, read once for 9.6 and the 9.2 claim
         if no_moves and board.is_check():
             code, result = "GAME_END_CHECKMATE", ("1-0" if rec.side == chess.WHITE else "0-1")
@@ -545,7 +559,7 @@ class MadeMoves:
             code = "GAME_END_DEAD_POSITION"
         else:
             counts = repetition_counts(board)
-            found = automatic_draw(board, self.g.edition, counts)
+            found = automatic_draw(board, self.g.edition, counts, checkmate=False)  # (a legal move exists)
             code = None if found is None else _AUTOMATIC_DRAW[found]
         if code is None:
             self.check_draw_claim(outs, at, counts)

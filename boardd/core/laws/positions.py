@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from boardd.core.laws.codes import check_edition
 
 __all__ = ["automatic_draw", "can_claim_threefold", "can_mate", "can_mate_in_feed", "draw_claim_available",
-           "is_dead_in_feed", "is_dead_position", "mating_line", "repetition_counts"]
+           "is_dead_in_feed", "is_dead_position", "mating_line", "push_noting_facts", "repetition_counts"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -462,6 +462,14 @@ def _state_facts(board: chess.Board, index: int) -> tuple[Hashable, bool]:
     return facts
 
 
+def push_noting_facts(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)``, noting the new stack state's facts (:func:`_state_facts`) from the board before the move:
+    no scratch board to restore them from later."""
+    facts = (board._transposition_key(), board.is_irreversible(move))
+    board.push(move)
+    _STATE_FACTS[board._stack[-1]] = facts
+
+
 def _earlier_keys(board: chess.Board, last: int | None = None) -> Iterator[tuple[Hashable, bool]]:
     """The positions before each move (up to move *last*, default the last), latest first: (transposition key,
     the move after it is irreversible)."""
@@ -606,14 +614,15 @@ def _consecutive_fivefold(board: chess.Board) -> bool:
     return count >= 5
 
 
-def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int] | None = None) -> str | None:
+def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int] | None = None, *,
+                   checkmate: bool | None = None) -> str | None:
     """An automatic draw (9.6): ``"fivefold"``, ``"seventy-five"`` or None.
 
     Not in E2009. E2014 9.6 a needs five occurrences "by consecutive alternate moves": we read it as
     the position recurring every four plies over the last sixteen (see :func:`_consecutive_fivefold`);
     E2018+ 9.6.1 counts any five occurrences (python-chess's ``is_fivefold_repetition``, from
     :func:`repetition_counts`: *counts* when the caller has them). A checkmate on the 75th move takes precedence
-    (9.6.2).
+    (9.6.2): *checkmate* when the caller knows whether the position is one (else asked of the board).
 
     Raises:
         ValueError: unknown edition.
@@ -621,7 +630,7 @@ def automatic_draw(board: chess.Board, edition: int, counts: dict[Hashable, int]
     check_edition(edition)
     if edition == 2009:
         return None
-    if board.is_checkmate():
+    if board.is_checkmate() if checkmate is None else checkmate:
         return None
     if edition == 2014:
         fivefold = _consecutive_fivefold(board)

@@ -28,12 +28,14 @@ from boardd.core.outputs import (
     Completion,
     Evidence,
     GameEvent,
+    Irregularity,
     MoveCompleted,
     MoveMade,
     MoveRecord,
     MovesRetracted,
     Output,
     StateChanged,
+    Status,
 )
 from boardd.core.recognizer import DiffClass, PositionIndex
 from boardd.core.settings import Regime
@@ -53,7 +55,18 @@ class _Released:
     (R07): the law-based move while the player thinks again (:meth:`MadeMoves.take_back`)."""
 
     first: MoveRecord
-    changed: bool = False  # RELEASED_MOVE_CHANGED raised for this ply (one incident, one alert)
+
+
+@dataclasses.dataclass(slots=True)
+class _Changed:
+    """The ``RELEASED_MOVE_CHANGED`` of a ply not completed yet (R07: one incident of the player, one alert): its
+    first released move is the suggestion, a later change of the same ply updates this finding."""
+
+    ply: int
+    side: chess.Color
+    first: str  # the SAN of the first released legal move of the ply
+    finding: Irregularity
+    moves: list[str]  # the moves it was changed to, in order
 
 
 class MadeMoves:
@@ -72,6 +85,8 @@ class MadeMoves:
         self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
         self.released: _Released | None = None
+        #: the RELEASED_MOVE_CHANGED raised for the ply being made (updated by a later change, not raised again)
+        self.changed: _Changed | None = None
         #: without a clock, the engine's clock model before the last made move switched it (ply, model)
         self.model_before: tuple[int, ClockModel] | None = None
 
@@ -192,9 +207,6 @@ class MadeMoves:
         side = base.turn
         released = self.released
         if released is not None and released.first.ply == old.ply and released.first.side == side:
-            if released.changed:
-                return
-            released.changed = True
             old = released.first
         old_move = chess.Move.from_uci(old.uci)
         rank = chess.square_rank(move.from_square)
@@ -214,8 +226,40 @@ class MadeMoves:
             self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
                                           move=old.san,
                         text="the first piece placed on the promotion square stands (4.4.4)")
-        self.e.findings.raise_finding(outs, "RELEASED_MOVE_CHANGED", side, at, self.g.seg_evidence[-6:], move=old.san,
-                    text=f"{old.san} was presumed released; the first released move stands (4.7)")
+        self.released_move_changed(outs, old, base.san(move), side, at)
+
+    def released_move_changed(self, outs: list[Output], old: MoveRecord, now: str, side: chess.Color, at: float,
+                              *, reinstate_ply: int | None = None) -> None:
+        """``RELEASED_MOVE_CHANGED`` for ply ``old.ply`` changed into *now* (a move's SAN, or what the board shows at
+        a press): once for the ply (R07: one incident of the player), the first released legal move the suggestion.
+        A later change of the same ply updates that finding (its evidence and text) instead of raising another."""
+        known = self.changed
+        found = None if known is None else self.g.irr.get(known.finding.id, known.finding)
+        if known is not None and found is not None and known.ply == old.ply and known.side == side \
+                and found.status is not Status.RESOLVED:
+            known.moves.append(now)
+            seen = set(found.evidence)
+            evidence = found.evidence + tuple(x for x in self.g.seg_evidence[-6:] if x not in seen) \
+                + (Evidence(at=at, event=f"changed to {now}"),)
+            text = self._changed_text(known.first, known.moves)
+            suggestion = dataclasses.replace(found.suggestion, text=text, reinstate_ply=reinstate_ply
+                                             if reinstate_ply is not None else found.suggestion.reinstate_ply)
+            update = dataclasses.replace(found, evidence=evidence, suggestion=suggestion)
+            known.finding = update
+            self.e.findings.update_finding(outs, update)
+            return
+        first = old.san if known is None or known.ply != old.ply or known.side != side else known.first
+        irr = self.e.findings.raise_finding(outs, "RELEASED_MOVE_CHANGED", side, at, self.g.seg_evidence[-6:],
+                                            move=first, text=self._changed_text(first, [now]),
+                                            reinstate_ply=reinstate_ply)
+        self.changed = _Changed(old.ply, side, first, irr, [now])
+
+    @staticmethod
+    def _changed_text(first: str, moves: list[str]) -> str:
+        if len(moves) == 1:
+            return f"{first} was presumed released; the first released move stands (4.7)"
+        return (f"{first} was presumed released, then changed to {', then '.join(moves)}; the first released move "
+                "stands (4.7)")
 
     def make(self, outs: list[Output], move: chess.Move, at: float, *, completed: bool,
              completion: Completion | None = None, press_at: float | None = None,
@@ -360,6 +404,8 @@ class MadeMoves:
         self.g.records.append(rec)
         if self.released is not None and self.released.first.ply != rec.ply:
             self.released = None  # (the record went on past that ply)
+        if self.changed is not None and self.changed.ply != rec.ply:
+            self.changed = None
         self.e.recognition.rebuild_index()
         self.g.keys.append(self.g.index.key)
         if self.g.clock_down:
@@ -475,6 +521,8 @@ class MadeMoves:
             del self.g.uncompleted[rec.side]
         if self.released is not None and self.released.first.ply == ply:
             self.released = None  # completed: what was released on the way is the record's history now
+        if self.changed is not None and self.changed.ply == ply:
+            self.changed = None  # completed: a later change is another move's
         outs.append(MoveCompleted(move=rec))
         self.after_completion(outs, rec, at)
 

@@ -210,10 +210,9 @@ class Presses:
                         self.e.recognition.rebuild_index()
                         outs.append(MovesRetracted(at=at, to_ply=len(self.g.records), reason="released move changed"))
                         self.g.uncompleted.pop(side, None)
-                        self.e.findings.raise_finding(outs, "RELEASED_MOVE_CHANGED", side, at,
-                                                      self.g.seg_evidence[-6:], move=last.san,
-                                    text=f"{last.san} was presumed released; the first released move stands (4.7)",
-                                    reinstate_ply=last.ply)
+                        # once for the ply (R07): a change raised before is updated, its first move the suggestion
+                        now = f"no legal move ({bdiff.kind.name.lower()})"
+                        self.e.made_moves.released_move_changed(outs, last, now, side, at, reinstate_ply=last.ply)
                         self.g.extra_lifts = self.g.prev_lifts  # the mover's segment before his made move
                         try:
                             self.press_as_mover(outs, side, at, ev, bdiff)

@@ -21,8 +21,9 @@ from boardd.core.contract import Publication, Publisher, iso_timestamp
 from boardd.core.engine import Engine
 from boardd.core.events import GameInfo, NewGame
 from boardd.core.outputs import Output
-from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
+from drivers.sim import PROFILES, InjectionKind, SimulationError, random_game, simulate_game
 from tests.record.factories import make_state, records_from_moves
+from tests.record.test_incremental import _injected
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -78,18 +79,6 @@ def test_iso_timestamp_of_clamped_moments() -> None:
     assert iso_timestamp(253_402_300_800.5) == "9999-12-31T23:59:59.999Z"
 
 
-def _injections(seed: int, kind: InjectionKind | None, plies: int) -> list[Injection]:
-    game = random_game(seed, max_plies=plies)
-    board = game.board()
-    fits = []
-    moves = list(game.mainline_moves())
-    for ply, move in enumerate(moves, 1):
-        if kind is not None and applicable(kind, board, move, has_next=ply < len(moves)):
-            fits.append(ply)
-        board.push(move)
-    return [Injection(kind, fits[seed % len(fits)])] if kind is not None and fits else []
-
-
 def _publish(engine: Engine, publisher: Publisher, outputs: list[Output], at: float) -> int:
     publications = publisher.render(outputs, engine.state, at=at)
     for publication in publications:
@@ -105,7 +94,7 @@ def test_every_publication_of_engine_games_is_its_json(kind: InjectionKind | Non
         chess960 = index == 1
         game = random_game(seed, max_plies=70, chess960=chess960)
         try:
-            sim = simulate_game(game, seed=seed, profile=profile, injections=_injections(seed, kind, 70))
+            sim = simulate_game(game, seed=seed, profile=profile, injections=_injected(seed, kind, 70))
         except SimulationError:
             continue
         engine = Engine()

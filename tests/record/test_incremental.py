@@ -189,8 +189,10 @@ def test_games_rendered_in_turn_each_keep_their_record() -> None:
             _check(walk[step], publisher)
 
 
-def _injected(seed: int, kind: InjectionKind | None) -> list[Injection]:
-    game = random_game(seed, max_plies=60)
+def _injected(seed: int, kind: InjectionKind | None, plies: int = 60) -> list[Injection]:
+    """One injection of *kind* at a ply of ``random_game(seed, max_plies=plies)`` where it fits (chosen by the
+    seed), or none."""
+    game = random_game(seed, max_plies=plies)
     board = game.board()
     fits = []
     moves = list(game.mainline_moves())

@@ -556,10 +556,12 @@ def _arbiter_correction(offender: chess.Color) -> Callable[[float, SimClock], Ev
 
 
 def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, move: chess.Move, *,
-            ply_index: int, remaining: float) -> None:
+            ply_index: int, remaining: float, notes: _PlyNotes) -> None:
     """Script the injected irregularity at this ply (without the reply; LATE_PRESS is handled by the caller).
 
     *remaining*: the mover's time on the clock when his turn began (long incidents leave him time to play on).
+    *notes*: the ply's expected codes, for the handler's way of making a move scripted here (a piece touched
+    first and put back, ``TOUCH_MOVE_SUSPECTED``).
     """
     rng = h.rng
     color = board.turn
@@ -615,7 +617,7 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
         s.wait(1.0, 2.0)
         s.op(_Resume(color))
         s.wait(2.0, 5.0)
-        h.move(s, board, move, _PlyNotes())
+        h.move(s, board, move, notes)
         h.press_delay(s)
         s.press(color)
     elif kind is InjectionKind.PRESS_PIECE_IN_HAND:  # T30
@@ -894,7 +896,7 @@ def simulate_game(
         no_replacement = False
         if injection is not None:
             _inject(script, handler, injection, board, move, ply_index=index,
-                    remaining=clock.remaining(color, turn_start))
+                    remaining=clock.remaining(color, turn_start), notes=notes)
             notes.codes.extend(expected_codes(injection, edition))
             if injection.kind in _ILLEGAL_CLASS or (edition >= 2018 and injection.kind in _ILLEGAL_CLASS_2018):
                 illegal_counts[color] += 1

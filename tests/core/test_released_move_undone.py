@@ -372,3 +372,46 @@ def test_a_detour_put_back_then_the_restoration_in_any_order(seed: int) -> None:
     rig.settle(8.0)
     assert rig.record() == []
     assert [i.code for i in rig.strong()] == []
+
+
+#: Promotions whose new piece the opponent can capture: lifting it to take the move back reads at first as the
+#: opponent starting a capture, and the pawn then comes back from beside the board (the simulator's
+#: ``undo/same-again`` on a promotion, bench false-alarms clean:496, casual:389, casual:468).
+PROMOTIONS_ATTACKED = {
+    "promotion-attacked": ("3rk3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7b8q"),
+    "underpromotion-attacked": ("3rk3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7b8n"),
+    "capture-promotion-attacked": ("rr2k3/1P6/8/8/8/8/8/4K3 w - - 0 1", "b7a8q"),
+    "black-promotion-attacked": ("4k3/8/8/8/8/8/6p1/4K2R b - - 0 1", "g2g1q"),
+}
+
+
+@pytest.mark.parametrize("clock", [True, False], ids=["clock", "noclock"])
+@pytest.mark.parametrize("kind", sorted(PROMOTIONS_ATTACKED))
+@pytest.mark.parametrize("seed", range(6))
+def test_a_capturable_promotion_taken_back_and_made_again_flags_nothing(kind: str, clock: bool, seed: int) -> None:
+    """R07: the promoted piece lifted (the opponent could capture it there), the pawn put back from beside the
+    board (and a captured piece), in any order; then the same promotion made again: the last mover's hands
+    throughout, nothing for the opponent (no early start, no touch, no change out of turn)."""
+    rng = random.Random(seed)
+    fen, uci = PROMOTIONS_ATTACKED[kind]
+    table = Table(fen, clock=clock, edition=(2014, 2018, 2023)[seed % 3])
+    mover = table.board.turn
+    move = chess.Move.from_uci(uci)
+    put = table.play(move, 0.0, press=False)
+    table.advance(put + T_SETTLE + 0.05)
+    back = table.take_back(rng, put + rng.uniform(0.5, 10.0))
+    table.advance(back + T_SETTLE + 0.05)
+    assert table.engine.state.moves == (), "taken back: no move in the record"
+    t = back + rng.uniform(1.0, 60.0)
+    put2 = table.play(move, t, press=clock)
+    reply = _reply(rng, table.board)
+    expected = [uci, reply.uci()]
+    table.play(reply, put2 + rng.uniform(1.0, 3.0), press=clock)
+    if not clock:
+        nxt = _reply(rng, table.board)
+        table.play(nxt, table.events[-1].at + rng.uniform(0.5, 5.0), press=False)
+        expected.append(nxt.uci())
+    table.advance(table.events[-1].at + 10.0)
+    assert [m.uci for m in table.engine.state.moves] == expected
+    assert table.strong() == [], "the same move made again: nothing to flag"
+    assert table.engine.state.moves[0].side == mover

@@ -65,8 +65,25 @@ class WhoseChange:
         if new_opp and not old_opp and any(x[2] == new and targets >> x[1] & 1 for x in self.g.seg_lifts):
             self.g.parked = True
             return False  # a captured piece parked on another square (§5 CAPTURED_PIECE_PARKED)
+        if new_opp and not old_opp and self.promotion_taken_back(sq, new):
+            return False  # his released promotion taken back: the pawn put back from beside the board (R07)
         # a capture seen as a replacement is the mover's; anything else is the opponent's
         return not (old_opp and isinstance(new, chess.Piece) and new.color == turn)
+
+    def promotion_taken_back(self, sq: int, new: Content) -> bool:
+        """The last mover's pawn put back on the origin square of his promotion, not completed, the promoted piece
+        gone from the promotion square: his hand taking the released move back (R07, ``MadeMoves.take_back``), not
+        the opponent's. The pawn comes from beside the board (it left the board with the promotion): no piece lifted
+        this segment, so the parked-capture reading above does not see it."""
+        g = self.g
+        if not g.board.move_stack:
+            return False
+        last = g.board.peek()
+        mover = not g.board.turn
+        return (last.promotion is not None and sq == last.from_square
+                and new == chess.Piece(chess.PAWN, mover) and g.uncompleted.get(mover) == len(g.records)
+                and g.records[-1].completed_at is None
+                and g.phys.squares[last.to_square] != g.index.piece_at(last.to_square))
 
     def wrong_colour_promotion(self, sq: int) -> bool:
         """An opponent-coloured piece put on a square where the mover's lifted pawn promotes."""

@@ -39,6 +39,7 @@ from boardd.core.outputs import (
     Severity,
 )
 from boardd.core.settings import RulesConfig
+from drivers.sim._procedures import takeback_order
 from tests.core.scenario import ClockSim, move_events, start_clock
 from tests.core.test_correction_running import made_then_retracted
 
@@ -95,41 +96,10 @@ class Table:
         ``T_settle`` after the one before (one gesture); the time of the last step."""
         after = self.board.copy(stack=False)
         self.board.pop()
-        before = self.board
-        todo: list[tuple[str, int]] = []
-        for sq in chess.SQUARES:
-            if after.piece_at(sq) != before.piece_at(sq):
-                if after.piece_at(sq) is not None:
-                    todo.append(("lift", sq))
-                if before.piece_at(sq) is not None:
-                    todo.append(("place", sq))
-        in_hand: list[chess.Piece] = []
-        # the pieces off the board in *after* that *before* has (a captured piece, the pawn of a promotion)
-        box = [p for p in (chess.Piece(t, c) for t in chess.PIECE_TYPES for c in chess.COLORS)
-               for _ in range(len(before.pieces(p.piece_type, p.color)) - len(after.pieces(p.piece_type, p.color)))]
-        cleared = {sq for what, sq in todo if what == "lift"}
-
-        def can_place(sq: int) -> bool:
-            piece = before.piece_at(sq)
-            return sq not in cleared and (piece in in_hand or piece in box)
-
-        while todo:
-            ready = [op for op in todo if op[0] == "lift" or can_place(op[1])]
-            op = rng.choice(ready)
-            todo.remove(op)
-            what, sq = op
-            if what == "lift":
-                piece = after.piece_at(sq)
-                assert piece is not None
-                in_hand.append(piece)
-                cleared.discard(sq)
-                self.feed(SquareChanged(at=t, square=sq, content=None))
-            else:
-                piece = before.piece_at(sq)
-                assert piece is not None
-                (in_hand if piece in in_hand else box).remove(piece)
-                self.feed(SquareChanged(at=t, square=sq, content=piece))
-            if todo:
+        steps = takeback_order(rng, self.board, after)  # a captured piece, a promotion's pawn: from beside the board
+        for i, (sq, content) in enumerate(steps):
+            self.feed(SquareChanged(at=t, square=sq, content=content))
+            if i < len(steps) - 1:
                 t += rng.uniform(0.05, 0.3)
         return t
 

@@ -36,10 +36,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from bench.bench_false_alarms import Item, build
-from boardd.core.events import Event
-from boardd.core.outputs import Severity
+from boardd.core.events import Event, Link, LinkChanged
 from drivers.sim import PROFILES, SimulationError
-from boardd.core.events import Link, LinkChanged
 from tests.consumers.test_alert_audit import Hall, _quiet, flickers, incidents, physical, play
 
 #: seconds between two of the hall trouble's link drops (more than ``[web] link_window``: each drop is on

@@ -18,7 +18,7 @@ import pytest
 
 from boardd.core.clock import TimeControl
 from boardd.core.contract import Publication
-from boardd.core.events import Event
+from boardd.core.events import Event, Resolve
 from boardd.core.outputs import Status
 from boardd.daemon.replay import Replay, ReplayOptions
 from tests.consumers.test_web import PREFIX, publish, wait_until
@@ -235,4 +235,39 @@ async def test_the_illegal_move_of_a_two_handed_press_has_its_own_dismiss(mosqui
         assert name == "reopen" and payload["irregularity"] == illegal.id
         assert replay.engine.state.illegal_moves_white == 1
         await card.locator("button.dismiss").wait_for(timeout=5000)
+        assert errors == [] and dialogs == []
+
+
+async def test_a_web_service_started_after_the_dismissal_still_offers_its_undo(mosquitto: Broker) -> None:
+    """White's press without a move was dismissed from a tablet of the web service before this one (restarted
+    since: it never saw the answer to that command). The retained state names the dismissals a reopen can take
+    back (``dismissed``, mqtt-additions.md): the dismissed card is in the board's Resolved section with its **Undo
+    dismissal**, which sends ``reopen``; the engine counts the press again and the card is open. (Before: no Undo,
+    the dismissed finding not even in Resolved.)"""
+    replay, publications = _replayed(_events(), _RULE_AT)
+    (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
+    publications += _pubs(replay.feed(Resolve(at=_RULE_AT - 0.5, irregularity_id=press.id,
+                                              ruling="distraction, no move", accept=False)))
+    assert replay.engine.state.illegal_moves_white == 0
+
+    def ready(service: Any) -> bool:
+        return BOARD in service.hub.extra and _white_count(service) == 0
+
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 0.5, publications, ready) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        assert "quiet" in (await board.get_attribute("class") or "")
+        await page.locator(".quiet-boards > summary").click()
+        await board.locator(".quiet-row > summary").click()
+        await board.locator(".resolved-log > summary").click()
+        undo = board.locator(f'.resolved-log .flag[data-flag="{press.id}"] button.undo')
+        await undo.wait_for(timeout=5000)
+        assert await undo.inner_text() == "Undo dismissal"
+        await undo.click()
+        name, payload = await _rulings(received, 1)
+        assert name == "reopen" and payload["irregularity"] == press.id
+        assert replay.engine.state.illegal_moves_white == 1
+        await board.locator(f'.open-incidents .flag[data-flag="{press.id}"]').wait_for(timeout=5000)
+        await wait_until(lambda: _white_count(service) == 1, 5)
+        assert await page.locator("#banner").is_hidden()  # the same incident: nothing rings
         assert errors == [] and dialogs == []

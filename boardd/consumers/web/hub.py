@@ -389,7 +389,7 @@ class Hub:
             incident["dismissed"] = [m for m in members if m in extra.dismissed and m in resolved]
         view.update({
             # the flags carry the state's irregularities already: not twice in every frame
-            "state": {k: v for k, v in state.items() if k != "irregularities"},
+            "state": {k: v for k, v in state.items() if k not in ("irregularities", "dismissed")},
             "status": record.status,
             # the link as last reported (the public view's is debounced); link_alert says when it needs the arbiter
             "link": link,
@@ -460,6 +460,15 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
 
     The stored copy carries the state's ``session``/``seq``: that is how old the news is.
     """
+    dismissed = state.get("dismissed")
+    if isinstance(dismissed, list):
+        # the arbiter's dismissals a reopen can take back (a newer daemon): their Undo survives a restart of
+        # this service (which has lost the answers to its own commands)
+        for item in dismissed:
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+                if _key(extra.irregularities.get(item["id"])) < key:
+                    extra.irregularities[item["id"]] = {**item, "session": key[0], "seq": key[1]}
+                extra.dismissed.add(item["id"])
     items = state.get("irregularities")
     if items is None:
         return

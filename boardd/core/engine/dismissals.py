@@ -70,6 +70,11 @@ class Dismissals:
         return prior.status in (Status.OPEN, Status.ACKNOWLEDGED) and now.status is Status.RESOLVED \
             and not (now.ruling or "").startswith("withdrawn:")
 
+    def retractable(self) -> tuple[Irregularity, ...]:
+        """The dismissed findings a ``Reopen`` can take back now (the state's ``dismissed``), in dismissal order."""
+        return tuple(irr for ident in self.taken if self.reopen_error(ident) is None
+                     and (irr := self.g.irr.get(ident)) is not None)
+
     def reopen_error(self, ident: str) -> str | None:
         """Why a ``reopen`` of ``ident`` cannot be applied (None: it can)."""
         irr = self.g.irr.get(ident)

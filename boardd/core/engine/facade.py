@@ -419,7 +419,8 @@ class Engine:
             termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
             illegal_moves_white=self.findings.count(chess.WHITE),
             illegal_moves_black=self.findings.count(chess.BLACK),
-            category=self.g.category, regime=self.g.regime)
+            category=self.g.category, regime=self.g.regime,
+            dismissed_irregularity_details=self.dismissals.retractable())
 
     @property
     def irregularities(self) -> tuple[Irregularity, ...]:

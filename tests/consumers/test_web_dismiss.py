@@ -25,6 +25,7 @@ from tests.consumers.test_web import PREFIX, publish, wait_until
 from tests.consumers.test_web_two_hands import BOARD, tablet_rig
 from tests.core.scenario import POSITIONS, history_events, parse, start_clock
 from tests.core.test_illegal_count import _MOVES, _PRESS, _TC, _knight
+from tests.core.test_illegal_count_once import _press_then_illegal
 from tests.mosquitto import Broker
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker]
@@ -271,3 +272,54 @@ async def test_a_web_service_started_after_the_dismissal_still_offers_its_undo(m
         await wait_until(lambda: _white_count(service) == 1, 5)
         assert await page.locator("#banner").is_hidden()  # the same incident: nothing rings
         assert errors == [] and dialogs == []
+
+
+async def test_a_press_card_dismisses_the_press_only_and_keeps_the_illegal_move(mosquitto: Broker) -> None:
+    """White presses without a move, Black presses back, White plays Ng1-g3 (illegal) and presses: one move, one
+    card (the press leads, the illegal move folded under it, counted once). The arbiter judges the press a
+    distraction and the illegal move real: **Dismiss press only** (secondary, beside Dismiss) sends ``resolve``
+    with ``accept: false`` and ``alone: true``; the engine resolves the press alone. The card stays, now led by the
+    illegal move with the move's penalty (+120 s), the count still 1; nothing rings (the same incident); its Undo
+    puts the press back at the lead. (Before: no button dismissed only the press; Dismiss closed the illegal move
+    with it and uncounted it.)"""
+    replay, publications = _replayed(_events("S1", _press_then_illegal(0)), 15.0)
+    press = next(i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE")
+    (illegal,) = [i for i in replay.engine.irregularities if i.code == "ILLEGAL_MOVE"]
+    assert illegal.incident == press.id
+
+    def ready(service: Any) -> bool:
+        return BOARD in service.hub.extra and illegal.id in service.hub.extra[BOARD].irregularities
+
+    async with tablet_rig(mosquitto, replay, 14.0, publications, ready) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
+        card = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-incident="{press.id}"]')
+        await card.wait_for(timeout=5000)
+        assert await card.get_attribute("data-flag") == press.id
+        alone = card.locator("button.dismiss-alone")
+        assert await alone.inner_text() == "Dismiss press only"
+        assert await card.locator("button.dismiss").inner_text() == "Dismiss"
+        await card.locator("input.ruling-text").fill("distraction")
+        await alone.click()
+        name, payload = await _rulings(received, 1)
+        assert name == "resolve" and payload["irregularity"] == press.id
+        assert payload["accept"] is False and payload["alone"] is True
+        found = {i.id: i for i in replay.engine.irregularities}
+        assert found[press.id].status is Status.RESOLVED and found[illegal.id].status is Status.OPEN
+        assert replay.engine.state.illegal_moves_white == 1
+        # the same card, now led by the illegal move, the move's penalty on it
+        led = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-flag="{illegal.id}"]')
+        await led.wait_for(timeout=5000)
+        assert await led.get_attribute("data-incident") == press.id
+        await led.locator(".suggestion", has_text="+120 s to the opponent").wait_for(timeout=5000)
+        assert await led.locator("button.dismiss-alone").count() == 0
+        assert await page.locator("#banner").is_hidden()
+        # Undo from the bar: the press leads again
+        await page.locator("#undo").wait_for(state="visible", timeout=5000)
+        await page.click("#undo-button")
+        name, payload = await _rulings(received, 2)
+        assert name == "reopen" and payload["irregularity"] == press.id
+        await page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-flag="{press.id}"]').wait_for(
+            timeout=5000)
+        assert replay.engine.state.illegal_moves_white == 1
+        assert errors == [] and dialogs == []
+        del service

@@ -83,3 +83,66 @@ def test_alone_goes_through_the_command_and_the_event_log() -> None:
     lines = stream.getvalue().splitlines()
     assert '"alone"' in lines[-2] and '"alone"' not in lines[-1]
     assert [e for _, e in read_events(lines)] == [parsed.event, plain]
+
+
+# -- the Undo of a dismissal puts back what it ended on the board ----------------------------------------------
+
+
+def test_the_undo_of_a_dismissal_awaits_the_withdrawn_reinstatement_again() -> None:
+    """T34: Reinstate pressed (the board still shows the illegal move), then the illegal move dismissed: the wait is
+    withdrawn, the move back in the record. The arbiter takes the dismissal back (Undo): the illegal move is
+    counted again, its ruling the Reinstate's, and the reinstatement is awaited again (its move taken back
+    again); the board put back then reinstates it. (Before: the finding's ruling back, but the illegal move
+    stayed in the record, nothing awaited: the board put back was a takeback.)"""
+    import chess
+
+    from boardd.core.engine.modes import Phase
+    from boardd.core.events import Reinstate, SquareChanged
+    from tests.core.test_scenarios import SCENARIOS, run
+
+    r = run(SCENARIOS["T34"])
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    n = len(r.engine.state.moves)
+    assert illegal.suggestion.reinstate_ply == n - 1
+    r.engine.feed(Reinstate(at=5.0, ply=n - 1))
+    r.engine.feed(Resolve(at=8.0, irregularity_id=illegal.id, ruling="dismissed: board misread", accept=False))
+    assert r.engine.g.phase.state is Phase.PLAY and len(r.engine.state.moves) == n
+    r.engine.feed(Reopen(at=9.0, irregularity_id=illegal.id))
+    assert r.engine.g.phase.state is Phase.AWAIT_RESTORE and len(r.engine.state.moves) == n - 1
+    state = r.engine.state
+    assert state.illegal_moves_white + state.illegal_moves_black == 1  # counted again
+    assert next(i for i in r.engine.irregularities if i.id == illegal.id).ruling == \
+        f"position reinstated at ply {n - 1} (reinstated by the arbiter)"  # as the Reinstate left it
+    outs = [*r.engine.feed(SquareChanged(at=10.0, square=chess.C5, content=None)),
+            *r.engine.feed(SquareChanged(at=10.3, square=chess.F1, content=chess.Piece(chess.BISHOP, chess.WHITE))),
+            *r.engine.advance(15.0)]
+    assert r.engine.g.phase.state is Phase.PLAY and len(r.engine.state.moves) == n - 1
+    assert "REINSTATED" in [getattr(o, "type", None) for o in outs]
+    assert not [i for i in r.engine.irregularities if i.code == "TAKEBACK_DETECTED"]
+
+
+def test_the_undo_of_a_dismissal_opens_the_correction_cycle_again() -> None:
+    """T34 without Reinstate: the illegal move dismissed ends its correction cycle (the board put back would be the
+    players' takeback). Taken back (Undo) before anything was played: the cycle is open again, and the board put
+    back is the reinstatement of the position before the illegal move (7.5.1), not a takeback. (Before: the cycle
+    stayed ended: TAKEBACK_DETECTED.)"""
+    import chess
+
+    from boardd.core.events import SquareChanged
+    from tests.core.test_scenarios import SCENARIOS, run
+
+    r = run(SCENARIOS["T34"])
+    illegal = next(i for i in r.engine.irregularities if i.code == "ILLEGAL_MOVE")
+    n = len(r.engine.state.moves)
+    assert r.engine.correction.cycle is not None and r.engine.correction.cycle.irregularity_id == illegal.id
+    r.engine.feed(Resolve(at=8.0, irregularity_id=illegal.id, ruling="dismissed: board misread", accept=False))
+    assert r.engine.correction.cycle is None
+    r.engine.feed(Reopen(at=9.0, irregularity_id=illegal.id))
+    assert r.engine.correction.cycle is not None and r.engine.correction.cycle.irregularity_id == illegal.id
+    outs = [*r.engine.feed(SquareChanged(at=10.0, square=chess.C5, content=None)),
+            *r.engine.feed(SquareChanged(at=10.3, square=chess.F1, content=chess.Piece(chess.BISHOP, chess.WHITE))),
+            *r.engine.advance(15.0)]
+    assert len(r.engine.state.moves) == n - 1
+    assert [getattr(o, "details", {}).get("by") for o in outs if getattr(o, "type", None) == "REINSTATED"] == [
+        "board"]
+    assert not [i for i in r.engine.irregularities if i.code == "TAKEBACK_DETECTED"]

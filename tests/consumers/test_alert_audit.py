@@ -203,9 +203,13 @@ class Hall:
         self.web = web
 
     def restart_daemon(self, at: float) -> None:
-        """The daemon restarts: its journal replayed in a fresh engine, a new session, the state published
-        again, then the restart's two outages (boardd.daemon.service.mark_restart)."""
+        """The daemon restarts: its offline status at the stop, its journal replayed in a fresh engine, a new
+        session, the state published again, then the restart's two outages (boardd.daemon.service.mark_restart)."""
         old = self.replay.publisher
+        # the clean stop (boardd.daemon.service: the retained offline status; a crash: its last will, the same)
+        self.publish([old.status(state="offline", board_link={"driver": "dgt", "port": "/dev/ttyACM0", "serial": None,
+                                                              "connected": False},
+                                 clock_link={"model": "dgt3000", "connected": False}, at=at)], at)
         replay = Replay(self.sim.header, ReplayOptions(board=BOARD, prefix=PREFIX))
         for event in self.journal:
             replay.feed(event)  # replayed outputs are not published again

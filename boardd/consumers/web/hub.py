@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from boardd.consumers.relay import Hall
 from boardd.consumers.web.incidents import SEVERITY_RANK, finding_status, fold, incident_of
-from boardd.consumers.web.links import LinkPolicy, LinkWatch
+from boardd.consumers.web.links import RESTART_DETAIL, LinkPolicy, LinkWatch
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -172,7 +172,7 @@ class Hub:
                 extra.clock, extra.clock_key, extra.clock_received = clock, key, now
             return self._board_messages(board, now)
         if kind == "status":
-            self._observe_link(board, now, _status_time(body))
+            self._observe_link(board, now, _status_time(body), restart=_restart_marker(body))
             return self._board_messages(board, now)
         if kind == "move":
             extra.last_move = body
@@ -191,11 +191,11 @@ class Hub:
             return self._board_messages(board, now, public=False)
         return []
 
-    def _observe_link(self, board: str, now: float, at: float | None) -> None:
+    def _observe_link(self, board: str, now: float, at: float | None, *, restart: bool = False) -> None:
         watch = self.watches.get(board)
         if watch is None:
             watch = self.watches[board] = LinkWatch(self.links)
-        watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at)
+        watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at, drop=not restart)
         self._link_keys[board] = watch.key(now)
         self._public_links[board] = self.public_link(board, now)
 
@@ -483,6 +483,14 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
         if _key(extra.irregularities.get(ident)) >= key:
             continue
         extra.irregularities[ident] = {**item, "session": key[0], "seq": key[1]}
+
+
+def _restart_marker(body: dict[str, Any]) -> bool:
+    """Is this status the daemon's restart marker (``link_change`` down with the detail ``daemon restarted``,
+    docs/downtime.md)? The outage it marks is the daemon's own restart, already seen as ``offline`` (its clean stop
+    or its last will): not another drop of the link."""
+    change = body.get("link_change")
+    return isinstance(change, dict) and change.get("up") is False and change.get("detail") == RESTART_DETAIL
 
 
 def _status_time(body: dict[str, Any]) -> float | None:

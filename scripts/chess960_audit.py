@@ -23,6 +23,7 @@ from tests.core.chess960_audit import (
     run_castling_found_later,
     run_found_later,
     run_illegal,
+    run_incomplete,
     run_king_released,
 )
 
@@ -37,8 +38,12 @@ def main() -> int:
     ap.add_argument("--king-released", type=int, default=0, help="N kings released, rook unmoved")
     ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
     ap.add_argument("--castling-found-later", type=int, default=0, help="N illegal castlings found later")
+    ap.add_argument("--incomplete", type=int, default=0, help="N castlings pressed before they are finished")
+    ap.add_argument("--procedure", action="append", default=[],
+                    help="only this procedure (repeatable; e.g. king_on_rook), one case per array")
     args = ap.parse_args()
-    todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))
+    todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)),
+                 **({"procedures": tuple(args.procedure)} if args.procedure else {}))  # type: ignore[arg-type]
     runner = run
     if args.illegal:
         todo = illegal_cases(args.seed, args.illegal)  # type: ignore[assignment]
@@ -49,6 +54,9 @@ def main() -> int:
     if args.castling_found_later:
         todo = later_cases(args.seed, args.castling_found_later, "castling-found-later")  # type: ignore[assignment]
         runner = run_castling_found_later  # type: ignore[assignment]
+    if args.incomplete:
+        todo = later_cases(args.seed, args.incomplete, "incomplete")  # type: ignore[assignment]
+        runner = run_incomplete  # type: ignore[assignment]
     if args.found_later:
         todo = later_cases(args.seed, args.found_later, "found-later")  # type: ignore[assignment]
         runner = run_found_later  # type: ignore[assignment]

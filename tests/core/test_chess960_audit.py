@@ -14,6 +14,7 @@ import pytest
 
 from boardd.core.events import Reinstate
 from tests.core.chess960_audit import (
+    KING_TAKES_ROOK,
     Case,
     IllegalCase,
     Rig960,
@@ -24,6 +25,7 @@ from tests.core.chess960_audit import (
     run_castling_found_later,
     run_found_later,
     run_illegal,
+    run_incomplete,
     run_king_released,
 )
 
@@ -233,3 +235,46 @@ def test_without_a_clock_an_illegal_castling_is_found_when_the_next_move_complet
     codes = [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
     assert "ILLEGAL_MOVE" in codes
     assert len(engine.state.moves) >= 2
+
+
+KING_ON_ROOK = cases(7960, 120, procedures=KING_TAKES_ROOK)
+
+
+def test_king_put_down_on_its_rook_first_is_a_castling_without_a_note() -> None:
+    """The "king takes rook" way (the DGT e-board software's and some GUIs' entry of a Chess960 castling,
+    carried to the board): the rook lifted, the king put down on its square a moment or a while, then king and
+    rook to their final squares in either order; every geometry, noise, press or no clock. The castling recorded
+    and nothing raised, not even an info. 49 of these 120 failed before: the king on its own rook's square was
+    an illegal placement (king takes own rook), noted ILLEGAL_PLACEMENT_CORRECTED when it stood 0.4 s."""
+    results = [run(c) for c in KING_ON_ROOK]
+    assert [(c, r) for c, r in zip(KING_ON_ROOK, results, strict=True) if r[2]] == []
+    assert {r[0] for r in results} >= {"king and rook move", "king and rook swap", "king moves one square",
+                                       "king only (rook on its final square)", "rook passes the king"}
+
+
+@pytest.mark.parametrize("rook_first", [False, True])
+def test_king_on_the_rook_square_for_a_second_then_castled(rook_first: bool) -> None:
+    """T960 (king b1, rooks a1 and h1): the rook a1 lifted, the king put on a1 and left there 1 s, then the
+    king to c1 and the rook to d1 (or the rook first), the press: 1.O-O-O (uci b1a1), nothing raised. Before:
+    ILLEGAL_PLACEMENT_CORRECTED (info) for the king 'captured' onto its own rook."""
+    fen = "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1"
+    ends = [("c1", _K, 0.2), ("d1", _R, 0.3)]
+    rig = _pressed(fen, [("b1", None, 0.3), ("a1", None, 0.3), ("a1", _K, 1.0), ("a1", None, 0.2),
+                         *(ends[::-1] if rook_first else ends)])
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("b1a1", "O-O-O")]
+    assert rig.raised() == []
+
+
+INCOMPLETE = later_cases(9960, 120, "incomplete")
+
+
+def test_castling_pressed_before_it_is_finished_is_one_alert() -> None:
+    """R16: the clock pressed with the rook not yet moved or in hand (the king on its final square), or with
+    the king off the board (the recommended procedure pressed before the king is put on): one
+    CASTLING_INCOMPLETE_AT_PRESS; nothing put down yet: CLOCK_PRESS_PIECE_IN_HAND; a lone king step that is a
+    legal king move: that move (R27). Then the castling finished on the opponent's time and his reply: the
+    castling recorded, one incident. Passed before as well (a measurement of a procedure the audit lacked)."""
+    results = [run_incomplete(c) for c in INCOMPLETE]
+    assert [(c, r) for c, r in zip(INCOMPLETE, results, strict=True) if r[2]] == []
+    assert {r[1] for r in results} >= {"rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand",
+                                       "king step pressed (a legal king move)"}

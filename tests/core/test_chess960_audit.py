@@ -278,3 +278,41 @@ def test_castling_pressed_before_it_is_finished_is_one_alert() -> None:
     assert [(c, r) for c, r in zip(INCOMPLETE, results, strict=True) if r[2]] == []
     assert {r[1] for r in results} >= {"rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand",
                                        "king step pressed (a legal king move)"}
+
+
+def _steps(rig: Rig960, steps: list[tuple[str, chess.Piece | None, float]]) -> None:
+    for square, piece, pause in steps:
+        if piece is None:
+            rig.lift(chess.parse_square(square))
+        else:
+            rig.place(chess.parse_square(square), piece)
+        rig.t += pause
+
+
+_GUARDED = "b3k3/8/8/8/8/8/8/5K1R w H - 0 1"  # the black bishop a8 could take the rook h1 (the long diagonal open)
+
+
+def test_the_rook_lifted_after_a_released_king_step_is_the_castling_not_the_opponent_starting() -> None:
+    """R27: king f1 stepped onto g1 and released (the king move Kg1), then the rook h1 lifted and put on f1: O-O
+    with the order note (CHESS960_CASTLING_ORDER), nothing else. The rook's lift read as Black beginning Bxh1
+    victim first (R01), so White 'had not pressed and the opponent was already moving': a CLOCK_NOT_PRESSED note
+    on the same castling (4 of the audit's 349 slow king-first castlings, all where an enemy piece eyed the rook)."""
+    rig = Rig960(chess.Board(_GUARDED, chess960=True))
+    rig.t = 1.0
+    _steps(rig, [("f1", None, 0.3), ("g1", _K, 1.0), ("h1", None, 0.3), ("f1", _R, 0.4)])
+    rig.press(chess.WHITE)
+    rig.settle(3.0)
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("f1h1", "O-O")]
+    assert [i.code for i in rig.raised()] == ["CHESS960_CASTLING_ORDER"]
+
+
+def test_the_opponent_taking_the_rook_after_the_released_king_step_has_started() -> None:
+    """The same king step released, no press, and Black takes the rook h1 victim first: Black has started
+    (CLOCK_NOT_PRESSED for White, an arbiter's note, 12.6), as before."""
+    rig = Rig960(chess.Board(_GUARDED, chess960=True))
+    rig.t = 1.0
+    _steps(rig, [("f1", None, 0.3), ("g1", _K, 1.0), ("h1", None, 0.3), ("a8", None, 0.3),
+                 ("h1", chess.Piece(chess.BISHOP, chess.BLACK), 0.5)])
+    rig.settle(3.0)
+    assert [m.uci for m in rig.engine.state.moves] == ["f1g1", "a8h1"]
+    assert "CLOCK_NOT_PRESSED" in [i.code for i in rig.raised()]

@@ -316,3 +316,19 @@ def test_the_opponent_taking_the_rook_after_the_released_king_step_has_started()
     rig.settle(3.0)
     assert [m.uci for m in rig.engine.state.moves] == ["f1g1", "a8h1"]
     assert "CLOCK_NOT_PRESSED" in [i.code for i in rig.raised()]
+
+
+def test_king_on_the_rook_square_then_the_rook_placed_in_the_same_scan_as_the_king_lifted_is_one_hand() -> None:
+    """Black 'king takes rook' (king d8, rook a8): the king put down on a8 and at once on its way, the rook put on
+    d8 and reported 60 ms before the king's lift from a8 (one scan: no order, rules-spec §2). King a8 and rook d8
+    seen down together 3 squares apart read as two hands (R01 (b), TWO_HANDS_SUSPECTED, then TWO_HANDS_AT_PRESS);
+    they are parts of one castling (R01). 2 of the audit's 666 king-on-rook castlings (rook first) failed so."""
+    rig = Rig960(chess.Board("r2k4/8/8/8/8/8/8/4K3 b a - 0 1", chess960=True))
+    king, rook = chess.Piece(chess.KING, chess.BLACK), chess.Piece(chess.ROOK, chess.BLACK)
+    rig.t = 1.0
+    _steps(rig, [("d8", None, 0.21), ("a8", None, 0.54), ("a8", king, 0.12), ("d8", rook, 0.06), ("a8", None, 0.14),
+                 ("c8", king, 0.5)])
+    rig.press(chess.BLACK)
+    rig.settle(3.0)
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("d8a8", "O-O-O")]
+    assert rig.strong() == []

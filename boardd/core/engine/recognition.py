@@ -369,7 +369,8 @@ class Recognition:
             if at - self.g.illegal_state[0] >= self.rules.timing.t_settle:
                 self.g.illegal_settled = self.g.illegal_state
             self.g.illegal_state = None
-        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None:
+        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None \
+                and not self._king_onto_castling_rook(diff.move):
             self.g.illegal_state = (at, diff.move)
         if diff.kind is DiffClass.PARTIAL and diff.move is not None and diff.move.promotion:
             self.g.promo_seen = True
@@ -380,6 +381,15 @@ class Recognition:
             self.g.parked = True
         self.e.whose_change.note_started(outs, turn, at)
         self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+
+    def _king_onto_castling_rook(self, move: chess.Move) -> bool:
+        """The king put down on its castling rook's square, the rook in hand: the "king takes rook" way of a
+        Chess960 castling (the DGT e-board software's and some GUIs' entry, carried to the board by players used
+        to it; II.3 / F.3 leave the order of the hands free). A step of the castling, not an illegal placement
+        (no ILLEGAL_PLACEMENT_CORRECTED when the castling is finished, however long the king stood there)."""
+        board = self.g.board
+        return board.chess960 and board.piece_type_at(move.to_square) == chess.ROOK \
+            and board.is_castling(move) and board.is_legal(move)
 
     def track_castle_king(self, diff: Diff, at: float, index: PositionIndex) -> None:
         """R07: a king released on its castling square commits to castling (4.7.2)."""

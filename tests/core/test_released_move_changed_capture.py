@@ -171,3 +171,37 @@ def test_a_released_move_changed_into_or_from_a_capture_is_one_alert(case: Case)
                 and i.code in ("OPPONENT_STARTED_BEFORE_MOVE_MADE", "CLOCK_NOT_PRESSED", "OUT_OF_TURN_CHANGE")]
     assert standing == [], [i.code for i in standing]
     _journal_rebuilds(table)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_no_clock_capture_changed_with_the_piece_down_before_the_captured_one_is_back(seed: int) -> None:
+    """Without a clock: Bxf7 released, then the bishop lifted and set down on d3 (or b5, e2, ...), and only then
+    (0.1 s to 10 s later) the pawn put back on f7 from beside the board. One incident: RELEASED_MOVE_CHANGED only.
+    Before: OUT_OF_TURN_CHANGE as well (the bishop on d3 with f7 empty read as a second move on Black's turn)."""
+    rng = random.Random(seed)
+    fen = CHANGES["capture-to-quiet"][0]
+    table = Table(fen, clock=False, edition=(2009, 2014, 2018, 2023)[seed % 4])
+    base = chess.Board(fen)
+    first = chess.Move.from_uci("c4f7")
+    second = rng.choice([m for m in base.legal_moves if m.from_square == chess.C4 and not base.is_capture(m)])
+    t = table.play(first, 0.0, press=False) + T_SETTLE + rng.uniform(0.05, 5.0)
+    table.advance(t)
+    bishop, pawn = chess.Piece(chess.BISHOP, chess.WHITE), chess.Piece(chess.PAWN, chess.BLACK)
+    t += rng.uniform(0.3, 10.0)
+    table.feed(SquareChanged(at=t, square=chess.F7, content=None))
+    t += rng.uniform(0.1, 0.5)
+    table.feed(SquareChanged(at=t, square=second.to_square, content=bishop))
+    t += rng.uniform(0.1, 10.0)
+    table.feed(SquareChanged(at=t, square=chess.F7, content=pawn))
+    t += T_SETTLE + rng.uniform(0.05, 5.0)
+    table.advance(t)
+    table.board = base.copy(stack=False)
+    table.board.push(second)
+    reply = _reply(rng, table.board)
+    table.play(reply, t + rng.uniform(0.3, 3.0), press=False)
+    nxt = _reply(rng, table.board)
+    table.play(nxt, table.events[-1].at + rng.uniform(0.5, 5.0), press=False)
+    table.advance(table.events[-1].at + 10.0)
+    assert [m.uci for m in table.engine.state.moves] == [second.uci(), reply.uci(), nxt.uci()]
+    assert table.strong() == ["RELEASED_MOVE_CHANGED"], "one incident, one alert"
+    assert next(i for i in _raised(table) if i.code == "RELEASED_MOVE_CHANGED").suggestion.move == "Bxf7+"

@@ -420,7 +420,8 @@ class Recognition:
         """The opponent seemed to have started, but the board is the last mover's made move changed (R07)."""
         mover = not self.g.board.turn
         ply = self.g.uncompleted.get(mover)
-        if ply is None or ply != len(self.g.records) or not self.g.opp_started or not self.g.board.move_stack:
+        if ply is None or ply != len(self.g.records) or not self.g.opp_started or not self.g.board.move_stack \
+                or not self.e.whose_change.own_changed(mover):  # (bitboards: none of his pieces elsewhere)
             return False
         bdiff = self.base_index().classify(self.g.phys)
         if bdiff.kind is DiffClass.LEGAL:

@@ -122,3 +122,31 @@ def test_a_chess960_castling_completed_again_is_one_castling_order_note(seed: in
     (order,) = _raised(outs, "CHESS960_CASTLING_ORDER")
     assert len(_updated(outs, order.id)) >= rounds - 1, "each later completion updates the note"
     assert len(_raised(outs, "RELEASED_MOVE_CHANGED")) == 1, "the castling released and changed: one (R07)"
+
+
+@pytest.mark.parametrize("clock", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_last_change_ending_the_game_still_updates(clock: bool, seed: int) -> None:
+    """b8=Q released, changed to b8=R, then to b8=N: king and knight against king, a dead position that ends the
+    game at once (5.2.2) and completes the move. Still one PROMOTION_CHOICE_CHANGED and one RELEASED_MOVE_CHANGED,
+    updated. Before: the game end cleared the ply's findings first, and the last change raised both again."""
+    rng = random.Random(seed)
+    fen = "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
+    table = Table(fen, clock=clock, edition=(2009, 2014, 2018, 2023)[seed])
+    t = 0.0
+    table.feed(SquareChanged(at=t, square=chess.B7, content=None))
+    t += rng.uniform(0.1, 0.5)
+    table.feed(SquareChanged(at=t, square=chess.B8, content=chess.Piece(chess.QUEEN, chess.WHITE)))
+    for piece in (chess.ROOK, chess.KNIGHT):
+        t += T_SETTLE + rng.uniform(0.05, 5.0)
+        table.advance(t)
+        t += rng.uniform(0.3, 5.0)
+        table.feed(SquareChanged(at=t, square=chess.B8, content=None))
+        t += rng.uniform(0.1, 1.0)
+        table.feed(SquareChanged(at=t, square=chess.B8, content=chess.Piece(piece, chess.WHITE)))
+    table.advance(t + 10.0)
+    assert [m.san for m in table.engine.state.moves] == ["b8=N"]
+    assert len(_raised(table.outs, "PROMOTION_CHOICE_CHANGED")) == 1
+    (changed,) = _raised(table.outs, "RELEASED_MOVE_CHANGED")
+    assert changed.suggestion.move == "b8=Q+"
+    assert _updated(table.outs, changed.id)

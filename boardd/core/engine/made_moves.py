@@ -666,9 +666,11 @@ class MadeMoves:
             del self.g.uncompleted[rec.side]
         if self.released is not None and self.released.first.ply == ply:
             self.released = None  # completed: what was released on the way is the record's history now
-        if self.changed is not None and self.changed.ply == ply:
-            self.changed = None  # completed: a later change is another move's
-        self.per_ply = {code: known for code, known in self.per_ply.items() if known.ply != ply}
+        if how is not Completion.GAME_END:
+            # completed: a later change is another move's (a change that ends the game still updates its ply's)
+            if self.changed is not None and self.changed.ply == ply:
+                self.changed = None
+            self.per_ply = {code: known for code, known in self.per_ply.items() if known.ply != ply}
         outs.append(MoveCompleted(move=rec))
         self.after_completion(outs, rec, at)
 

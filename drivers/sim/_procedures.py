@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CaptureStyle", "Castling960", "Correction", "CorrectionKind", "CycleResult", "castling960_methods",
            "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds",
-           "script_released_taken_back", "takeback_order"]
+           "script_released_changed", "script_released_taken_back", "takeback_order"]
 
 
 # --- Chess960 castling ----------------------------------------------------------------
@@ -711,3 +711,25 @@ def script_released_taken_back(s: _Script, board: chess.Board, first: chess.Move
         else:
             s.put(square, content)
     s.wait(1.0, max(1.0, think_high))
+
+
+def script_released_changed(s: _Script, board: chess.Board, first: chess.Move, move: chess.Move, *,
+                            make: Callable[[_Script, chess.Board, chess.Move], None], t_settle: float) -> None:
+    """*first* made and released, standing ``T_settle`` + 0.5-10 s, then changed by hand straight into *move*
+    (one gesture: each step within ``T_settle`` of the one before), the steps in a random valid order: the pieces
+    of *first* lifted, *move*'s victim lifted before or after them, the piece *first* captured put back from
+    beside the board at any time, a piece put down only on an empty square (R07, 4.7). The press is the
+    caller's. *make* scripts a move the handler's way."""
+    make(s, board, first)
+    s.wait(t_settle + 0.5, t_settle + 10.0)
+    shown = board.copy(stack=False)
+    shown.push(first)
+    target = board.copy(stack=False)
+    target.push(move)
+    for index, (square, content) in enumerate(takeback_order(s.rng, target, shown)):
+        if index:
+            s.wait(0.05, min(0.30, 0.75 * t_settle))
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)

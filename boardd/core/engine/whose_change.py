@@ -294,8 +294,9 @@ class WhoseChange:
                     return True
                 return False
         if self.e.recognition.base_index().classify(g.phys).kind in (DiffClass.LEGAL, DiffClass.PARTIAL,
-                                                                     DiffClass.IN_HAND):
-            return False  # his released move being changed (R07): judged as such
+                                                                     DiffClass.IN_HAND) \
+                or self.e.made_moves.changing_from_base():
+            return False  # his released move being changed (R07, the piece it captured maybe not back yet)
         reading = self._index_again(n).classify(g.phys)
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):

@@ -75,6 +75,11 @@ class Recognition:
             opp_touch = False
             post_open = self.post_made_open()
         self.g.last_diff = diff
+        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            # (dropped before the reply is looked for: the change that drops it may complete the reply, blitz or no
+            # clock, the opponent's first change kept apart while the move settled)
+            self.e.made_moves.dropped(self.g.cand)
+            self.g.cand = None
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
@@ -88,9 +93,6 @@ class Recognition:
                 diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
                                                     for sq in self.g.mask)):
             self.flush_early(outs)
-        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
-            self.e.made_moves.dropped(self.g.cand)
-            self.g.cand = None
         if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
             self._after_made(outs, at, snapshot=snapshot)
             return

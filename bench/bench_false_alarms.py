@@ -165,8 +165,9 @@ class Item:
         return f"{self.profile}:{self.index}"
 
 
-def build(item: Item) -> tuple[SimulatedGame, str]:
-    """Simulate *item*; returns the game and a description of what it contains."""
+def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame, str]:
+    """Simulate *item*; returns the game and a description of what it contains (*reply_from*: the no-clock
+    games' earliest reply, default the simulator's)."""
     index, family = item.index, item.family
     rng = random.Random(f"false-alarms:{index}")
     number = (incident_number(index) if family in ("injection", "correction")
@@ -233,7 +234,8 @@ def build(item: Item) -> tuple[SimulatedGame, str]:
         game = random_game(index, max_plies=80)
     assert game is not None
     sim = simulate_game(game, seed=index, profile=item.profile, injections=injections, corrections=corrections,
-                        procedures=True, edition=edition, time_control=time_control, think_median=1.0, clock=clock)
+                        procedures=True, edition=edition, time_control=time_control, think_median=1.0, clock=clock,
+                        **({} if reply_from is None else {"reply_from": reply_from}))
     return sim, what
 
 
@@ -315,10 +317,10 @@ def _procedure_near(sim: SimulatedGame, ply: int) -> str:
     return ""
 
 
-def judge(item: Item, only: str = "") -> Outcome | None:
+def judge(item: Item, only: str = "", reply_from: float | None = None) -> Outcome | None:
     """Simulate, replay and compare with the simulator's ground truth (None: *only* does not match)."""
     try:
-        sim, what = build(item)
+        sim, what = build(item, reply_from=reply_from)
     except SimulationError as exc:
         return Outcome(item, "?", False, error=f"simulation error: {exc}")
     if only and only not in what and not any(only in label for _, label in sim.handled):
@@ -467,12 +469,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", metavar="TEXT",
                         help="judge only the games whose family or a procedure played contains TEXT "
                              "(e.g. noticed-after-reply, 960/swap, correction/illegal-capture)")
+    parser.add_argument("--reply-from", type=float, metavar="SECONDS",
+                        help="games without a clock: the earliest start of a reply after the move it answers "
+                             "(default drivers.sim's, just past T_settle; lower plays the blitz race)")
     parser.add_argument("--dump", nargs=2, metavar=("PROFILE:INDEX", "FILE"),
                         help="write one bench game as an event log (for `boardd replay FILE`) and stop")
     args = parser.parse_args(argv)
     if args.dump:
         profile, _, index = args.dump[0].partition(":")
-        sim, what = build(Item(profile, int(index)))
+        sim, what = build(Item(profile, int(index)), reply_from=args.reply_from)
         with Path(args.dump[1]).open("w", encoding="utf-8") as stream:
             eventlog.write_events(stream, sim.events, sim.header)
         print(f"{args.dump[0]} ({what}): {len(sim.events)} events written to {args.dump[1]}")
@@ -484,9 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     _init_worker()
     if args.workers > 1:
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
-            judged = list(pool.imap(functools.partial(judge, only=args.only), items, chunksize=16))
+            judge_one = functools.partial(judge, only=args.only, reply_from=args.reply_from)
+            judged = list(pool.imap(judge_one, items, chunksize=16))
     else:
-        judged = [judge(item, args.only) for item in items]
+        judged = [judge(item, args.only, args.reply_from) for item in items]
     outcomes = [outcome for outcome in judged if outcome is not None]
     elapsed = time.perf_counter() - start
     print(f"False alarms: {args.games} simulated games per profile (procedures=True), "

@@ -779,6 +779,10 @@ def _typical_think(t60_s: float) -> float:
     return min(60.0, max(0.8, t60_s / 60.0 / 3.0))
 
 
+#: Without a clock, the earliest start of the opponent's reply after the last change of the move (seconds): the
+#: engine's ``T_settle`` (a change standing that long is presumed released, rules-spec §3.4.1) and 50 ms.
+NO_CLOCK_REPLY_FROM = 0.45
+
 def simulate_game(
     game: chess.pgn.Game | None = None,
     *,
@@ -794,6 +798,7 @@ def simulate_game(
     corrections: Sequence[Correction] = (),
     procedures: bool = False,
     clock: bool = True,
+    reply_from: float = NO_CLOCK_REPLY_FROM,
 ) -> SimulatedGame:
     """Simulate a game on an electronic board with a DGT-style clock (or, ``clock=False``, without one).
 
@@ -821,9 +826,13 @@ def simulate_game(
         clock: a clock is connected (the default). False: a game on the board alone (a casual club game,
             the clock link lost before the start; the event log's rules say ``clock_expected: false``): no
             clock reading, nobody presses, a move is completed by the player's next move (6.2.1.2), and the
-            opponent starts his reply any time from half a second after the release (a change must stand
-            ``T_settle`` to be read as made). Only the injections of :data:`drivers.sim._inject.NO_CLOCK_KINDS`
-            (the hands alone) and no correction cycles (the arbiter's clock handling) can be played.
+            opponent starts his reply any time from *reply_from* seconds after the release. Only the injections
+            of :data:`drivers.sim._inject.NO_CLOCK_KINDS` (the hands alone) and no correction cycles (the
+            arbiter's clock handling) can be played.
+        reply_from: without a clock, the earliest start of a reply after the last change of the move it answers
+            (the floor is drawn between it and 1.5 s); the default, :data:`NO_CLOCK_REPLY_FROM`, is just past
+            ``T_settle``. Lower values play the blitz race of a reply started before the board presumes the
+            release (rules-spec §3.4.1, ``MadeMoves.replied_before_settled``).
 
     Returns:
         The events and what they should produce.
@@ -992,9 +1001,9 @@ def simulate_game(
         # Nobody touches a piece within a second of the opponent's press: the reading showing the press
         # comes up to 300 ms after it, and board changes inside T_latency of it belong to the press (3.5).
         # Without a clock the opponent may start as soon as the move is made, when the piece is released
-        # (1.3, 4.7): here from half a second after the last change of the move (past T_settle).
-        think = max(1.0, think) if clock else max(rng.uniform(0.5, 1.5), think)
-        move_start = max(turn_start + think, busy_until + 0.5)
+        # (1.3, 4.7): here from *reply_from* after the last change of the move.
+        think = max(1.0, think) if clock else max(rng.uniform(reply_from, max(reply_from, 1.5)), think)
+        move_start = max(turn_start + think, busy_until + (0.5 if clock else 0.0))
 
         # Sensor flicker while the player thinks (casual, clumsy): away from every other change (T44).
         if profile != "clean" and think > 2.0 and handler.chance(0.12):

@@ -17,6 +17,7 @@ import pytest
 from bench.bench_false_alarms import NOCLOCK_VARIANTS, Item, build, code_of, expected_record, family_of, run_engine
 from boardd.core.events import ClockReading, SquareChanged
 from boardd.core.outputs import Severity
+from boardd.core.settings import RulesConfig
 from drivers.sim import (
     NO_CLOCK_KINDS,
     PROFILES,
@@ -29,6 +30,7 @@ from drivers.sim import (
     random_game,
     simulate_game,
 )
+from drivers.sim._core import NO_CLOCK_REPLY_FROM
 
 
 @pytest.fixture(autouse=True)
@@ -81,11 +83,20 @@ def test_no_clock_reading_no_press_and_the_rules_say_so(profile: str) -> None:
     assert "clock" not in with_clock.header.extra["simulator"]  # type: ignore[operator]
 
 
-def test_the_opponent_starts_at_random_times_from_half_a_second_after_the_release() -> None:
+def test_the_opponent_starts_at_random_times_from_just_past_t_settle_after_the_release() -> None:
     gaps = [gap for seed in range(12) for gap in _starts(_noclock(seed, "clean"))]
-    assert min(gaps) >= 0.5
+    assert min(gaps) >= NO_CLOCK_REPLY_FROM > RulesConfig().timing.t_settle
     assert sum(gap < 1.0 for gap in gaps) >= len(gaps) // 10  # quick replies are played
     assert sum(gap > 2.0 for gap in gaps) >= len(gaps) // 10  # and thought-out ones
+
+
+def test_reply_from_plays_replies_started_before_the_release_is_presumed() -> None:
+    """The blitz race (rules-spec §3.4.1): a reply started inside ``T_settle``, on request."""
+    gaps = [gap for seed in range(12) for gap in _starts(simulate_game(
+        random_game(seed, max_plies=60), seed=seed, profile="clean", clock=False, think_median=1.0,
+        time_control="900+10", reply_from=0.15))]
+    assert min(gaps) >= 0.15
+    assert any(gap < RulesConfig().timing.t_settle for gap in gaps)
 
 
 def test_injections_that_need_a_clock_are_refused() -> None:

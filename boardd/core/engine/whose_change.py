@@ -264,6 +264,10 @@ class WhoseChange:
             return False  # none of his pieces elsewhere (the opponent's move under way, or nothing)
         if twice is not None and twice.left is None and twice.stood.key() != key:
             twice = self.twice = dataclasses.replace(twice, left=at)
+        if twice is not None and key == g.index.key:
+            self.twice = None  # put back before the reply: the record goes on as it was
+            self._drop_hands(offender, twice.stood)
+            return False
         if twice is not None:
             seen = (twice.ply, twice.since, twice.reading, twice.stood, twice.left)
             if self.e.recognition._reply_started(seen, at, offender):
@@ -290,11 +294,25 @@ class WhoseChange:
                 "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
                 "otherwise play goes on from the board")).id
         self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
+        self._drop_hands(offender, self.twice.stood)
         # his hands, not the opponent's early start: a capture's victim he lifted while the opponent had the
         # move reads as the opponent's move under way (one incident, one alert)
         g.opp_early_raised = True
         self.e.recognition.early_pending = None
         return False
+
+    def _drop_hands(self, offender: chess.Color, stood: PhysicalBoard) -> None:
+        """The out-of-turn move's lifts and placements of the offender's pieces (made, or put back) were his hands:
+        no touch of the opponent's, who has the move (4.3.2: a piece of the offender's his to capture)."""
+        squares = {sq for sq in chess.SQUARES if stood.squares[sq] != self.g.index.piece_at(sq)}
+        g = self.g
+        g.seg_lifts = [x for x in g.seg_lifts if not (x[1] in squares and x[2].color == offender)]
+        g.seg_places = [x for x in g.seg_places if not (x[1] in squares and x[2].color == offender)]
+
+    def reinstated(self) -> None:
+        """The arbiter reinstated a position (7.6, 7.5.1): an out-of-turn move still waiting for the reply to enter
+        the record is settled by it (put back, or to be put back, on the board), never entered after it."""
+        self.twice = None
 
     def _index_again(self, n: int) -> PositionIndex:
         """The official position with the player who has just moved to move again (his moves on the opponent's

@@ -13,8 +13,9 @@ does (timers fired on time). The games are a fixed mix, by index:
 * ``standard``: random standard games (35 %);
 * ``noclock``: games on a board without a clock (``simulate_game(..., clock=False)``, the engine's
   ``clock_expected`` false: no reading, no press, a move completed by the reply, 6.2.1.2, the reply started
-  from half a second after the release), in turn a standard game, a Chess960 game and one injection of each
-  kind that can be played without a clock (``drivers.sim.NO_CLOCK_KINDS``) (10 %);
+  from just past ``T_settle`` after the release, ``--reply-from``), in turn a standard game, a Chess960 game,
+  one injection of each kind that can be played without a clock (``drivers.sim.NO_CLOCK_KINDS``) and the
+  player who has just moved moving again before the reply, the arbiter reinstating (``moved-twice``) (10 %);
 * ``chess960``: Chess960 games from random start arrays, played so that both sides castle
   early (25 %); every castling method applicable to the position is drawn at random;
 * ``injection``: one injection of :class:`drivers.sim.InjectionKind`, every kind in turn (15 %);
@@ -69,6 +70,7 @@ from drivers.sim import (
     applicable,
     choose_move,
     correction_applicable,
+    moved_twice_candidates,
     random_game,
     simulate_game,
 )
@@ -78,7 +80,7 @@ TIME_CONTROLS = ("180+2", "900+10", "5400+30")
 FAMILIES = ("standard", "noclock", "chess960", "injection", "correction")
 #: The no-clock games in turn: a standard game, a Chess960 game, then each injection that needs no clock.
 NOCLOCK_VARIANTS: tuple[str, ...] = ("standard", "chess960",
-                                     *(kind.value for kind in InjectionKind if kind in NO_CLOCK_KINDS))
+                                     *(kind.value for kind in InjectionKind if kind in NO_CLOCK_KINDS), "moved-twice")
 #: The correction variants in turn: every kind, and a second illegal move by the same player.
 CORRECTION_VARIANTS: tuple[str, ...] = (*(kind.value for kind in CorrectionKind), "second-illegal")
 
@@ -178,6 +180,7 @@ def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame
     corrections: list[Correction] = []
     what = family
     clock = True
+    moved_twice: int | None = None
     if family == "noclock":
         clock = False
         variant = NOCLOCK_VARIANTS[number % len(NOCLOCK_VARIANTS)]
@@ -186,6 +189,14 @@ def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame
             game = castling_game(index)
         elif variant == "standard":
             game = random_game(index, max_plies=80)
+        elif variant == "moved-twice":
+            game = None
+            for attempt in range(50):
+                game = random_game(index * 100 + attempt, max_plies=60)
+                plies = _fits(game, lambda b, m, _n: bool(moved_twice_candidates(b, m)))
+                if plies:
+                    moved_twice = rng.choice(plies)
+                    break
         else:
             kind = InjectionKind(variant)
             game = None
@@ -235,7 +246,7 @@ def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame
     assert game is not None
     sim = simulate_game(game, seed=index, profile=item.profile, injections=injections, corrections=corrections,
                         procedures=True, edition=edition, time_control=time_control, think_median=1.0, clock=clock,
-                        **({} if reply_from is None else {"reply_from": reply_from}))
+                        moved_twice=moved_twice, **({} if reply_from is None else {"reply_from": reply_from}))
     return sim, what
 
 

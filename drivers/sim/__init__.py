@@ -14,7 +14,16 @@ as an event log (``docs/event-log.md``).
 from __future__ import annotations
 
 from drivers.sim._cli import configure_parser, run
-from drivers.sim._core import DEFAULT_TIME_CONTROL, INFO_CODES, PROFILES, SimulatedGame, SimulationError, simulate_game
+from drivers.sim._core import (
+    DEFAULT_TIME_CONTROL,
+    INFO_CODES,
+    NO_CLOCK_REPLY_FROM,
+    PROFILES,
+    SimulatedGame,
+    SimulationError,
+    moved_twice_candidates,
+    simulate_game,
+)
 from drivers.sim._driver import Options, SimulatedBoard, create_driver, load_pgn_game
 from drivers.sim._games import RANDOM_TIME_CONTROL, choose_move, random_game
 from drivers.sim._inject import NO_CLOCK_KINDS, Injection, InjectionKind, applicable, expected_codes
@@ -32,6 +41,7 @@ __all__ = [
     "DEFAULT_TIME_CONTROL",
     "INFO_CODES",
     "NO_CLOCK_KINDS",
+    "NO_CLOCK_REPLY_FROM",
     "PROFILES",
     "RANDOM_TIME_CONTROL",
     "CaptureStyle",
@@ -53,6 +63,7 @@ __all__ = [
     "create_driver",
     "expected_codes",
     "load_pgn_game",
+    "moved_twice_candidates",
     "random_game",
     "run",
     "simulate_game",

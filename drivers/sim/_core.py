@@ -799,6 +799,7 @@ def simulate_game(
     procedures: bool = False,
     clock: bool = True,
     reply_from: float = NO_CLOCK_REPLY_FROM,
+    moved_twice: int | None = None,
 ) -> SimulatedGame:
     """Simulate a game on an electronic board with a DGT-style clock (or, ``clock=False``, without one).
 
@@ -833,6 +834,11 @@ def simulate_game(
             (the floor is drawn between it and 1.5 s); the default, :data:`NO_CLOCK_REPLY_FROM`, is just past
             ``T_settle``. Lower values play the blitz race of a reply started before the board presumes the
             release (rules-spec §3.4.1, ``MadeMoves.replied_before_settled``).
+        moved_twice: without a clock, the ply after which its player moves again before the reply (R13, seed 004
+            exercise 17: a move on the opponent's turn, ``OUT_OF_TURN_CHANGE``): another piece of his, a quiet
+            move (:func:`moved_twice_candidates`); the opponent calls the arbiter, who reinstates the position
+            before it (7.6: ``Reinstate`` before or after the piece is put back), and the game goes on with the
+            reply. The record is the game's.
 
     Returns:
         The events and what they should produce.
@@ -878,6 +884,10 @@ def simulate_game(
         if wanted_cycle.ply > len(moves):
             raise SimulationError(f"{wanted_cycle}: the game has only {len(moves)} plies")
         cycles[wanted_cycle.ply] = wanted_cycle
+    if moved_twice is not None and (clock or moved_twice in by_ply or moved_twice + 1 in by_ply
+                                    or not 1 <= moved_twice < len(moves)):
+        raise SimulationError(f"moved twice after ply {moved_twice}: without a clock, at a ply without an "
+                              "injection and with a reply after it")
     if not clock:
         needs_clock = [str(i) for i in injections if i.kind not in NO_CLOCK_KINDS] + [str(c) for c in corrections]
         if needs_clock:
@@ -964,7 +974,7 @@ def simulate_game(
                 handler.press_delay(script)
                 script.press(color)
             if (procedures and not ends_game and not notes.codes and late_pending is None
-                    and ply - 1 not in by_ply and ply - 1 not in cycles):
+                    and ply - 1 not in by_ply and ply - 1 not in cycles and moved_twice not in (ply, ply - 1)):
                 script = _released_again(script, board, move, seed=seed, profile=profile, ply=ply,
                                          remaining=sim_clock.remaining(color, turn_start), labels=handler.labels)
         if late_pending is not None:
@@ -980,6 +990,10 @@ def simulate_game(
             late_pending = color
         if not clock:  # nobody presses: the move is completed by the player's next one (6.2.1.2)
             script.ops = [op for op in script.ops if not isinstance(op[1], _Press)]
+        if ply == moved_twice:
+            second = _moved_again(script, board, move, ply)
+            notes.codes.append("OUT_OF_TURN_CHANGE")
+            handler.labels.append(f"moved-twice/{second.uci()}")
 
         # Think time: the PGN's clock data when present, else a seeded draw; never into the last seconds.
         handling = script.ops[-1][0] if script.ops else 0.0
@@ -1052,11 +1066,72 @@ def simulate_game(
                          handled=[[ply, label] for ply, label in labels], result=entered_result)
     if not clock:
         simulator["clock"] = False
+    if moved_twice is not None:
+        simulator["moved_twice"] = moved_twice
     header = LogHeader(rules=rules, game=info, extra={"simulator": simulator})
     return SimulatedGame(events=timeline.events, moves=uci_moves, expected_codes=expected,
                          allowed_info=INFO_CODES, header=header, game=info, profile=profile, seed=seed,
                          injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
                          result=entered_result)
+
+
+def moved_twice_candidates(board: chess.Board, move: chess.Move) -> list[chess.Move]:
+    """The quiet moves the player of *move* (played from *board*) could make again before the reply: another
+    piece than the one he has just moved (that would be his released move changed, R07), no capture, castling,
+    promotion or check, never to a position the game has had (that would be a takeback, R29), the opponent not
+    in check after *move*."""
+    after = board.copy()
+    after.push(move)
+    if after.is_check() or after.is_game_over(claim_draw=False):
+        return []
+    seen = set()
+    history = after.copy()
+    while True:
+        seen.add(history.board_fen())
+        if not history.move_stack:
+            break
+        history.pop()
+    other = after.copy(stack=False)
+    other.turn = board.turn
+    other.ep_square = None
+    candidates = []
+    for second in other.legal_moves:
+        if second.from_square == move.to_square or other.is_capture(second) or other.is_castling(second) \
+                or second.promotion is not None or other.gives_check(second):
+            continue
+        other.push(second)
+        fen = other.board_fen()
+        other.pop()
+        if fen not in seen:
+            candidates.append(second)
+    return candidates
+
+
+def _moved_again(s: _Script, board: chess.Board, move: chess.Move, ply: int) -> chess.Move:
+    """After *move* stands (released, the opponent thinking), its player moves another piece; the opponent calls
+    the arbiter, who reinstates the position after *move* (7.6), before or after the piece is put back."""
+    candidates = moved_twice_candidates(board, move)
+    if not candidates:
+        raise SimulationError(f"moved twice after ply {ply}: no quiet second move fits")
+    second = s.rng.choice(sorted(candidates, key=lambda m: m.uci()))
+    piece = board.piece_at(second.from_square)
+    s.wait(_T_SETTLE + 0.6, 4.0)
+    s.lift(second.from_square)
+    s.wait(0.25, 0.70)
+    s.put(second.to_square, piece)
+    s.wait(1.5, 5.0)  # the opponent objects; the arbiter comes
+    arbiter_first = s.rng.random() < 0.5
+    if arbiter_first:
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply)))
+        s.wait(1.0, 2.0)
+    s.lift(second.to_square)
+    s.wait(0.30, 0.60)
+    s.put(second.from_square, piece)
+    if not arbiter_first:
+        s.wait(1.0, 2.0)
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply)))
+    s.wait(0.5, 1.5)
+    return second
 
 
 #: How often (per ply) the benign takeback of :func:`_released_again` is played with ``procedures=True``.

@@ -15,11 +15,12 @@ import chess
 import pytest
 
 from bench.bench_false_alarms import NOCLOCK_VARIANTS, Item, build, code_of, expected_record, family_of, run_engine
-from boardd.core.events import ClockReading, SquareChanged
+from boardd.core.events import ClockReading, Reinstate, SquareChanged
 from boardd.core.outputs import Severity
 from boardd.core.settings import RulesConfig
 from drivers.sim import (
     NO_CLOCK_KINDS,
+    NO_CLOCK_REPLY_FROM,
     PROFILES,
     Injection,
     InjectionKind,
@@ -27,10 +28,10 @@ from drivers.sim import (
     SimulationError,
     applicable,
     expected_codes,
+    moved_twice_candidates,
     random_game,
     simulate_game,
 )
-from drivers.sim._core import NO_CLOCK_REPLY_FROM
 
 
 @pytest.fixture(autouse=True)
@@ -168,3 +169,50 @@ def test_the_false_alarm_bench_plays_games_without_a_clock() -> None:
         assert sim.header.rules.clock_expected is False
         whats.add(what)
     assert whats == {f"noclock/{variant}" for variant in NOCLOCK_VARIANTS}
+
+
+def _moved_twice_plies(seed: int) -> tuple[list[int], int]:
+    game = random_game(seed, max_plies=60)
+    board = game.board()
+    moves = list(game.mainline_moves())
+    plies = []
+    for ply, move in enumerate(moves, 1):
+        if 3 <= ply < len(moves) - 1 and moved_twice_candidates(board, move):
+            plies.append(ply)
+        board.push(move)
+    return plies, len(moves)
+
+
+def test_moved_twice_is_played_without_a_clock_only_and_then_reinstated() -> None:
+    plies, _ = _moved_twice_plies(4)
+    ply = plies[0]
+    with pytest.raises(SimulationError, match="without a clock"):
+        simulate_game(random_game(4, max_plies=60), seed=4, moved_twice=ply)
+    sim = simulate_game(random_game(4, max_plies=60), seed=4, clock=False, moved_twice=ply)
+    assert sim.expected_codes == [(ply, "OUT_OF_TURN_CHANGE")]
+    (label,) = [label for at, label in sim.handled if at == ply]
+    second = chess.Move.from_uci(label.split("/")[1])
+    reinstated = [e for e in sim.events if isinstance(e, Reinstate)]
+    assert [e.ply for e in reinstated] == [ply]
+    changes = [(e.square, e.content is None) for e in sim.events if isinstance(e, SquareChanged)]
+    moved = changes.index((second.from_square, True))
+    assert changes[moved + 1] == (second.to_square, False)  # moved, and later put back
+    assert (second.to_square, True) in changes[moved + 2:] and (second.from_square, False) in changes[moved + 2:]
+    assert sim.header.extra["simulator"]["moved_twice"] == ply  # type: ignore[index]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_moved_twice_games_replay_exactly_with_one_out_of_turn_change(profile: str) -> None:
+    """Before the engine's fixes of this branch: the move put back entered the record when the reply started
+    (seeds 11, 13, 21 of 80), or its lift read as the opponent's touch (TOUCH_CAPTURE_SUSPECTED, 7 of 80)."""
+    played = 0
+    for seed in range(30):
+        plies, _ = _moved_twice_plies(seed)
+        if not plies:
+            continue
+        sim = simulate_game(random_game(seed, max_plies=60), seed=seed, profile=profile, procedures=True,
+                            clock=False, think_median=1.0, time_control="900+10",
+                            moved_twice=plies[seed % len(plies)])
+        _check(sim)
+        played += 1
+    assert played >= 20

@@ -293,3 +293,31 @@ def test_the_out_of_turn_move_from_a_square_the_opponent_could_capture_on_is_no_
     outs = _feed(engine, events, 50.0)
     assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
     assert _record(engine) == ["e1d2", "a8a7", "d2e3"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_third_move_by_the_same_player_before_the_reply_is_followed(seed: int) -> None:
+    """2.Nf3, then 3.Bc4 and 4.d3 on Black's turn; Black replies Nc6, White plays Be3. One OUT_OF_TURN_CHANGE (the
+    position before the bishop's move to reinstate), both out-of-turn moves in the record (``legal=False``,
+    ``out_of_turn``, Black's turn skipped twice), then the reply and the game. Before: the record stopped at
+    2.Nf3, the rest lost."""
+    rng = random.Random(200 + seed)
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=rng.choice((2009, 2014, 2018, 2023))))
+    events, put = _opening(rng)
+    t = round(put + rng.uniform(0.8, 5.0), 3)
+    events += [_sq(t, "d2", None), _sq(round(t + rng.uniform(0.2, 0.6), 3), "d3", WP)]
+    t = round(t + rng.uniform(1.5, 5.0), 3)
+    events += [_sq(t, "b8", None), _sq(t + 0.3, "c6", BN), _sq(t + 3.0, "c1", None), _sq(t + 3.3, "e3", WB)]
+    outs = _feed(engine, events, t + 30.0)
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    (oot,) = [i for i in _raised(outs) if i.code == "OUT_OF_TURN_CHANGE"]
+    assert oot.suggestion.reinstate_ply == 3
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3", "!f1c4", "!d2d3", "b8c6", "c1e3"]
+    moves = engine.state.moves
+    assert [m.side for m in moves] == [True, False, True, True, True, False, True]
+    assert [m.out_of_turn for m in moves] == [False, False, False, True, True, False, False]
+    assert moves[3].made_at == put
+    assert chess.Board(moves[4].fen_after).turn == chess.BLACK
+    assert (engine.state.illegal_moves_white, engine.state.illegal_moves_black) == (0, 0)
+    outs += _feed(engine, [Reinstate(at=t + 31.0, ply=3)], t + 32.0)
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3"]

@@ -44,6 +44,8 @@ class WhoseChange:
         self.g = e.g
         self.rules = e.rules
         self.twice: _Twice | None = None
+        #: the OUT_OF_TURN_CHANGE of the player's earlier move on the opponent's turn, for his next one (a third move)
+        self._carried: str | None = None
         self._again: tuple[int, PositionIndex] | None = None
 
     def opp_change(self, sq: int, old: Content, new: Content, turn: chess.Color) -> bool:
@@ -280,12 +282,25 @@ class WhoseChange:
                                                                      DiffClass.IN_HAND):
             return False  # his released move being changed (R07): judged as such
         reading = self._index_again(n).classify(g.phys)
+        if twice is not None and reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) \
+                and self.e.recognition._index_after(twice.stood, not offender).classify(g.phys).kind in (
+                    DiffClass.LEGAL, DiffClass.ILLEGAL_1):
+            # a third move of his before the reply, from the position his second made: he played on from it, so
+            # that one enters the record (G6, as at the reply), and this one is read against it as his second was
+            # against his move; the same finding (one incident, one alert) goes with it
+            self.enter_twice(outs, twice, at)
+            self._carried = twice.finding
+            try:
+                self.moved_twice(outs, at)
+            finally:
+                self._carried = None
+            return True
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):
             if twice is not None and key == g.index.key:
                 self.twice = None  # put back before the reply: the record goes on as it was
             return False
-        finding = twice.finding if twice is not None else next(
+        finding = twice.finding if twice is not None else self._carried or next(
             (i.id for i in reversed(g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE" and i.side == offender
              and i.ply == n), None)  # raised already with his first change (masked, :meth:`out_of_turn`)
         if finding is None and not g.oot_raised:

@@ -150,7 +150,7 @@ class Recognition:
             return False
         if seen is not None and seen[3].key() != key and seen[4] is None:
             seen = self.illegal_seen = (seen[0], seen[1], seen[2], seen[3], at)  # the board left that position
-        if seen is not None and not self._reply_started(seen, at, turn):
+        if seen is not None and not self.reply_started(seen, at, turn):
             if illegal and seen[3].key() != key:
                 seen = None  # the mover goes on with his move (his own pieces): a new position of his
             else:
@@ -160,7 +160,7 @@ class Recognition:
                 self.illegal_seen = (len(self.g.records), at, diff, PhysicalBoard(view.base_board()), None)
             return False
         _, since, held, stood, _left = seen
-        reply = self._index_after(stood, turn).classify(self.g.phys)
+        reply = self.index_after(stood, turn).classify(self.g.phys)
         if reply.kind not in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) or self._gesture_open(stood, turn):
             return False
         # made when it was put down (released, 1.3): it completes the offender's previous move (6.2.1.2), and the
@@ -181,22 +181,23 @@ class Recognition:
         self.early_pending = None
         if len(self.g.records) <= seen[0]:
             return False
-        self._not_completed_yet(outs, turn)
-        self._reply_segment(since, lifts, places, evidence)
+        self.not_completed_yet(outs, turn)
+        self.reply_segment(since, lifts, places, evidence)
         return True
 
-    def _reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
-                       places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
+    def reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
+                      places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
         """The reply's segment began when the move it answers was made (*since*); what the opponent touched since
-        is his (4.3)."""
+        is his (4.3). Also for a move out of turn entered at the reply (``WhoseChange.enter_twice``)."""
         self.g.seg_start = since
         self.g.seg_lifts = [x for x in lifts if x[0] > since]
         self.g.seg_places = [x for x in places if x[0] > since]
         self.g.seg_evidence = [x for x in evidence if x.at > since]
 
-    def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
-        """The illegal move entered the record as at a press; without one it is completed by the offender's next
-        move (6.2.1.2), like any move here: it stays made, not completed, until then."""
+    def not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
+        """The illegal move (or a move out of turn, ``WhoseChange.enter_twice``) entered the record as at a press;
+        without one it is completed by the offender's next move (6.2.1.2), like any move here: it stays made, not
+        completed, until then."""
         rec = self.g.records[-1]
         if rec.legal or rec.side != turn or rec.completion is not Completion.PRESS:
             return
@@ -206,9 +207,10 @@ class Recognition:
         outs[:] = [MoveMade(move=made) if isinstance(o, MoveMade) and o.move == rec else o for o in outs
                    if not (isinstance(o, MoveCompleted) and o.move == rec)]
 
-    def _reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
-                       turn: chess.Color) -> bool:
-        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since."""
+    def reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
+                      turn: chess.Color) -> bool:
+        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since
+        (also a move out of turn's position, ``WhoseChange.moved_twice``)."""
         since, left = seen[1], seen[4]
         if (at if left is None else left) - since < self.rules.timing.t_settle:
             return False
@@ -225,7 +227,7 @@ class Recognition:
         theirs = chess.Piece(chess.KING, not turn)
         return bool(moved) and theirs not in self.g.phys.squares
 
-    def _index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
+    def index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
         """The position *stood* with the opponent of *side* to move (as the record would adopt it, G6)."""
         return PositionIndex(_board_from(stood.squares, self.g.board, not side))
 

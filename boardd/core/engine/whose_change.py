@@ -272,8 +272,8 @@ class WhoseChange:
             return False
         if twice is not None:
             seen = (twice.ply, twice.since, twice.reading, twice.stood, twice.left)
-            if self.e.recognition._reply_started(seen, at, offender):
-                reply = self.e.recognition._index_after(twice.stood, offender).classify(g.phys)
+            if self.e.recognition.reply_started(seen, at, offender):
+                reply = self.e.recognition.index_after(twice.stood, offender).classify(g.phys)
                 if reply.kind in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL):
                     self.enter_twice(outs, twice, at)
                     return True
@@ -283,7 +283,7 @@ class WhoseChange:
             return False  # his released move being changed (R07): judged as such
         reading = self._index_again(n).classify(g.phys)
         if twice is not None and reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) \
-                and self.e.recognition._index_after(twice.stood, not offender).classify(g.phys).kind in (
+                and self.e.recognition.index_after(twice.stood, not offender).classify(g.phys).kind in (
                     DiffClass.LEGAL, DiffClass.ILLEGAL_1):
             # a third move of his before the reply, from the position his second made: he played on from it, so
             # that one enters the record (G6, as at the reply), and this one is read against it as his second was
@@ -355,8 +355,8 @@ class WhoseChange:
             self.e.restoration.adopt_physical(outs, offender, at, desc, twice.reading, out_of_turn=True)
         finally:
             g.phys, g.last_board_t = phys, last_t
-        self.e.recognition._not_completed_yet(outs, offender)
-        self.e.recognition._reply_segment(twice.since, lifts, places, evidence)
+        self.e.recognition.not_completed_yet(outs, offender)
+        self.e.recognition.reply_segment(twice.since, lifts, places, evidence)
 
     def confirmed(self, outs: list[Output], finding: str, at: float) -> None:
         """The arbiter ruled on the out-of-turn finding without reinstating (R13: "continue recognition from the

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import chess
 
-__all__ = ["Injection", "InjectionKind", "applicable", "changed_candidates", "expected_codes", "illegal_targets",
+__all__ = ["NO_CLOCK_KINDS", "Injection", "InjectionKind", "applicable", "changed_candidates", "expected_codes",
+           "illegal_targets",
            "knock_candidates", "released_candidates", "touch_candidates"]
 
 _EDITIONS = (2009, 2014, 2018, 2023)
@@ -66,6 +67,15 @@ _CODES: dict[InjectionKind, tuple[str, ...]] = {
 }
 
 
+#: The kinds that can be played on a board without a clock (``simulate_game(..., clock=False)``): the hands
+#: alone. The others are a press (or a forgotten one) or the arbiter's handling of a paused clock.
+NO_CLOCK_KINDS = frozenset({InjectionKind.ROOK_FIRST, InjectionKind.TWO_HANDS_CASTLING, InjectionKind.TOUCH_MOVE,
+                            InjectionKind.RELEASED_TAKEN_BACK})
+
+#: Without a clock nothing is completed by a press: the codes a press would add are not raised.
+_PRESS_CODES = frozenset({"TWO_HANDS_AT_PRESS"})
+
+
 @dataclass(frozen=True, slots=True)
 class Injection:
     """An irregularity of *kind* at *ply* (1-based half-move number within the game)."""
@@ -98,21 +108,23 @@ class Injection:
         return f"{self.kind.value}@{self.ply}"
 
 
-def expected_codes(injection: Injection, edition: int = 2023) -> list[str]:
+def expected_codes(injection: Injection, edition: int = 2023, *, clock: bool = True) -> list[str]:
     """The irregularity codes the engine must raise for *injection* under *edition*.
 
     Codes with a subtype are written ``CODE/SUBTYPE`` (``ILLEGAL_MOVE/GEOMETRY``).
     Info codes that may come along (``ADJUST_OBSERVED``, ``CLOCK_PAUSED``,
     ``ARBITER_ADJUST``, ``LATENCY_RACE``) are not listed. The codes are the same in
     every edition; their severity differs (rules-spec 6.2: ``CLOCK_PRESS_*`` and
-    ``TWO_HANDS_AT_PRESS`` are illegal-move class only from E2018).
+    ``TWO_HANDS_AT_PRESS`` are illegal-move class only from E2018). Without a *clock* (a kind of
+    :data:`NO_CLOCK_KINDS`) the codes of a press are left out: the move is completed by the reply (6.2.1.2).
 
     Raises:
         ValueError: unknown edition.
     """
     if edition not in _EDITIONS:
         raise ValueError(f"edition must be one of {_EDITIONS}, got {edition!r}")
-    return list(_CODES[injection.kind])
+    codes = _CODES[injection.kind]
+    return [code for code in codes if clock or code not in _PRESS_CODES]
 
 
 # --- where an injection can go --------------------------------------------------

@@ -88,6 +88,11 @@ class Recognition:
             self.g.last_diff = diff
             return
         self.g.last_diff = diff
+        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            # (dropped before the reply is looked for: the change that drops it may complete the reply, blitz or no
+            # clock, the opponent's first change kept apart while the move settled)
+            self.e.made_moves.dropped(self.g.cand)
+            self.g.cand = None
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
@@ -102,9 +107,6 @@ class Recognition:
                                                     for sq in self.g.mask)) \
                 and not self.e.made_moves.changing_from_base():
             self.flush_early(outs)
-        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
-            self.e.made_moves.dropped(self.g.cand)
-            self.g.cand = None
         if post_open and (diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED)
                           or (not snapshot and self.e.made_moves.hands_on_released())):
             self._after_made(outs, at, snapshot=snapshot)
@@ -157,7 +159,7 @@ class Recognition:
             return False
         if seen is not None and seen[3].key() != key and seen[4] is None:
             seen = self.illegal_seen = (seen[0], seen[1], seen[2], seen[3], at)  # the board left that position
-        if seen is not None and not self._reply_started(seen, at, turn):
+        if seen is not None and not self.reply_started(seen, at, turn):
             if illegal and seen[3].key() != key:
                 seen = None  # the mover goes on with his move (his own pieces): a new position of his
             else:
@@ -167,7 +169,7 @@ class Recognition:
                 self.illegal_seen = (len(self.g.records), at, diff, PhysicalBoard(view.base_board()), None)
             return False
         _, since, held, stood, _left = seen
-        reply = self._index_after(stood, turn).classify(self.g.phys)
+        reply = self.index_after(stood, turn).classify(self.g.phys)
         if reply.kind not in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) or self._gesture_open(stood, turn):
             return False
         # made when it was put down (released, 1.3): it completes the offender's previous move (6.2.1.2), and the
@@ -188,22 +190,23 @@ class Recognition:
         self.early_pending = None
         if len(self.g.records) <= seen[0]:
             return False
-        self._not_completed_yet(outs, turn)
-        self._reply_segment(since, lifts, places, evidence)
+        self.not_completed_yet(outs, turn)
+        self.reply_segment(since, lifts, places, evidence)
         return True
 
-    def _reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
-                       places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
+    def reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
+                      places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
         """The reply's segment began when the move it answers was made (*since*); what the opponent touched since
-        is his (4.3)."""
+        is his (4.3). Also for a move out of turn entered at the reply (``WhoseChange.enter_twice``)."""
         self.g.seg_start = since
         self.g.seg_lifts = [x for x in lifts if x[0] > since]
         self.g.seg_places = [x for x in places if x[0] > since]
         self.g.seg_evidence = [x for x in evidence if x.at > since]
 
-    def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
-        """The illegal move entered the record as at a press; without one it is completed by the offender's next
-        move (6.2.1.2), like any move here: it stays made, not completed, until then."""
+    def not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
+        """The illegal move (or a move out of turn, ``WhoseChange.enter_twice``) entered the record as at a press;
+        without one it is completed by the offender's next move (6.2.1.2), like any move here: it stays made, not
+        completed, until then."""
         rec = self.g.records[-1]
         if rec.legal or rec.side != turn or rec.completion is not Completion.PRESS:
             return
@@ -213,9 +216,10 @@ class Recognition:
         outs[:] = [MoveMade(move=made) if isinstance(o, MoveMade) and o.move == rec else o for o in outs
                    if not (isinstance(o, MoveCompleted) and o.move == rec)]
 
-    def _reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
-                       turn: chess.Color) -> bool:
-        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since."""
+    def reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
+                      turn: chess.Color) -> bool:
+        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since
+        (also a move out of turn's position, ``WhoseChange.moved_twice``)."""
         since, left = seen[1], seen[4]
         if (at if left is None else left) - since < self.rules.timing.t_settle:
             return False
@@ -232,7 +236,7 @@ class Recognition:
         theirs = chess.Piece(chess.KING, not turn)
         return bool(moved) and theirs not in self.g.phys.squares
 
-    def _index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
+    def index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
         """The position *stood* with the opponent of *side* to move (as the record would adopt it, G6)."""
         return PositionIndex(_board_from(stood.squares, self.g.board, not side))
 

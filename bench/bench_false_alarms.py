@@ -10,7 +10,12 @@ anywhere on the board (or capturer first), Chess960 castling by every method of 
 Laws' appendix F.3 -- and feeds the events to :class:`boardd.core.engine.Engine` as the daemon
 does (timers fired on time). The games are a fixed mix, by index:
 
-* ``standard``: random standard games (45 %);
+* ``standard``: random standard games (35 %);
+* ``noclock``: games on a board without a clock (``simulate_game(..., clock=False)``, the engine's
+  ``clock_expected`` false: no reading, no press, a move completed by the reply, 6.2.1.2, the reply started
+  from just past ``T_settle`` after the release, ``--reply-from``), in turn a standard game, a Chess960 game,
+  one injection of each kind that can be played without a clock (``drivers.sim.NO_CLOCK_KINDS``) and the
+  player who has just moved moving again before the reply, the arbiter reinstating (``moved-twice``) (10 %);
 * ``chess960``: Chess960 games from random start arrays, played so that both sides castle
   early (25 %); every castling method applicable to the position is drawn at random;
 * ``injection``: one injection of :class:`drivers.sim.InjectionKind`, every kind in turn (15 %);
@@ -54,6 +59,7 @@ from boardd.core import eventlog
 from boardd.core.engine import Engine
 from boardd.core.outputs import Irregularity, IrregularityRaised, Output, Severity
 from drivers.sim import (
+    NO_CLOCK_KINDS,
     PROFILES,
     Correction,
     CorrectionKind,
@@ -64,13 +70,17 @@ from drivers.sim import (
     applicable,
     choose_move,
     correction_applicable,
+    moved_twice_candidates,
     random_game,
     simulate_game,
 )
 
 EDITIONS = (2009, 2014, 2018, 2023)
 TIME_CONTROLS = ("180+2", "900+10", "5400+30")
-FAMILIES = ("standard", "chess960", "injection", "correction")
+FAMILIES = ("standard", "noclock", "chess960", "injection", "correction")
+#: The no-clock games in turn: a standard game, a Chess960 game, then each injection that needs no clock.
+NOCLOCK_VARIANTS: tuple[str, ...] = ("standard", "chess960",
+                                     *(kind.value for kind in InjectionKind if kind in NO_CLOCK_KINDS), "moved-twice")
 #: The correction variants in turn: every kind, and a second illegal move by the same player.
 CORRECTION_VARIANTS: tuple[str, ...] = (*(kind.value for kind in CorrectionKind), "second-illegal")
 
@@ -81,11 +91,19 @@ def incident_number(index: int) -> int:
     return (index // 20) * 3 + (slot - 14 if slot < 17 else slot - 17)
 
 
+def noclock_number(index: int) -> int:
+    """The how-many-th no-clock game game *index* is."""
+    return (index // 20) * 2 + index % 20 - 7
+
+
 def family_of(index: int) -> str:
-    """The family of game *index* (a fixed mix: 45 % standard, 25 % Chess960, 15 % each incident)."""
+    """The family of game *index* (a fixed mix: 35 % standard, 10 % without a clock, 25 % Chess960, 15 % each
+    incident)."""
     slot = index % 20
-    if slot < 9:
+    if slot < 7:
         return "standard"
+    if slot < 9:
+        return "noclock"
     if slot < 14:
         return "chess960"
     if slot < 17:
@@ -149,17 +167,46 @@ class Item:
         return f"{self.profile}:{self.index}"
 
 
-def build(item: Item) -> tuple[SimulatedGame, str]:
-    """Simulate *item*; returns the game and a description of what it contains."""
+def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame, str]:
+    """Simulate *item*; returns the game and a description of what it contains (*reply_from*: the no-clock
+    games' earliest reply, default the simulator's)."""
     index, family = item.index, item.family
     rng = random.Random(f"false-alarms:{index}")
-    number = incident_number(index) if family in ("injection", "correction") else index
+    number = (incident_number(index) if family in ("injection", "correction")
+              else noclock_number(index) if family == "noclock" else index)
     edition = EDITIONS[number % len(EDITIONS)]
     time_control = TIME_CONTROLS[(number // 4) % len(TIME_CONTROLS)]
     injections: list[Injection] = []
     corrections: list[Correction] = []
     what = family
-    if family == "chess960":
+    clock = True
+    moved_twice: int | None = None
+    if family == "noclock":
+        clock = False
+        variant = NOCLOCK_VARIANTS[number % len(NOCLOCK_VARIANTS)]
+        what = f"noclock/{variant}"
+        if variant == "chess960":
+            game = castling_game(index)
+        elif variant == "standard":
+            game = random_game(index, max_plies=80)
+        elif variant == "moved-twice":
+            game = None
+            for attempt in range(50):
+                game = random_game(index * 100 + attempt, max_plies=60)
+                plies = _fits(game, lambda b, m, _n: bool(moved_twice_candidates(b, m)))
+                if plies:
+                    moved_twice = rng.choice(plies)
+                    break
+        else:
+            kind = InjectionKind(variant)
+            game = None
+            for attempt in range(50):
+                game = random_game(index * 100 + attempt, max_plies=60)
+                plies = _fits(game, lambda b, m, has_next, kind=kind: applicable(kind, b, m, has_next=has_next))
+                if plies:
+                    injections.append(Injection(kind, rng.choice(plies)))
+                    break
+    elif family == "chess960":
         game = castling_game(index)
     elif family == "injection":
         kinds = list(InjectionKind)
@@ -198,7 +245,8 @@ def build(item: Item) -> tuple[SimulatedGame, str]:
         game = random_game(index, max_plies=80)
     assert game is not None
     sim = simulate_game(game, seed=index, profile=item.profile, injections=injections, corrections=corrections,
-                        procedures=True, edition=edition, time_control=time_control, think_median=1.0)
+                        procedures=True, edition=edition, time_control=time_control, think_median=1.0, clock=clock,
+                        moved_twice=moved_twice, **({} if reply_from is None else {"reply_from": reply_from}))
     return sim, what
 
 
@@ -280,10 +328,10 @@ def _procedure_near(sim: SimulatedGame, ply: int) -> str:
     return ""
 
 
-def judge(item: Item, only: str = "") -> Outcome | None:
+def judge(item: Item, only: str = "", reply_from: float | None = None) -> Outcome | None:
     """Simulate, replay and compare with the simulator's ground truth (None: *only* does not match)."""
     try:
-        sim, what = build(item)
+        sim, what = build(item, reply_from=reply_from)
     except SimulationError as exc:
         return Outcome(item, "?", False, error=f"simulation error: {exc}")
     if only and only not in what and not any(only in label for _, label in sim.handled):
@@ -349,12 +397,12 @@ def report(outcomes: list[Outcome], out: Iterable[str] | None = None) -> Iterato
         groups: dict[str, list[Outcome]] = defaultdict(list)
         for outcome in games:
             groups[outcome.item.family].append(outcome)
-            if outcome.item.family in ("injection", "correction"):
+            if outcome.item.family in ("injection", "correction", "noclock"):
                 groups[outcome.what].append(outcome)
         for name in sorted(groups, key=lambda n: (FAMILIES.index(n.split("/")[0]), n.count("/"), n)):
             group = groups[name]
             n = len(group)
-            incident = name.split("/")[0] in ("injection", "correction")
+            incident = name.split("/")[0] in ("injection", "correction") or name.startswith("noclock/")
             raised = _pct(sum(not o.missing for o in group), n) if incident else "       "
             false = sum(len(o.unwarranted) for o in group)
             indent = "  " if "/" in name else ""
@@ -432,12 +480,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", metavar="TEXT",
                         help="judge only the games whose family or a procedure played contains TEXT "
                              "(e.g. noticed-after-reply, 960/swap, correction/illegal-capture)")
+    parser.add_argument("--reply-from", type=float, metavar="SECONDS",
+                        help="games without a clock: the earliest start of a reply after the move it answers "
+                             "(default drivers.sim's, just past T_settle; lower plays the blitz race)")
     parser.add_argument("--dump", nargs=2, metavar=("PROFILE:INDEX", "FILE"),
                         help="write one bench game as an event log (for `boardd replay FILE`) and stop")
     args = parser.parse_args(argv)
     if args.dump:
         profile, _, index = args.dump[0].partition(":")
-        sim, what = build(Item(profile, int(index)))
+        sim, what = build(Item(profile, int(index)), reply_from=args.reply_from)
         with Path(args.dump[1]).open("w", encoding="utf-8") as stream:
             eventlog.write_events(stream, sim.events, sim.header)
         print(f"{args.dump[0]} ({what}): {len(sim.events)} events written to {args.dump[1]}")
@@ -449,9 +500,10 @@ def main(argv: list[str] | None = None) -> int:
     _init_worker()
     if args.workers > 1:
         with multiprocessing.get_context("fork").Pool(args.workers, initializer=_init_worker) as pool:
-            judged = list(pool.imap(functools.partial(judge, only=args.only), items, chunksize=16))
+            judge_one = functools.partial(judge, only=args.only, reply_from=args.reply_from)
+            judged = list(pool.imap(judge_one, items, chunksize=16))
     else:
-        judged = [judge(item, args.only) for item in items]
+        judged = [judge(item, args.only, args.reply_from) for item in items]
     outcomes = [outcome for outcome in judged if outcome is not None]
     elapsed = time.perf_counter() - start
     print(f"False alarms: {args.games} simulated games per profile (procedures=True), "

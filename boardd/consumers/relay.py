@@ -527,7 +527,7 @@ def build_game_pgn(record: BoardRecord, slot: GameSlot, hall_tags: Mapping[str, 
     chess960 = bool(info.get("chess960")) or "960" in record.pgn_headers.get("Variant", "")
     board = chess.Board(str(start_fen), chess960=chess960) if start_fen else chess.Board()
     plies = _plies(record.board, moves)
-    restart = _after_last_illegal(board, plies)
+    restart = _after_last_illegal(board, plies, _out_of_turn(state))
     first = 1
     if restart is not None:
         # An illegal move that stood (rules-spec G6, R22): the game goes on from the physical position
@@ -587,30 +587,53 @@ def _long_notation(board: chess.Board, move: chess.Move) -> str:
     return f"{letter}{chess.square_name(move.from_square)}-{chess.square_name(move.to_square)}{promotion}"
 
 
-def _record_word(board: chess.Board, move: chess.Move, *, first: bool) -> tuple[str, bool] | None:
+def _out_of_turn(state: Mapping[str, object]) -> frozenset[int]:
+    """The state's ``out_of_turn_plies`` (docs/mqtt-additions.md; absent: none)."""
+    plies = state.get("out_of_turn_plies")
+    if not isinstance(plies, list):
+        return frozenset()
+    return frozenset(p for p in plies if isinstance(p, int) and not isinstance(p, bool))
+
+
+def _record_word(board: chess.Board, move: chess.Move, *, first: bool, out_of_turn: bool = False
+                 ) -> tuple[str, bool] | None:
     """The record's word for *move* from *board* (its move number when due, then the SAN, or rules-spec §8's
-    notation of an illegal move with "(illegal)") and whether the move is legal; None for a move from an empty
-    square (no word stands for it)."""
+    notation of an illegal move with "(illegal)", of a move on the opponent's turn with "(out of turn)") and
+    whether the move is legal; None for a move from an empty square (no word stands for it)."""
     number = f"{board.fullmove_number}." if board.turn == chess.WHITE else (
         f"{board.fullmove_number}..." if first else "")
-    legal = board.is_legal(move)
+    legal = not out_of_turn and board.is_legal(move)
     if legal:
         text = board.san(move)
     elif board.piece_at(move.from_square) is None:
         return None
     else:
-        text = f"{_long_notation(board, move)} (illegal)"
+        text = f"{_long_notation(board, move)} ({'out of turn' if out_of_turn else 'illegal'})"
     return (f"{number} {text}".strip() if number else text), legal
 
 
-def _restart_note(words: Sequence[str]) -> str:
-    """The comment of a broadcast game that restarts after an illegal move that stood: the record up to it."""
-    return ("An illegal move stood; the game goes on from the position after it. "
-            f"The record up to it: {' '.join(words)}")
+def _push_entry(board: chess.Board, move: chess.Move, *, out_of_turn: bool) -> None:
+    """Push a record entry; an entry made out of turn (R13) leaves the opponent to move, his turn skipped (the
+    daemon's ``fen_after`` of it)."""
+    if not out_of_turn:
+        board.push(move)
+        return
+    board.turn = not board.turn  # (pushed as the move of the player who made it)
+    board.ep_square = None
+    board.push(move)
+    if board.turn == chess.BLACK:
+        board.fullmove_number += 1  # the move number goes on by one, whatever the side (the daemon's record)
 
 
-def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Move]]
-                        ) -> tuple[int, chess.Board, str] | None:
+def _restart_note(words: Sequence[str], *, out_of_turn: bool = False) -> str:
+    """The comment of a broadcast game that restarts after an illegal move (or a move out of turn) that stood: the
+    record up to it."""
+    what = "A move out of turn" if out_of_turn else "An illegal move"
+    return f"{what} stood; the game goes on from the position after it. The record up to it: {' '.join(words)}"
+
+
+def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Move]],
+                        out_of_turn: frozenset[int] = frozenset()) -> tuple[int, chess.Board, str] | None:
     """Where the broadcast game restarts after the last illegal move that stood.
 
     Returns ``(first ply after it, the physical position after it, the comment with the moves up
@@ -622,7 +645,7 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     last: int | None = None
     after: chess.Board | None = None
     for ply, move in plies:
-        found = _record_word(board, move, first=not words)
+        found = _record_word(board, move, first=not words, out_of_turn=ply in out_of_turn)
         if found is None:
             return None
         word, legal = found
@@ -630,7 +653,7 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
             last = ply
         words.append(word)
         try:
-            board.push(move)
+            _push_entry(board, move, out_of_turn=ply in out_of_turn)
         except (AssertionError, ValueError):
             return None
         if last == ply:
@@ -640,7 +663,7 @@ def _after_last_illegal(start: chess.Board, plies: Sequence[tuple[int, chess.Mov
     after.clear_stack()
     if not after.is_valid():
         return None
-    return last + 1, after, _restart_note(words[:last])
+    return last + 1, after, _restart_note(words[:last], out_of_turn=last in out_of_turn)
 
 
 # --- The daemon's PGN, read move by move (issue 12) ------------------------------------------------
@@ -852,6 +875,8 @@ class _Walk:
         self.keys: list[str] = []
         self.bad = False   # a UCI that does not parse cut the record after self.moves
         self.version = 0
+        #: the state's ``out_of_turn_plies``
+        self.out_of_turn: frozenset[int] = frozenset()
         self._reset()
 
     def _reset(self) -> None:
@@ -865,8 +890,11 @@ class _Walk:
         self._result: tuple[int, tuple[int, chess.Board, str, str] | None] | None = None
         self.version += 1
 
-    def update(self, moves: Sequence[object]) -> None:
-        """Bring the walk to the record *moves* (``state.moves``)."""
+    def update(self, moves: Sequence[object], out_of_turn: frozenset[int] = frozenset()) -> None:
+        """Bring the walk to the record *moves* (``state.moves``; *out_of_turn*: its ``out_of_turn_plies``)."""
+        if out_of_turn != self.out_of_turn:
+            self.out_of_turn = out_of_turn  # (rare: walked again from the start)
+            self._reset()
         ucis = list(map(str, moves))
         keep = shared_prefix(self.ucis, ucis)
         if keep < len(self.moves):
@@ -875,7 +903,7 @@ class _Walk:
         elif self.bad and keep <= len(self.moves):
             self.bad = False
         if self.walked > keep or (self.stopped and self.walked >= keep):
-            if self.broken:
+            if self.broken or any(ply > keep for ply in self.out_of_turn):  # (a pop would not undo the turn)
                 self._reset()
             else:
                 while self.walked > keep:
@@ -906,7 +934,7 @@ class _Walk:
             self.version += 1
             move = self.moves[self.walked]
             ply = self.walked + 1
-            found = _record_word(board, move, first=not words)
+            found = _record_word(board, move, first=not words, out_of_turn=ply in self.out_of_turn)
             if found is None:
                 self.stopped = True
                 return
@@ -915,7 +943,7 @@ class _Walk:
                 self.illegal.append(ply)
             words.append(word)
             try:
-                board.push(move)
+                _push_entry(board, move, out_of_turn=ply in self.out_of_turn)
             except (AssertionError, ValueError):
                 self.stopped = self.broken = True
                 return
@@ -933,7 +961,8 @@ class _Walk:
             after = self.afters[last]
             after.clear_stack()
             if after.is_valid():
-                result = (last + 1, after, _restart_note(self.words[:last]), after.fen())
+                result = (last + 1, after, _restart_note(self.words[:last], out_of_turn=last in self.out_of_turn),
+                          after.fen())
         self._result = (self.version, result)
         return result
 
@@ -1093,7 +1122,7 @@ class _Broadcast:
         if walk is None or walk.start is not start:
             walk = self.walk = _Walk(record.board, start)
             self.text = None
-        walk.update(moves)
+        walk.update(moves, _out_of_turn(state))
         restart = walk.restart()
         if restart is not None:
             first, loop_base, head, fen = restart

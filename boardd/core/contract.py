@@ -886,12 +886,13 @@ class Publisher:
         raw = {"moves": lists.ucis.array(), "san": lists.sans.array(), "illegal_plies": lists.illegal_array()}
         if game_text is not None:
             raw["game"] = game_text
-        return {
+        fields: dict[str, object] = {
             "game": dict(game),
             "fen": state.fen,
             "moves": list(lists.uci_list),
             "san": list(lists.san_list),
             "illegal_plies": list(lists.illegal_plies),
+            **({"out_of_turn_plies": list(lists.out_of_turn_plies)} if lists.out_of_turn_plies else {}),
             "last_move": state.moves[-1].uci if state.moves else None,
             "check": _check_mark(state) if check is None else check or None,
             "turn": _color(state.turn),
@@ -907,11 +908,13 @@ class Publisher:
             "termination": state.termination,
             "open_irregularities": list(state.open_irregularities),
             "illegal_moves": {"white": state.illegal_moves_white, "black": state.illegal_moves_black},
-        }, raw
+        }
+        return fields, raw
 
 
 class _MoveLists:
-    """The ``state`` payload's ``moves``, ``san`` and ``illegal_plies``, kept move by move (issue 12).
+    """The ``state`` payload's ``moves``, ``san``, ``illegal_plies`` and ``out_of_turn_plies``, kept move by move
+    (issue 12).
 
     A state differs from the previous one by a move or two: :meth:`update` goes back to the last record the
     two share (:func:`~boardd.core.record.shared_prefix`) and appends the rest, to the lists (copied into each
@@ -926,6 +929,8 @@ class _MoveLists:
         self.sans = _Fragments()
         self.illegal_index: list[int] = []
         self.illegal_plies: list[int] = []
+        #: the plies of ``illegal_plies`` entered out of turn (R13, ``MoveRecord.out_of_turn``)
+        self.out_of_turn_plies: list[int] = []
         self._illegal_text: str | None = "[]"
 
     def update(self, moves: Sequence[MoveRecord]) -> None:
@@ -936,6 +941,8 @@ class _MoveLists:
             self.sans.truncate(keep)
             while self.illegal_index and self.illegal_index[-1] >= keep:
                 self.illegal_index.pop()
+                if self.out_of_turn_plies and self.out_of_turn_plies[-1] == self.illegal_plies[-1]:
+                    self.out_of_turn_plies.pop()
                 self.illegal_plies.pop()
                 self._illegal_text = None
         for index in range(keep, len(moves)):
@@ -948,6 +955,8 @@ class _MoveLists:
             if not move.legal:
                 self.illegal_index.append(index)
                 self.illegal_plies.append(move.ply)
+                if move.out_of_turn:
+                    self.out_of_turn_plies.append(move.ply)
                 self._illegal_text = None
 
     def illegal_array(self) -> str:

@@ -57,6 +57,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                              + ", ".join(k.value for k in CorrectionKind))
     parser.add_argument("--procedures", action="store_true",
                         help="the Laws' whole repertoire: every Chess960 castling method, one-hand captures")
+    parser.add_argument("--no-clock", action="store_true",
+                        help="a board without a clock: no reading, no press, each move completed by the reply "
+                             "(the log's rules say clock_expected false); only the injections of the hands alone")
+    parser.add_argument("--moved-twice", type=int, metavar="PLY",
+                        help="with --no-clock: the player of this ply moves again before the reply; the arbiter "
+                             "reinstates (OUT_OF_TURN_CHANGE)")
     parser.add_argument("--time-control", metavar="TC", help="PGN TimeControl of the clock (default: the game's)")
     parser.add_argument("--edition", type=int, choices=(2009, 2014, 2018, 2023), default=2023,
                         help="edition of the Laws for the game (default 2023)")
@@ -83,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         sim = simulate_game(game, seed=args.seed, profile=args.profile, injections=args.inject,
                             time_control=args.time_control, edition=args.edition,
                             white_clock_side=ClockSide(args.white_clock_side), think_median=args.think,
-                            corrections=args.correct, procedures=args.procedures)
+                            corrections=args.correct, procedures=args.procedures, clock=not args.no_clock,
+                            moved_twice=args.moved_twice)
         with _output(args.output) as stream:
             count = write_events(stream, sim.events, sim.header)
     except BrokenPipeError:  # `boardd simulate ... | head`: the reader has seen enough

@@ -48,10 +48,12 @@ from boardd.core.events import (
 from boardd.core.settings import RulesConfig
 from drivers.sim._clock import SimClock, parse_time_control
 from drivers.sim._inject import (
+    NO_CLOCK_KINDS,
     Injection,
     InjectionKind,
     _king_rook,
     applicable,
+    changed_candidates,
     expected_codes,
     illegal_targets,
     knock_candidates,
@@ -70,6 +72,7 @@ from drivers.sim._procedures import (
     script_castling960,
     script_correction,
     script_one_hand_capture,
+    script_released_changed,
     script_released_taken_back,
 )
 from drivers.sim._script import (
@@ -117,9 +120,14 @@ class SimulationError(ValueError):
 class _Timeline:
     """Emits events in time order: script operations, periodic and pending clock readings."""
 
-    def __init__(self, *, rng: random.Random, clock: SimClock, white_side: ClockSide, model: str) -> None:
+    def __init__(self, *, rng: random.Random, clock: SimClock, white_side: ClockSide, model: str,
+                 connected: bool = True) -> None:
         self.rng = rng
         self.clock = clock
+        #: A clock is connected to the board. Without one (False) no reading is ever emitted and nobody presses:
+        #: :attr:`clock` is then only the time each player has used, switched when a move is made (the engine's
+        #: model does the same, rules-spec 6.2.1.2), so that think times stay within the time control.
+        self.connected = connected
         self.white_side = white_side
         self.model = model
         self.events: list[Event] = []
@@ -144,7 +152,7 @@ class _Timeline:
 
     def advance(self, until: float) -> None:
         """Emit every clock reading due up to *until* (inclusive), then move the time cursor there."""
-        while True:
+        while self.connected:
             tick = self.clock.next_tick(self.now if self._last_tick is None else max(self.now, self._last_tick))
             pending = min(self._pending) if self._pending else None
             # The tolerance matters: a tick that falls on *until* up to float noise is due now; left for
@@ -172,6 +180,8 @@ class _Timeline:
         self.events.append(SquareChanged(at=_stamp(at), square=square, content=content))
 
     def _schedule_reading(self, at: float) -> None:
+        if not self.connected:
+            return
         self._pending.append(at + self.rng.uniform(0.10, 0.30))
 
     def press(self, at: float, color: chess.Color) -> None:
@@ -688,6 +698,13 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
         h.clean_move(s, board, move)
         h.press_delay(s)
         s.press(color)
+    elif kind is InjectionKind.RELEASED_CHANGED:  # R07: another move released, changed by hand into the game's
+        candidates = changed_candidates(board, move)
+        captures = [m for m in candidates if board.is_capture(m) or board.is_capture(move)]
+        first = rng.choice(captures if captures and h.chance(0.7) else candidates)
+        script_released_changed(s, board, first, move, make=h.clean_move, t_settle=_T_SETTLE)
+        h.press_delay(s)
+        s.press(color)
     else:  # pragma: no cover - exhaustive
         raise AssertionError(kind)
 
@@ -771,6 +788,10 @@ def _typical_think(t60_s: float) -> float:
     return min(60.0, max(0.8, t60_s / 60.0 / 3.0))
 
 
+#: Without a clock, the earliest start of the opponent's reply after the last change of the move (seconds): the
+#: engine's ``T_settle`` (a change standing that long is presumed released, rules-spec §3.4.1) and 50 ms.
+NO_CLOCK_REPLY_FROM = 0.45
+
 def simulate_game(
     game: chess.pgn.Game | None = None,
     *,
@@ -785,8 +806,11 @@ def simulate_game(
     max_plies: int | None = None,
     corrections: Sequence[Correction] = (),
     procedures: bool = False,
+    clock: bool = True,
+    reply_from: float = NO_CLOCK_REPLY_FROM,
+    moved_twice: int | None = None,
 ) -> SimulatedGame:
-    """Simulate a game on an electronic board with a DGT-style clock.
+    """Simulate a game on an electronic board with a DGT-style clock (or, ``clock=False``, without one).
 
     Args:
         game: the game to play; ``None`` plays :func:`drivers.sim.random_game` of *seed*.
@@ -797,7 +821,7 @@ def simulate_game(
             human control (base >= 60 s), else :data:`DEFAULT_TIME_CONTROL`.
         start_at: time of the ``NewGame`` command.
         edition: edition of the Laws written into the game information.
-        white_clock_side: where White's time is on the clock.
+        white_clock_side: where White's time is on the sim_clock.
         think_median: median think time in seconds (default: from the time control). PGN
             ``[%emt]``/``[%clk]`` comments override it move by move.
         max_plies: play only this many plies of the game.
@@ -809,6 +833,21 @@ def simulate_game(
             Chess960 castling method of F.3, one-hand captures at 150-300 ms, now and then a move
             released, taken back and made again before the press (:func:`_released_again`). False
             (the default) keeps the historical handling, event for event.
+        clock: a clock is connected (the default). False: a game on the board alone (a casual club game,
+            the clock link lost before the start; the event log's rules say ``clock_expected: false``): no
+            clock reading, nobody presses, a move is completed by the player's next move (6.2.1.2), and the
+            opponent starts his reply any time from *reply_from* seconds after the release. Only the injections
+            of :data:`drivers.sim._inject.NO_CLOCK_KINDS` (the hands alone) and no correction cycles (the
+            arbiter's clock handling) can be played.
+        reply_from: without a clock, the earliest start of a reply after the last change of the move it answers
+            (the floor is drawn between it and 1.5 s); the default, :data:`NO_CLOCK_REPLY_FROM`, is just past
+            ``T_settle``. Lower values play the blitz race of a reply started before the board presumes the
+            release (rules-spec §3.4.1, ``MadeMoves.replied_before_settled``).
+        moved_twice: without a clock, the ply after which its player moves again before the reply (R13, seed 004
+            exercise 17: a move on the opponent's turn, ``OUT_OF_TURN_CHANGE``): another piece of his, a quiet
+            move (:func:`moved_twice_candidates`); the opponent calls the arbiter, who reinstates the position
+            before it (7.6: ``Reinstate`` before or after the piece is put back), and the game goes on with the
+            reply. The record is the game's.
 
     Returns:
         The events and what they should produce.
@@ -826,7 +865,7 @@ def simulate_game(
     rng = random.Random(f"boardd-sim:{seed}:{profile}")
     try:
         tc = _time_control_of(game, time_control)
-        clock = SimClock(tc)
+        sim_clock = SimClock(tc)
     except ValueError as exc:
         raise SimulationError(f"bad time control: {exc}") from None
     board = game.board()
@@ -854,17 +893,27 @@ def simulate_game(
         if wanted_cycle.ply > len(moves):
             raise SimulationError(f"{wanted_cycle}: the game has only {len(moves)} plies")
         cycles[wanted_cycle.ply] = wanted_cycle
+    if moved_twice is not None and (clock or moved_twice in by_ply or moved_twice + 1 in by_ply
+                                    or not 1 <= moved_twice < len(moves)):
+        raise SimulationError(f"moved twice after ply {moved_twice}: without a clock, at a ply without an "
+                              "injection and with a reply after it")
+    if not clock:
+        needs_clock = [str(i) for i in injections if i.kind not in NO_CLOCK_KINDS] + [str(c) for c in corrections]
+        if needs_clock:
+            raise SimulationError(f"{', '.join(needs_clock)}: not played without a clock (a press or the arbiter's "
+                                  "clock handling)")
     illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
-    category = category_of(clock.time_control, edition)
+    category = category_of(sim_clock.time_control, edition)
     entered_result: str | None = None
     played = len(moves)
     labels: list[tuple[int, str]] = []
 
     info = _game_info(game, board, tc, edition)
-    rules = RulesConfig(white_clock_side=white_clock_side)
-    timeline = _Timeline(rng=rng, clock=clock, white_side=white_clock_side, model="dgt3000")
+    rules = RulesConfig(white_clock_side=white_clock_side) if clock else RulesConfig(
+        white_clock_side=white_clock_side, clock_expected=False)
+    timeline = _Timeline(rng=rng, clock=sim_clock, white_side=white_clock_side, model="dgt3000", connected=clock)
     handler = _Handler(rng, profile, procedures=procedures)
-    median = think_median if think_median is not None else _typical_think(clock.time_control.t60_s)
+    median = think_median if think_median is not None else _typical_think(sim_clock.time_control.t60_s)
     expected: list[tuple[int, str]] = []
 
     # Set-up: the new game, the start position, the clock set and then started for the side to move.
@@ -875,7 +924,8 @@ def simulate_game(
     timeline.events.append(snapshot)
     timeline.lever = board.turn
     timeline.advance(start_at + 0.3)
-    timeline.events.append(timeline.reading(start_at + 0.3))
+    if clock:
+        timeline.events.append(timeline.reading(start_at + 0.3))
     turn_start = start_at + 1.0 + rng.uniform(0.0, 1.0)
     timeline.resume(turn_start, board.turn)
     busy_until = turn_start  # the previous script's last operation (an arbiter may act after a press)
@@ -896,8 +946,8 @@ def simulate_game(
         no_replacement = False
         if injection is not None:
             _inject(script, handler, injection, board, move, ply_index=index,
-                    remaining=clock.remaining(color, turn_start), notes=notes)
-            notes.codes.extend(expected_codes(injection, edition))
+                    remaining=sim_clock.remaining(color, turn_start), notes=notes)
+            notes.codes.extend(expected_codes(injection, edition, clock=clock))
             if injection.kind in _ILLEGAL_CLASS or (edition >= 2018 and injection.kind in _ILLEGAL_CLASS_2018):
                 illegal_counts[color] += 1
         elif cycle is not None:
@@ -929,13 +979,13 @@ def simulate_game(
             # Earlier "ends" (a fivefold repetition in a game played before 2014) were played on: press.
             ends_game = ply == len(moves) and board.is_game_over(claim_draw=False)
             board.pop()
-            if not ends_game:
+            if not ends_game and clock:
                 handler.press_delay(script)
                 script.press(color)
             if (procedures and not ends_game and not notes.codes and late_pending is None
-                    and ply - 1 not in by_ply and ply - 1 not in cycles):
+                    and ply - 1 not in by_ply and ply - 1 not in cycles and moved_twice not in (ply, ply - 1)):
                 script = _released_again(script, board, move, seed=seed, profile=profile, ply=ply,
-                                         remaining=clock.remaining(color, turn_start), labels=handler.labels)
+                                         remaining=sim_clock.remaining(color, turn_start), labels=handler.labels)
         if late_pending is not None:
             # The previous mover presses late, once this reply is made (T48), then this player presses.
             script.ops = [op for op in script.ops if not isinstance(op[1], _Press)]
@@ -947,16 +997,22 @@ def simulate_game(
             late_pending = None
         if injection is not None and injection.kind is InjectionKind.LATE_PRESS:
             late_pending = color
+        if not clock:  # nobody presses: the move is completed by the player's next one (6.2.1.2)
+            script.ops = [op for op in script.ops if not isinstance(op[1], _Press)]
+        if ply == moved_twice:
+            second = _moved_again(script, board, move, ply)
+            notes.codes.append("OUT_OF_TURN_CHANGE")
+            handler.labels.append(f"moved-twice/{second.uci()}")
 
         # Think time: the PGN's clock data when present, else a seeded draw; never into the last seconds.
         handling = script.ops[-1][0] if script.ops else 0.0
-        remaining = clock.remaining(color, turn_start)
+        remaining = sim_clock.remaining(color, turn_start)
         node = nodes[index]
         emt, clk = node.emt(), node.clock()
         if emt is not None:  # [%emt]: the time the move took
             desired: float | None = emt
         elif clk is not None:  # [%clk]: the time left after the move (the bonus included)
-            desired = remaining - clk + clock.time_control.bonus_s
+            desired = remaining - clk + sim_clock.time_control.bonus_s
         else:
             desired = None
         if cycle is not None and cycle.seconds_left is not None:  # thinks until only seconds are left
@@ -967,8 +1023,10 @@ def simulate_game(
             think = min(desired - handling, remaining - handling - 1.0)
         # Nobody touches a piece within a second of the opponent's press: the reading showing the press
         # comes up to 300 ms after it, and board changes inside T_latency of it belong to the press (3.5).
-        think = max(1.0, think)
-        move_start = max(turn_start + think, busy_until + 0.5)
+        # Without a clock the opponent may start as soon as the move is made, when the piece is released
+        # (1.3, 4.7): here from *reply_from* after the last change of the move.
+        think = max(1.0, think) if clock else max(rng.uniform(reply_from, max(reply_from, 1.5)), think)
+        move_start = max(turn_start + think, busy_until + (0.5 if clock else 0.0))
 
         # Sensor flicker while the player thinks (casual, clumsy): away from every other change (T44).
         if profile != "clean" and think > 2.0 and handler.chance(0.12):
@@ -986,13 +1044,15 @@ def simulate_game(
         board.push(move)
         presses = [offset for offset, op in script.ops if isinstance(op, _Press)]
         turn_start = move_start + presses[-1] if presses and late_pending is None and not no_replacement else last
+        if not clock:  # the time used, as the engine's model counts it: switched when the move is made
+            timeline.press(last, color)
         busy_until = last
         _check_physical(timeline, board, ply)
 
     # The end: a board-decided end needs no press; otherwise the players stop the clock and the
     # arbiter enters the result of the PGN.
     end = timeline.now + rng.uniform(3.0, 8.0)
-    if entered_result is None:
+    if entered_result is None and clock:
         timeline.pause(end)
     result = game.headers.get("Result", "*")
     if entered_result is None and not board.is_game_over(claim_draw=False) and result in (
@@ -1013,11 +1073,74 @@ def simulate_game(
     if procedures or corrections:  # absent otherwise: historical event logs stay byte-identical
         simulator.update(procedures=procedures, corrections=[str(c) for c in corrections],
                          handled=[[ply, label] for ply, label in labels], result=entered_result)
+    if not clock:
+        simulator["clock"] = False
+    if moved_twice is not None:
+        simulator["moved_twice"] = moved_twice
     header = LogHeader(rules=rules, game=info, extra={"simulator": simulator})
     return SimulatedGame(events=timeline.events, moves=uci_moves, expected_codes=expected,
                          allowed_info=INFO_CODES, header=header, game=info, profile=profile, seed=seed,
                          injections=tuple(injections), corrections=tuple(corrections), handled=tuple(labels),
                          result=entered_result)
+
+
+def moved_twice_candidates(board: chess.Board, move: chess.Move) -> list[chess.Move]:
+    """The quiet moves the player of *move* (played from *board*) could make again before the reply: another
+    piece than the one he has just moved (that would be his released move changed, R07), no capture, castling,
+    promotion or check, never to a position the game has had (that would be a takeback, R29), the opponent not
+    in check after *move*."""
+    after = board.copy()
+    after.push(move)
+    if after.is_check() or after.is_game_over(claim_draw=False):
+        return []
+    seen = set()
+    history = after.copy()
+    while True:
+        seen.add(history.board_fen())
+        if not history.move_stack:
+            break
+        history.pop()
+    other = after.copy(stack=False)
+    other.turn = board.turn
+    other.ep_square = None
+    candidates = []
+    for second in other.legal_moves:
+        if second.from_square == move.to_square or other.is_capture(second) or other.is_castling(second) \
+                or second.promotion is not None or other.gives_check(second):
+            continue
+        other.push(second)
+        fen = other.board_fen()
+        other.pop()
+        if fen not in seen:
+            candidates.append(second)
+    return candidates
+
+
+def _moved_again(s: _Script, board: chess.Board, move: chess.Move, ply: int) -> chess.Move:
+    """After *move* stands (released, the opponent thinking), its player moves another piece; the opponent calls
+    the arbiter, who reinstates the position after *move* (7.6), before or after the piece is put back."""
+    candidates = moved_twice_candidates(board, move)
+    if not candidates:
+        raise SimulationError(f"moved twice after ply {ply}: no quiet second move fits")
+    second = s.rng.choice(sorted(candidates, key=lambda m: m.uci()))
+    piece = board.piece_at(second.from_square)
+    s.wait(_T_SETTLE + 0.6, 4.0)
+    s.lift(second.from_square)
+    s.wait(0.25, 0.70)
+    s.put(second.to_square, piece)
+    s.wait(1.5, 5.0)  # the opponent objects; the arbiter comes
+    arbiter_first = s.rng.random() < 0.5
+    if arbiter_first:
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply)))
+        s.wait(1.0, 2.0)
+    s.lift(second.to_square)
+    s.wait(0.30, 0.60)
+    s.put(second.from_square, piece)
+    if not arbiter_first:
+        s.wait(1.0, 2.0)
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply)))
+    s.wait(0.5, 1.5)
+    return second
 
 
 #: How often (per ply) the benign takeback of :func:`_released_again` is played with ``procedures=True``.

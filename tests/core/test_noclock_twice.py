@@ -242,3 +242,82 @@ def test_an_out_of_turn_capture_victim_first_or_last(seed: int) -> None:
     outs = _feed(engine, events, t + 30.0)
     assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
     assert _record(engine) == ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "!b5c6", pawn + "c6", "d2d3"]
+
+
+@pytest.mark.parametrize("reinstate", [None, "before", "after"])
+def test_the_out_of_turn_move_put_back_before_the_reply_never_enters_the_record(reinstate: str | None) -> None:
+    """1.Ke2, then White's queen d6-c7 on Black's turn (raised), put back on d6 by its player (the arbiter's
+    Reinstate to the finding's ply before it, after it, or none); Black replies Qd8xd6 (the queen lifted, then
+    White's). The out-of-turn move was undone on the board: it is no entry, the reply follows 1.Ke2. Before: the
+    out-of-turn position was kept after the put-back, and the reply (read from it: Black's queen capturing on
+    c7) entered it in the record (``!d6c7``, ``out_of_turn``) instead of the capture (the bench's games without a
+    clock, the player moving twice: seed 21 of branch noclock's sample)."""
+    wq, bq, wk = chess.Piece(chess.QUEEN, chess.WHITE), chess.Piece(chess.QUEEN, chess.BLACK), \
+        chess.Piece(chess.KING, chess.WHITE)
+    fen = "3q3k/8/3Q4/8/8/8/8/4K3 w - - 0 1"
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=2023, start_fen=fen))
+    events: list[Event] = [_sq(1.0, "e1", None), _sq(1.4, "e2", wk), _sq(4.0, "d6", None), _sq(4.4, "c7", wq)]
+    t = 7.0
+    if reinstate == "before":
+        events.append(Reinstate(at=t, ply=1))
+        t += 1.0
+    events += [_sq(t, "c7", None), _sq(t + 0.4, "d6", wq)]
+    t += 2.0
+    if reinstate == "after":
+        events.append(Reinstate(at=t, ply=1))
+        t += 1.0
+    events += [_sq(t, "d8", None), _sq(t + 0.3, "d6", None), _sq(t + 0.6, "d6", bq),
+               _sq(t + 3.0, "e2", None), _sq(t + 3.4, "f3", wk)]
+    outs = _feed(engine, events, t + 30.0)
+    (oot,) = [i for i in _raised(outs) if i.code == "OUT_OF_TURN_CHANGE"]
+    assert oot.suggestion.reinstate_ply == 1
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    assert _record(engine) == ["e1e2", "d8d6", "e2f3"]
+
+
+@pytest.mark.parametrize("reinstate", [False, True])
+def test_the_out_of_turn_move_from_a_square_the_opponent_could_capture_on_is_no_touch_of_his(reinstate: bool) -> None:
+    """1.Kd2, then White's rook h1-h3 on Black's turn (raised), put back on h1 (the arbiter's Reinstate after it,
+    or none); Black plays Ka7. The rook's lift from h1, a square Black's bishop could capture on, was White's
+    hand: nothing of Black's (4.3.2). Before: TOUCH_CAPTURE_SUSPECTED against Black at his move (the bench's games
+    without a clock, the player moving twice: seeds 22, 33, 38, 44, 49, 51, 75 of branch noclock's sample)."""
+    wr, wk, bk = chess.Piece(chess.ROOK, chess.WHITE), chess.Piece(chess.KING, chess.WHITE), \
+        chess.Piece(chess.KING, chess.BLACK)
+    fen = "k7/1b6/8/8/8/8/8/4K2R w - - 0 1"
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=2023, start_fen=fen))
+    events: list[Event] = [_sq(1.0, "e1", None), _sq(1.4, "d2", wk), _sq(4.0, "h1", None), _sq(4.4, "h3", wr),
+                           _sq(8.0, "h3", None), _sq(8.4, "h1", wr)]
+    if reinstate:
+        events.append(Reinstate(at=10.0, ply=1))
+    events += [_sq(14.0, "a8", None), _sq(14.4, "a7", bk), _sq(17.0, "d2", None), _sq(17.4, "e3", wk)]
+    outs = _feed(engine, events, 50.0)
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    assert _record(engine) == ["e1d2", "a8a7", "d2e3"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_third_move_by_the_same_player_before_the_reply_is_followed(seed: int) -> None:
+    """2.Nf3, then 3.Bc4 and 4.d3 on Black's turn; Black replies Nc6, White plays Be3. One OUT_OF_TURN_CHANGE (the
+    position before the bishop's move to reinstate), both out-of-turn moves in the record (``legal=False``,
+    ``out_of_turn``, Black's turn skipped twice), then the reply and the game. Before: the record stopped at
+    2.Nf3, the rest lost."""
+    rng = random.Random(200 + seed)
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=rng.choice((2009, 2014, 2018, 2023))))
+    events, put = _opening(rng)
+    t = round(put + rng.uniform(0.8, 5.0), 3)
+    events += [_sq(t, "d2", None), _sq(round(t + rng.uniform(0.2, 0.6), 3), "d3", WP)]
+    t = round(t + rng.uniform(1.5, 5.0), 3)
+    events += [_sq(t, "b8", None), _sq(t + 0.3, "c6", BN), _sq(t + 3.0, "c1", None), _sq(t + 3.3, "e3", WB)]
+    outs = _feed(engine, events, t + 30.0)
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    (oot,) = [i for i in _raised(outs) if i.code == "OUT_OF_TURN_CHANGE"]
+    assert oot.suggestion.reinstate_ply == 3
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3", "!f1c4", "!d2d3", "b8c6", "c1e3"]
+    moves = engine.state.moves
+    assert [m.side for m in moves] == [True, False, True, True, True, False, True]
+    assert [m.out_of_turn for m in moves] == [False, False, False, True, True, False, False]
+    assert moves[3].made_at == put
+    assert chess.Board(moves[4].fen_after).turn == chess.BLACK
+    assert (engine.state.illegal_moves_white, engine.state.illegal_moves_black) == (0, 0)
+    outs += _feed(engine, [Reinstate(at=t + 31.0, ply=3)], t + 32.0)
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3"]

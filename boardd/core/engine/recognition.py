@@ -65,6 +65,13 @@ class Recognition:
         opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
         view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
         diff = self.g.index.classify(view)
+        if not post_open and not snapshot and diff.kind is not DiffClass.LEGAL and self._start_contradicted():
+            # 4.7: what looked like the opponent starting (his piece lifted, maybe the mover's piece put down there,
+            # kept apart) was the last mover capturing it with his released move changed: revised, one change (R07)
+            self.e.made_moves.start_revised(outs, at)
+            self.g.last_diff = diff
+            self._after_made(outs, at, snapshot=snapshot)
+            return
         if not snapshot and (self._completed_by_the_reply(outs, diff, view, at)
                              or self.e.whose_change.moved_twice(outs, at)):
             # the illegal (or out-of-turn) move stands in the record: the opponent's changes are now his move
@@ -74,7 +81,18 @@ class Recognition:
             mover = not turn
             opp_touch = False
             post_open = self.post_made_open()
+        if not post_open and not snapshot and self.g.mask and self.g.opp_started \
+                and self.e.made_moves.changing_from_base():
+            # the last mover's hands on another move from the position before his made move, the opponent's piece
+            # lifted maybe its victim: judged when it shows (a capture: revised above) or the board goes elsewhere
+            self.g.last_diff = diff
+            return
         self.g.last_diff = diff
+        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
+            # (dropped before the reply is looked for: the change that drops it may complete the reply, blitz or no
+            # clock, the opponent's first change kept apart while the move settled)
+            self.e.made_moves.dropped(self.g.cand)
+            self.g.cand = None
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
@@ -86,12 +104,11 @@ class Recognition:
             self.early_pending = (at, mover, tuple(self.g.seg_evidence[-1:]))
         if self.early_pending is not None and self.g.mask and (
                 diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
-                                                    for sq in self.g.mask)):
+                                                    for sq in self.g.mask)) \
+                and not self.e.made_moves.changing_from_base():
             self.flush_early(outs)
-        if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
-            self.e.made_moves.dropped(self.g.cand)
-            self.g.cand = None
-        if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
+        if post_open and (diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED)
+                          or (not snapshot and self.e.made_moves.hands_on_released())):
             self._after_made(outs, at, snapshot=snapshot)
             return
         if diff.kind in _NOT_A_MOVE and not self.g.mask and not post_open:
@@ -104,12 +121,6 @@ class Recognition:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
                 return
-        if not post_open and diff.kind is DiffClass.UNRECOGNISED and not snapshot and self._start_contradicted():
-            # 4.7: what looked like the opponent starting (a capture on the square of the made move) was the
-            # last mover taking his released move back and making another: revised, judged as a change (R07)
-            self.g.opp_started = False
-            self._after_made(outs, at, snapshot=snapshot)
-            return
         self.track_castle_king(diff, at, self.g.index)
         self._act(outs, diff, at, snapshot=snapshot)
 
@@ -148,7 +159,7 @@ class Recognition:
             return False
         if seen is not None and seen[3].key() != key and seen[4] is None:
             seen = self.illegal_seen = (seen[0], seen[1], seen[2], seen[3], at)  # the board left that position
-        if seen is not None and not self._reply_started(seen, at, turn):
+        if seen is not None and not self.reply_started(seen, at, turn):
             if illegal and seen[3].key() != key:
                 seen = None  # the mover goes on with his move (his own pieces): a new position of his
             else:
@@ -158,7 +169,7 @@ class Recognition:
                 self.illegal_seen = (len(self.g.records), at, diff, PhysicalBoard(view.base_board()), None)
             return False
         _, since, held, stood, _left = seen
-        reply = self._index_after(stood, turn).classify(self.g.phys)
+        reply = self.index_after(stood, turn).classify(self.g.phys)
         if reply.kind not in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) or self._gesture_open(stood, turn):
             return False
         # made when it was put down (released, 1.3): it completes the offender's previous move (6.2.1.2), and the
@@ -179,22 +190,23 @@ class Recognition:
         self.early_pending = None
         if len(self.g.records) <= seen[0]:
             return False
-        self._not_completed_yet(outs, turn)
-        self._reply_segment(since, lifts, places, evidence)
+        self.not_completed_yet(outs, turn)
+        self.reply_segment(since, lifts, places, evidence)
         return True
 
-    def _reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
-                       places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
+    def reply_segment(self, since: float, lifts: list[tuple[float, int, chess.Piece]],
+                      places: list[tuple[float, int, chess.Piece]], evidence: list[Evidence]) -> None:
         """The reply's segment began when the move it answers was made (*since*); what the opponent touched since
-        is his (4.3)."""
+        is his (4.3). Also for a move out of turn entered at the reply (``WhoseChange.enter_twice``)."""
         self.g.seg_start = since
         self.g.seg_lifts = [x for x in lifts if x[0] > since]
         self.g.seg_places = [x for x in places if x[0] > since]
         self.g.seg_evidence = [x for x in evidence if x.at > since]
 
-    def _not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
-        """The illegal move entered the record as at a press; without one it is completed by the offender's next
-        move (6.2.1.2), like any move here: it stays made, not completed, until then."""
+    def not_completed_yet(self, outs: list[Output], turn: chess.Color) -> None:
+        """The illegal move (or a move out of turn, ``WhoseChange.enter_twice``) entered the record as at a press;
+        without one it is completed by the offender's next move (6.2.1.2), like any move here: it stays made, not
+        completed, until then."""
         rec = self.g.records[-1]
         if rec.legal or rec.side != turn or rec.completion is not Completion.PRESS:
             return
@@ -204,9 +216,10 @@ class Recognition:
         outs[:] = [MoveMade(move=made) if isinstance(o, MoveMade) and o.move == rec else o for o in outs
                    if not (isinstance(o, MoveCompleted) and o.move == rec)]
 
-    def _reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
-                       turn: chess.Color) -> bool:
-        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since."""
+    def reply_started(self, seen: tuple[int, float, Diff, PhysicalBoard, float | None], at: float,
+                      turn: chess.Color) -> bool:
+        """The illegal position *seen* stood ``T_settle`` (released) and a piece of the opponent's changed since
+        (also a move out of turn's position, ``WhoseChange.moved_twice``)."""
         since, left = seen[1], seen[4]
         if (at if left is None else left) - since < self.rules.timing.t_settle:
             return False
@@ -223,7 +236,7 @@ class Recognition:
         theirs = chess.Piece(chess.KING, not turn)
         return bool(moved) and theirs not in self.g.phys.squares
 
-    def _index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
+    def index_after(self, stood: PhysicalBoard, side: chess.Color) -> PositionIndex:
         """The position *stood* with the opponent of *side* to move (as the record would adopt it, G6)."""
         return PositionIndex(_board_from(stood.squares, self.g.board, not side))
 
@@ -369,7 +382,8 @@ class Recognition:
             if at - self.g.illegal_state[0] >= self.rules.timing.t_settle:
                 self.g.illegal_settled = self.g.illegal_state
             self.g.illegal_state = None
-        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None:
+        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None \
+                and not self._king_onto_castling_rook(diff.move):
             self.g.illegal_state = (at, diff.move)
         if diff.kind is DiffClass.PARTIAL and diff.move is not None and diff.move.promotion:
             self.g.promo_seen = True
@@ -380,6 +394,15 @@ class Recognition:
             self.g.parked = True
         self.e.whose_change.note_started(outs, turn, at)
         self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+
+    def _king_onto_castling_rook(self, move: chess.Move) -> bool:
+        """The king put down on its castling rook's square, the rook in hand: the "king takes rook" way of a
+        Chess960 castling (the DGT e-board software's and some GUIs' entry, carried to the board by players used
+        to it; II.3 / F.3 leave the order of the hands free). A step of the castling, not an illegal placement
+        (no ILLEGAL_PLACEMENT_CORRECTED when the castling is finished, however long the king stood there)."""
+        board = self.g.board
+        return board.chess960 and board.piece_type_at(move.to_square) == chess.ROOK \
+            and board.is_castling(move) and board.is_legal(move)
 
     def track_castle_king(self, diff: Diff, at: float, index: PositionIndex) -> None:
         """R07: a king released on its castling square commits to castling (4.7.2)."""
@@ -412,9 +435,13 @@ class Recognition:
         mover = not self.g.board.turn
         ply = self.g.uncompleted.get(mover)
         if ply is None or ply != len(self.g.records) or not self.g.opp_started or not self.g.board.move_stack \
-                or self.g.mask:
+                or not self.e.whose_change.own_changed(mover):  # (bitboards: none of his pieces elsewhere)
             return False
-        return self.base_index().classify(self.g.phys).kind is DiffClass.LEGAL
+        bdiff = self.base_index().classify(self.g.phys)
+        if bdiff.kind is DiffClass.LEGAL:
+            return bdiff.move != self.g.board.peek()
+        # his hand back on his released piece, another move of his from before it under way
+        return self.e.made_moves.hands_on_released()
 
     def post_made_open(self) -> bool:
         mover = not self.g.board.turn

@@ -507,6 +507,7 @@ class Restoration:
 
     def on_reinstate(self, outs: list[Output], ply: int, at: float) -> None:
         ply = max(0, min(ply, len(self.g.records)))
+        self.e.whose_change.reinstated()
         if ply < len(self.g.records):
             self.e.correction.reopen(ply)
         self.arm_replacement(ply)

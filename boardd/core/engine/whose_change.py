@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _piece_text
+from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _castling_king_square, _piece_text
 from boardd.core.events import (
     Content,
 )
@@ -44,6 +44,8 @@ class WhoseChange:
         self.g = e.g
         self.rules = e.rules
         self.twice: _Twice | None = None
+        #: the OUT_OF_TURN_CHANGE of the player's earlier move on the opponent's turn, for his next one (a third move)
+        self._carried: str | None = None
         self._again: tuple[int, PositionIndex] | None = None
 
     def opp_change(self, sq: int, old: Content, new: Content, turn: chess.Color) -> bool:
@@ -131,6 +133,8 @@ class WhoseChange:
             return
         if not any(x[1] for x in self.g.seg_lifts) and not self.g.seg_places:
             return
+        if self._castling_rook_lifted(not side):
+            return  # the mover finishing his castling, or the opponent's capture of that rook: known at the place
         self.g.opp_started = True
         mover = not side
         ply = self.g.uncompleted.get(mover)
@@ -144,6 +148,25 @@ class WhoseChange:
             if irr.side == mover and irr.claim_deadline is None and irr.code in _ARTICLE4 and irr.t_raised <= at \
                     and irr.status is not Status.RESOLVED and irr.ply >= len(self.g.records) - 1:
                 self.e.findings.update_finding(outs, dataclasses.replace(irr, claim_deadline=at))
+
+    def _castling_rook_lifted(self, mover: chess.Color) -> bool:
+        """R27: the mover's last move is a lone king step onto its castling square (a legal king move, released)
+        and the only piece lifted since is the rook of that castling, nothing put down: the mover is completing
+        his castling (CHESS960_CASTLING_ORDER when it stands), not yet the opponent starting a capture of the rook
+        victim first (R01); which of the two is seen when a piece comes down."""
+        board = self.g.board
+        lifts = self.g.seg_lifts
+        if not board.chess960 or not board.move_stack or self.g.seg_places or not lifts \
+                or any(p.color != mover or p.piece_type != chess.ROOK for _, _, p in lifts):
+            return False
+        step = board.peek()
+        if board.piece_type_at(step.to_square) != chess.KING:
+            return False
+        base = board.copy(stack=1)
+        base.pop()
+        return any(base.is_castling(m) and step.from_square == m.from_square
+                   and step.to_square == _castling_king_square(base, m)
+                   and all(sq == m.to_square for _, sq, _ in lifts) for m in base.legal_moves)
 
     def _appeared(self, placed: list[int], actor: chess.Color) -> bool:
         """Only pieces of ``actor`` on squares empty in the official position, and none of his missing."""
@@ -264,24 +287,42 @@ class WhoseChange:
             return False  # none of his pieces elsewhere (the opponent's move under way, or nothing)
         if twice is not None and twice.left is None and twice.stood.key() != key:
             twice = self.twice = dataclasses.replace(twice, left=at)
+        if twice is not None and key == g.index.key:
+            self.twice = None  # put back before the reply: the record goes on as it was
+            self._drop_hands(offender, twice.stood)
+            return False
         if twice is not None:
             seen = (twice.ply, twice.since, twice.reading, twice.stood, twice.left)
-            if self.e.recognition._reply_started(seen, at, offender):
-                reply = self.e.recognition._index_after(twice.stood, offender).classify(g.phys)
+            if self.e.recognition.reply_started(seen, at, offender):
+                reply = self.e.recognition.index_after(twice.stood, offender).classify(g.phys)
                 if reply.kind in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL):
                     self.enter_twice(outs, twice, at)
                     return True
                 return False
         if self.e.recognition.base_index().classify(g.phys).kind in (DiffClass.LEGAL, DiffClass.PARTIAL,
-                                                                     DiffClass.IN_HAND):
-            return False  # his released move being changed (R07): judged as such
+                                                                     DiffClass.IN_HAND) \
+                or self.e.made_moves.changing_from_base():
+            return False  # his released move being changed (R07, the piece it captured maybe not back yet)
         reading = self._index_again(n).classify(g.phys)
+        if twice is not None and reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) \
+                and self.e.recognition.index_after(twice.stood, not offender).classify(g.phys).kind in (
+                    DiffClass.LEGAL, DiffClass.ILLEGAL_1):
+            # a third move of his before the reply, from the position his second made: he played on from it, so
+            # that one enters the record (G6, as at the reply), and this one is read against it as his second was
+            # against his move; the same finding (one incident, one alert) goes with it
+            self.enter_twice(outs, twice, at)
+            self._carried = twice.finding
+            try:
+                self.moved_twice(outs, at)
+            finally:
+                self._carried = None
+            return True
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):
             if twice is not None and key == g.index.key:
                 self.twice = None  # put back before the reply: the record goes on as it was
             return False
-        finding = twice.finding if twice is not None else next(
+        finding = twice.finding if twice is not None else self._carried or next(
             (i.id for i in reversed(g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE" and i.side == offender
              and i.ply == n), None)  # raised already with his first change (masked, :meth:`out_of_turn`)
         if finding is None and not g.oot_raised:
@@ -290,11 +331,25 @@ class WhoseChange:
                 "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
                 "otherwise play goes on from the board")).id
         self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
+        self._drop_hands(offender, self.twice.stood)
         # his hands, not the opponent's early start: a capture's victim he lifted while the opponent had the
         # move reads as the opponent's move under way (one incident, one alert)
         g.opp_early_raised = True
         self.e.recognition.early_pending = None
         return False
+
+    def _drop_hands(self, offender: chess.Color, stood: PhysicalBoard) -> None:
+        """The out-of-turn move's lifts and placements of the offender's pieces (made, or put back) were his hands:
+        no touch of the opponent's, who has the move (4.3.2: a piece of the offender's his to capture)."""
+        squares = {sq for sq in chess.SQUARES if stood.squares[sq] != self.g.index.piece_at(sq)}
+        g = self.g
+        g.seg_lifts = [x for x in g.seg_lifts if not (x[1] in squares and x[2].color == offender)]
+        g.seg_places = [x for x in g.seg_places if not (x[1] in squares and x[2].color == offender)]
+
+    def reinstated(self) -> None:
+        """The arbiter reinstated a position (7.6, 7.5.1): an out-of-turn move still waiting for the reply to enter
+        the record is settled by it (put back, or to be put back, on the board), never entered after it."""
+        self.twice = None
 
     def _index_again(self, n: int) -> PositionIndex:
         """The official position with the player who has just moved to move again (his moves on the opponent's
@@ -322,8 +377,8 @@ class WhoseChange:
             self.e.restoration.adopt_physical(outs, offender, at, desc, twice.reading, out_of_turn=True)
         finally:
             g.phys, g.last_board_t = phys, last_t
-        self.e.recognition._not_completed_yet(outs, offender)
-        self.e.recognition._reply_segment(twice.since, lifts, places, evidence)
+        self.e.recognition.not_completed_yet(outs, offender)
+        self.e.recognition.reply_segment(twice.since, lifts, places, evidence)
 
     def confirmed(self, outs: list[Output], finding: str, at: float) -> None:
         """The arbiter ruled on the out-of-turn finding without reinstating (R13: "continue recognition from the

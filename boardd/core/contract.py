@@ -840,6 +840,14 @@ class Publisher:
             body["irregularities"], text = irregularities
             if text is not None:
                 raw["irregularities"] = text
+        if state.dismissed_irregularity_details:
+            # the arbiter's dismissals a reopen can take back (mqtt-additions.md "Dismissals in the state")
+            dismissed = []
+            for item in state.dismissed_irregularity_details:
+                item_body = self._irregularity_body(item, "")
+                del item_body["change"]
+                dismissed.append(item_body)
+            body["dismissed"] = dismissed
         return body, raw
 
     def _game_fields(self, state: GameState) -> tuple[dict[str, object], str | None]:
@@ -1142,7 +1150,20 @@ def validate_payload(topic_kind: str, payload: object) -> list[str]:
             problems.append(f"ply: {ply} but {len(moves)} moves")
         if "irregularities" in payload:
             _check_state_irregularities(payload["irregularities"], payload.get("open_irregularities"), problems)
+        if "dismissed" in payload:
+            _check_state_dismissed(payload["dismissed"], problems)
     return problems
+
+
+def _check_state_dismissed(value: object, problems: list[str]) -> None:
+    """The optional ``dismissed`` of ``state``: irregularity objects, resolved (the dismissals a reopen takes back)."""
+    if not isinstance(value, list):
+        problems.append(f"dismissed: expected a list, got {type(value).__name__}")
+        return
+    for index, item in enumerate(value):
+        _check(item, _SPECS["irregularity"], f"dismissed[{index}]", problems)
+        if isinstance(item, dict) and item.get("status") != "resolved":
+            problems.append(f"dismissed[{index}].status: a dismissal not taken back is resolved")
 
 
 def _check_state_irregularities(value: object, open_ids: object, problems: list[str]) -> None:

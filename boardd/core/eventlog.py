@@ -417,8 +417,9 @@ def event_to_json(event: Event) -> dict[str, Any]:
         case Acknowledge():
             return {**head, "type": "ack", "id": event.irregularity_id}
         case Resolve():
-            return {**head, "type": "resolve", "id": event.irregularity_id, "ruling": event.ruling,
+            body = {**head, "type": "resolve", "id": event.irregularity_id, "ruling": event.ruling,
                     "accept": event.accept, "claim": event.claim}
+            return {**body, "alone": True} if event.alone else body
         case Reopen():
             return {**head, "type": "reopen", "id": event.irregularity_id}
         case Reinstate():
@@ -512,10 +513,10 @@ def _ack_event(obj: Mapping[str, Any], at: float) -> Event:
 
 
 def _resolve_event(obj: Mapping[str, Any], at: float) -> Event:
-    _check_keys(obj, ("t", "type", "id", "ruling", "accept", "claim"), "resolve")
+    _check_keys(obj, ("t", "type", "id", "ruling", "accept", "claim", "alone"), "resolve")
     return Resolve(at=at, irregularity_id=_as_str(_get(obj, "id", "resolve"), "id"),
                    ruling=_as_str(obj.get("ruling", ""), "ruling"), accept=_as_bool(obj.get("accept", True), "accept"),
-                   claim=_as_bool(obj.get("claim", False), "claim"))
+                   claim=_as_bool(obj.get("claim", False), "claim"), alone=_as_bool(obj.get("alone", False), "alone"))
 
 
 def _reopen_event(obj: Mapping[str, Any], at: float) -> Event:

@@ -395,7 +395,10 @@ class Resolve:
 
     ``ruling`` is free text for the record; ``accept`` says whether the law-based
     suggestion was applied (penalty, reinstatement) or dismissed; ``claim`` marks
-    a player's claim in the "otherwise" regime (rules-spec R22, T38).
+    a player's claim in the "otherwise" regime (rules-spec R22, T38); ``alone``
+    rules on that finding only: the findings of its incident stay as they are
+    (the tablet's "Dismiss press only": a press judged a distraction, the illegal
+    move folded under it still to be ruled on).
     """
 
     at: float
@@ -403,6 +406,7 @@ class Resolve:
     ruling: str = ""
     accept: bool = True
     claim: bool = False
+    alone: bool = False
 
     def __post_init__(self) -> None:
         _check_time(self.at)

@@ -196,6 +196,9 @@ class GameState:
     #: The latest version of every irregularity that is not resolved (ids as in ``open_irregularities``),
     #: so that a late joiner sees the open flags with their details. Empty when the engine does not fill it.
     open_irregularity_details: tuple[Irregularity, ...] = ()
+    #: The findings the arbiter dismissed (``Resolve`` with ``accept`` false) that a ``Reopen`` can still take
+    #: back, as they are now (resolved): a web service restarted after the dismissal still offers its Undo.
+    dismissed_irregularity_details: tuple[Irregularity, ...] = ()
 
     @property
     def ply(self) -> int:

@@ -18,7 +18,7 @@ is required only when tokens are configured)::
                   "variant"?}
     set-players  {"id", "white", "black"}
     ack          {"id", "irregularity"}
-    resolve      {"id", "irregularity", "ruling"?, "accept"?, "claim"?}
+    resolve      {"id", "irregularity", "ruling"?, "accept"?, "claim"?, "alone"?}
     reopen       {"id", "irregularity"}            (takes back the arbiter's dismissal of it)
     reinstate    {"id", "ply"}
     set-clock    {"id", "white", "black", "moves_white"?, "moves_black"?}   (seconds)
@@ -219,7 +219,8 @@ def _ack(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
 
 def _resolve(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
     return ev.Resolve(at=at, irregularity_id=_irregularity_id(f), ruling=f.text("ruling", default=""),
-                      accept=f.boolean("accept", True), claim=f.boolean("claim", False))
+                      accept=f.boolean("accept", True), claim=f.boolean("claim", False),
+                      alone=f.boolean("alone", False))
 
 
 def _reopen(f: _Fields, at: float, _d: ev.GameInfo, _o: bool) -> ev.ArbiterCommand:
@@ -264,7 +265,7 @@ _COMMANDS: dict[str, tuple[set[str], _Parser]] = {
                   "start_fen", "chess960", "variant"}, _new_game),
     "set-players": ({"white", "black"}, _set_players),
     "ack": ({"irregularity"}, _ack),
-    "resolve": ({"irregularity", "ruling", "accept", "claim"}, _resolve),
+    "resolve": ({"irregularity", "ruling", "accept", "claim", "alone"}, _resolve),
     "reopen": ({"irregularity"}, _reopen),
     "reinstate": ({"ply"}, _reinstate),
     "set-clock": ({"white", "black", "moves_white", "moves_black"}, _set_clock),

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from boardd.consumers.web.hub import Hub
+from boardd.consumers.web.hub import Hub, Message
 
 
 @dataclass
@@ -104,9 +104,22 @@ class Watch:
         for tablet in self.tablets:
             tablet.snapshot([])
 
-    def take(self, topic: str, payload: bytes) -> None:
-        self.now += 0.001
-        for message in self.hub.take(topic, payload, self.now):
+    def take(self, topic: str, payload: bytes, at: float | None = None) -> None:
+        """A message reaches the service; ``at``: the time it arrives (the service's clock follows the
+        hall's: the link debounce counts drops and outages in seconds), else 1 ms after the last."""
+        self.now = self.now + 0.001 if at is None else max(self.now + 0.001, at)
+        self.deliver(self.hub.take(topic, payload, self.now))
+
+    def tick(self, at: float) -> None:
+        """The service's clock loop (four times a second) up to ``at``: link incidents start and end with time."""
+        while self.now + 0.25 <= at:
+            self.now += 0.25
+            self.deliver(self.hub.links_due(self.now))
+        self.now = max(self.now, at)
+        self.deliver(self.hub.links_due(self.now))
+
+    def deliver(self, messages: Iterable[Message]) -> None:
+        for message in messages:
             if message.audience != "arbiter":
                 continue
             body = json.loads(message.text)

@@ -245,3 +245,45 @@ def test_the_broadcast_screen_shows_an_outage_not_a_loose_connector() -> None:
     assert public[-1][1:] == (True, "online")  # back: at once
     view = rig.hub.arbiter_view(BOARD, rig.now)
     assert view is not None and view["link"] == "online" and view["online"] is True
+
+
+def test_a_daemon_restart_is_one_outage_not_two_drops() -> None:
+    """boardd restarted by systemd (boardd.daemon.service): the retained ``offline`` status at the clean shutdown,
+    ``online`` at the new start, then the restart's marker (``LinkChanged`` down, detail ``daemon restarted``:
+    ``degraded``) until the driver's dump and first clock message. One outage of the daemon, not a loose connector:
+    with one blip of the USB link 20 s later the board has had two drops, below ``link_unstable_drops``: no link
+    incident, no ring. (Before: the marker counted as a drop of its own: three drops, "link unstable", a ring.)"""
+    from boardd.core.contract import Publisher, iso_timestamp
+    from boardd.core.engine.downtime import RESTART_DETAIL
+    from boardd.core.events import ClockReading
+
+    rig = Rig(random.Random(5))
+    rig.link(True, PI)
+    rig.run_until(WEB + 5)
+    old = rig.replay.publisher
+    board_link = {"driver": "dgt", "port": "/dev/ttyACM0", "serial": None, "connected": True}
+    clock_link = {"model": "dgt3000", "connected": True}
+    t = PI + 10
+    stop = old.status(state="offline", board_link={**board_link, "connected": False},
+                      clock_link={**clock_link, "connected": False}, at=t)
+    rig.deliver([(stop.topic, stop.payload_bytes())], t - PI + WEB + 0.01)
+    t += 1.5  # systemd starts it again
+    rig.replay.publisher = Publisher(board=BOARD, prefix=PREFIX, session=old.session + 1, seq=old.seq,
+                                     ts=iso_timestamp)
+    start = rig.replay.publisher.status(state="online", board_link=board_link, clock_link=clock_link, at=t)
+    rig.deliver([(start.topic, start.payload_bytes())], t - PI + WEB + 0.01)
+    pubs = [(p.topic, p.payload_bytes()) for link in (Link.CLOCK, Link.BOARD)
+            for p in rig.replay.feed(LinkChanged(at=t, link=link, up=False, detail=RESTART_DETAIL))]
+    rig.deliver(pubs, t - PI + WEB + 0.02)
+    rig.link(True, t + 0.3)  # the driver's board back (its dump follows)
+    pubs = [(p.topic, p.payload_bytes()) for p in [
+        *rig.replay.feed(LinkChanged(at=t + 0.8, link=Link.CLOCK, up=True, detail="dgt3000")),
+        *rig.replay.feed(ClockReading(at=t + 0.8, left=300.0, right=300.0, lever_high=None, running=False))]]
+    rig.deliver(pubs, t - PI + WEB + 0.81)
+    rig.run_until(t - PI + WEB + 20)
+    t += 20
+    rig.link(False, t)
+    rig.link(True, t + 0.4)
+    rig.run_until(t - PI + WEB + 15)
+    assert rig.tablet.link_alerts[BOARD] == 0 and rig.tablet.link_rings[BOARD] == 0, rig.shown
+    assert rig.alert() is None

@@ -18,13 +18,14 @@ import pytest
 
 from boardd.core.clock import TimeControl
 from boardd.core.contract import Publication
-from boardd.core.events import Event
+from boardd.core.events import Event, Resolve
 from boardd.core.outputs import Status
 from boardd.daemon.replay import Replay, ReplayOptions
 from tests.consumers.test_web import PREFIX, publish, wait_until
 from tests.consumers.test_web_two_hands import BOARD, tablet_rig
 from tests.core.scenario import POSITIONS, history_events, parse, start_clock
 from tests.core.test_illegal_count import _MOVES, _PRESS, _TC, _knight
+from tests.core.test_illegal_count_once import _press_then_illegal
 from tests.mosquitto import Broker
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker]
@@ -236,3 +237,89 @@ async def test_the_illegal_move_of_a_two_handed_press_has_its_own_dismiss(mosqui
         assert replay.engine.state.illegal_moves_white == 1
         await card.locator("button.dismiss").wait_for(timeout=5000)
         assert errors == [] and dialogs == []
+
+
+async def test_a_web_service_started_after_the_dismissal_still_offers_its_undo(mosquitto: Broker) -> None:
+    """White's press without a move was dismissed from a tablet of the web service before this one (restarted
+    since: it never saw the answer to that command). The retained state names the dismissals a reopen can take
+    back (``dismissed``, mqtt-additions.md): the dismissed card is in the board's Resolved section with its **Undo
+    dismissal**, which sends ``reopen``; the engine counts the press again and the card is open. (Before: no Undo,
+    the dismissed finding not even in Resolved.)"""
+    replay, publications = _replayed(_events(), _RULE_AT)
+    (press,) = [i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE"]
+    publications += _pubs(replay.feed(Resolve(at=_RULE_AT - 0.5, irregularity_id=press.id,
+                                              ruling="distraction, no move", accept=False)))
+    assert replay.engine.state.illegal_moves_white == 0
+
+    def ready(service: Any) -> bool:
+        return BOARD in service.hub.extra and _white_count(service) == 0
+
+    async with tablet_rig(mosquitto, replay, _RULE_AT - 0.5, publications, ready) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        assert "quiet" in (await board.get_attribute("class") or "")
+        await page.locator(".quiet-boards > summary").click()
+        await board.locator(".quiet-row > summary").click()
+        await board.locator(".resolved-log > summary").click()
+        undo = board.locator(f'.resolved-log .flag[data-flag="{press.id}"] button.undo')
+        await undo.wait_for(timeout=5000)
+        assert await undo.inner_text() == "Undo dismissal"
+        await undo.click()
+        name, payload = await _rulings(received, 1)
+        assert name == "reopen" and payload["irregularity"] == press.id
+        assert replay.engine.state.illegal_moves_white == 1
+        await board.locator(f'.open-incidents .flag[data-flag="{press.id}"]').wait_for(timeout=5000)
+        await wait_until(lambda: _white_count(service) == 1, 5)
+        assert await page.locator("#banner").is_hidden()  # the same incident: nothing rings
+        assert errors == [] and dialogs == []
+
+
+async def test_a_press_card_dismisses_the_press_only_and_keeps_the_illegal_move(mosquitto: Broker) -> None:
+    """White presses without a move, Black presses back, White plays Ng1-g3 (illegal) and presses: one move, one
+    card (the press leads, the illegal move folded under it, counted once). The arbiter judges the press a
+    distraction and the illegal move real: **Dismiss press only** (secondary, beside Dismiss) sends ``resolve``
+    with ``accept: false`` and ``alone: true``; the engine resolves the press alone. The card stays, now led by the
+    illegal move with the move's penalty (+120 s), the count still 1; nothing rings (the same incident); its Undo
+    puts the press back at the lead. (Before: no button dismissed only the press; Dismiss closed the illegal move
+    with it and uncounted it.)"""
+    replay, publications = _replayed(_events("S1", _press_then_illegal(0)), 15.0)
+    press = next(i for i in replay.engine.irregularities if i.code == "CLOCK_PRESS_NO_MOVE")
+    (illegal,) = [i for i in replay.engine.irregularities if i.code == "ILLEGAL_MOVE"]
+    assert illegal.incident == press.id
+
+    def ready(service: Any) -> bool:
+        return BOARD in service.hub.extra and illegal.id in service.hub.extra[BOARD].irregularities
+
+    async with tablet_rig(mosquitto, replay, 14.0, publications, ready) as rig:
+        service, page, received, errors, dialogs = rig.service, rig.page, rig.received, rig.errors, rig.dialogs
+        card = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-incident="{press.id}"]')
+        await card.wait_for(timeout=5000)
+        assert await card.get_attribute("data-flag") == press.id
+        alone = card.locator("button.dismiss-alone")
+        assert await alone.inner_text() == "Dismiss press only"
+        assert await card.locator("button.dismiss").inner_text() == "Dismiss"
+        await card.locator("input.ruling-text").fill("distraction")
+        await alone.click()
+        name, payload = await _rulings(received, 1)
+        assert name == "resolve" and payload["irregularity"] == press.id
+        assert payload["accept"] is False and payload["alone"] is True
+        found = {i.id: i for i in replay.engine.irregularities}
+        assert found[press.id].status is Status.RESOLVED and found[illegal.id].status is Status.OPEN
+        assert replay.engine.state.illegal_moves_white == 1
+        # the same card, now led by the illegal move, the move's penalty on it
+        led = page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-flag="{illegal.id}"]')
+        await led.wait_for(timeout=5000)
+        assert await led.get_attribute("data-incident") == press.id
+        await led.locator(".suggestion", has_text="+120 s to the opponent").wait_for(timeout=5000)
+        assert await led.locator("button.dismiss-alone").count() == 0
+        assert await page.locator("#banner").is_hidden()
+        # Undo from the bar: the press leads again
+        await page.locator("#undo").wait_for(state="visible", timeout=5000)
+        await page.click("#undo-button")
+        name, payload = await _rulings(received, 2)
+        assert name == "reopen" and payload["irregularity"] == press.id
+        await page.locator(f'.tboard[data-board="{BOARD}"] .open-incidents .flag[data-flag="{press.id}"]').wait_for(
+            timeout=5000)
+        assert replay.engine.state.illegal_moves_white == 1
+        assert errors == [] and dialogs == []
+        del service

@@ -133,3 +133,20 @@ def test_validator_checks_the_field_when_present() -> None:
 def test_game_state_default_keeps_older_code_working() -> None:
     state = make_state()
     assert state.open_irregularity_details == ()
+
+
+def test_state_carries_the_dismissals_a_reopen_can_take_back() -> None:
+    """``dismissed`` (mqtt-additions.md "Dismissals in the state"): the arbiter's dismissals a ``reopen`` can still
+    take back, in full and resolved; left out when there is none (the state as before); an open one is refused."""
+    dismissed = flag("2-1", status=Status.RESOLVED)
+    state = dataclasses.replace(game_state(flag("3-1")), dismissed_irregularity_details=(dismissed,))
+    payload = state_payload(Publisher(board="b12", session=4).snapshot(state, at=T0 + 32))
+    assert validate_payload("state", payload) == []
+    (item,) = payload["dismissed"]  # type: ignore[misc]
+    assert item["id"] == "2-1" and item["status"] == "resolved" and item["ruling"] == "warned"
+    assert "change" not in item and payload["open_irregularities"] == ["3-1"]
+    plain = state_payload(Publisher(board="b12", session=4).snapshot(game_state(flag("3-1")), at=T0 + 32))
+    assert "dismissed" not in plain
+    wrong = copy.deepcopy(payload)
+    wrong["dismissed"][0]["status"] = "open"  # type: ignore[index]
+    assert validate_payload("state", wrong) == ["dismissed[0].status: a dismissal not taken back is resolved"]

@@ -59,7 +59,8 @@ COOKIE = "boardd_session"
 #: the daemon validates them again, this only keeps malformed input from reaching the broker.
 TABLET_COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {
     "ack": {"irregularity": ("id", True)},
-    "resolve": {"irregularity": ("id", True), "ruling": ("text", False), "accept": ("bool", False)},
+    "resolve": {"irregularity": ("id", True), "ruling": ("text", False), "accept": ("bool", False),
+                "alone": ("bool", False)},
     "reopen": {"irregularity": ("id", True)},
     "reinstate": {"ply": ("ply", True)},
     "set-result": {"result": ("result", True), "termination": ("text", False)},

@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from boardd.consumers.relay import Hall
 from boardd.consumers.web.incidents import SEVERITY_RANK, finding_status, fold, incident_of
-from boardd.consumers.web.links import LinkPolicy, LinkWatch
+from boardd.consumers.web.links import RESTART_DETAIL, LinkPolicy, LinkWatch
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -172,7 +172,7 @@ class Hub:
                 extra.clock, extra.clock_key, extra.clock_received = clock, key, now
             return self._board_messages(board, now)
         if kind == "status":
-            self._observe_link(board, now, _status_time(body))
+            self._observe_link(board, now, _status_time(body), restart=_restart_marker(body))
             return self._board_messages(board, now)
         if kind == "move":
             extra.last_move = body
@@ -191,11 +191,11 @@ class Hub:
             return self._board_messages(board, now, public=False)
         return []
 
-    def _observe_link(self, board: str, now: float, at: float | None) -> None:
+    def _observe_link(self, board: str, now: float, at: float | None, *, restart: bool = False) -> None:
         watch = self.watches.get(board)
         if watch is None:
             watch = self.watches[board] = LinkWatch(self.links)
-        watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at)
+        watch.observe(self.link(board)[0] in ("offline", "degraded"), now, at, drop=not restart)
         self._link_keys[board] = watch.key(now)
         self._public_links[board] = self.public_link(board, now)
 
@@ -389,7 +389,7 @@ class Hub:
             incident["dismissed"] = [m for m in members if m in extra.dismissed and m in resolved]
         view.update({
             # the flags carry the state's irregularities already: not twice in every frame
-            "state": {k: v for k, v in state.items() if k != "irregularities"},
+            "state": {k: v for k, v in state.items() if k not in ("irregularities", "dismissed")},
             "status": record.status,
             # the link as last reported (the public view's is debounced); link_alert says when it needs the arbiter
             "link": link,
@@ -460,6 +460,15 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
 
     The stored copy carries the state's ``session``/``seq``: that is how old the news is.
     """
+    dismissed = state.get("dismissed")
+    if isinstance(dismissed, list):
+        # the arbiter's dismissals a reopen can take back (a newer daemon): their Undo survives a restart of
+        # this service (which has lost the answers to its own commands)
+        for item in dismissed:
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+                if _key(extra.irregularities.get(item["id"])) < key:
+                    extra.irregularities[item["id"]] = {**item, "session": key[0], "seq": key[1]}
+                extra.dismissed.add(item["id"])
     items = state.get("irregularities")
     if items is None:
         return
@@ -474,6 +483,14 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
         if _key(extra.irregularities.get(ident)) >= key:
             continue
         extra.irregularities[ident] = {**item, "session": key[0], "seq": key[1]}
+
+
+def _restart_marker(body: dict[str, Any]) -> bool:
+    """Is this status the daemon's restart marker (``link_change`` down with the detail ``daemon restarted``,
+    docs/downtime.md)? The outage it marks is the daemon's own restart, already seen as ``offline`` (its clean stop
+    or its last will): not another drop of the link."""
+    change = body.get("link_change")
+    return isinstance(change, dict) and change.get("up") is False and change.get("detail") == RESTART_DETAIL
 
 
 def _status_time(body: dict[str, Any]) -> float | None:

@@ -27,10 +27,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LATE", "LinkPolicy", "LinkWatch"]
+__all__ = ["LATE", "RESTART_DETAIL", "LinkPolicy", "LinkWatch"]
 
 #: Seconds a message may arrive later than the least delayed one before its own time is no longer trusted.
 LATE = 5.0
+
+#: The ``link_change.detail`` of the daemon's restart marker (``boardd.core.engine.downtime.RESTART_DETAIL``): the
+#: board and clock out of sight while boardd restarted (docs/downtime.md).
+RESTART_DETAIL = "daemon restarted"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,13 +78,17 @@ class LinkWatch:
             return now
         return min(now, at + self._offset)
 
-    def observe(self, down: bool, now: float, at: float | None = None) -> None:
-        """The link is ``down`` (offline or degraded) or not, as of a message dated ``at`` arriving at ``now``."""
+    def observe(self, down: bool, now: float, at: float | None = None, *, drop: bool = True) -> None:
+        """The link is ``down`` (offline or degraded) or not, as of a message dated ``at`` arriving at ``now``.
+
+        ``drop`` false: a link going down that is no drop of its own (the daemon's restart marker): it is down
+        (``grace`` runs), but it does not count towards ``unstable``."""
         t = self.when(now, at)
         if down and self.down_since is None:
             self.down_since, self.up_since = t, None
-            self.drops.append(t)
-            self.total_drops += 1
+            if drop:
+                self.drops.append(t)
+                self.total_drops += 1
         elif not down and self.down_since is not None:
             # down for the grace period by the messages' own times (delivered late, together): an incident
             self._start(now, t - self.down_since >= self.policy.grace)

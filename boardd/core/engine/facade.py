@@ -419,7 +419,8 @@ class Engine:
             termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
             illegal_moves_white=self.findings.count(chess.WHITE),
             illegal_moves_black=self.findings.count(chess.BLACK),
-            category=self.g.category, regime=self.g.regime)
+            category=self.g.category, regime=self.g.regime,
+            dismissed_irregularity_details=self.dismissals.retractable())
 
     @property
     def irregularities(self) -> tuple[Irregularity, ...]:
@@ -559,12 +560,18 @@ class Engine:
                 self.findings.set_status(outs, event.irregularity_id, Status.ACKNOWLEDGED, None)
             case Resolve():
                 before = self.dismissals.before()
+                if event.accept:
+                    self.findings.upheld(event.irregularity_id)
                 self.findings.arbiter = event.irregularity_id  # the ruling written on it now is the arbiter's
+                self.findings.alone = event.irregularity_id if event.alone else None
                 try:
                     closed = self.restoration.on_resolve(outs, event, at)
                 finally:
                     self.findings.arbiter = None
+                    self.findings.alone = None
                 self.findings.on_ruling(outs, event.irregularity_id, accept=event.accept, at=at, closed=closed)
+                if event.alone:
+                    self.findings.left_open(outs, event.irregularity_id)
                 self.dismissals.ruled(event, before)
             case Reopen():
                 self.dismissals.reopen(outs, event, at)

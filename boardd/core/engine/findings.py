@@ -123,6 +123,8 @@ class Findings:
         #: the finding the arbiter rules on while his command is applied (his words are its ruling, and those of
         #: the findings closed with it), else None
         self.arbiter: str | None = None
+        #: the finding the arbiter is ruling on alone (``Resolve.alone``): the findings of its incident stay open
+        self.alone: str | None = None
         #: the arbiter's ruling of each finding he ruled on (or closed with one he ruled on), kept as written
         self.arbiter_rulings: dict[str, str] = {}
         #: the illegal-move-class findings counted (7.5.5), in the order they were counted
@@ -133,6 +135,9 @@ class Findings:
         self.withdrawn: set[str] = set()
         #: the counted findings a dismissal of another finding closed with it (that finding's id -> theirs)
         self.dismissed_with: dict[str, set[str]] = {}
+        #: counted findings the arbiter upheld while they carried their move's penalty: he applied it from them
+        #: (it stays with them when the count changes: a dismissal taken back does not suggest it again elsewhere)
+        self.applied: set[str] = set()
         #: the ILLEGAL_MOVE_LIMIT_REACHED noted with a move (its first finding's id) -> the note's id
         self.limits: dict[str, str] = {}
         #: the moves of the illegal-move-class findings (their first finding's id -> the move), and each
@@ -300,8 +305,19 @@ class Findings:
             self.g.illegal_ply = irr.ply
         outs.append(IrregularityUpdated(irregularity=irr))
         if irr.status is Status.RESOLVED and irr.incident is None and before is not None \
-                and before.status is not Status.RESOLVED:
+                and before.status is not Status.RESOLVED and irr.id != self.alone:
             self._resolve_related(outs, irr)
+
+    def left_open(self, outs: list[Output], primary: str) -> None:
+        """After a ruling on ``primary`` alone (``Resolve.alone``): the findings of its incident that still ask for
+        action are published again after it (those the recount did not), so that a consumer folding the incident
+        sees them as newer than its primary's ruling: the card stays open, led by them."""
+        updates = [o.irregularity.id for o in outs if isinstance(o, IrregularityUpdated)]
+        done = set(updates[len(updates) - updates[::-1].index(primary):]) if primary in updates else set()
+        for other in list(self.g.irr.values()):
+            if other.incident == primary and other.status in (Status.OPEN, Status.ACKNOWLEDGED) \
+                    and other.id not in done:
+                outs.append(IrregularityUpdated(irregularity=other))
 
     def _keep_arbiter_words(self, irr: Irregularity, before: Irregularity | None) -> Irregularity | None:
         """The arbiter's ruling stays: a ruling written by the engine afterwards (the board reinstating the
@@ -521,6 +537,13 @@ class Findings:
             self.withdrawn.add(irr_id)
             self._recount(outs, self.counted[irr_id].side, at)
 
+    def upheld(self, irr_id: str) -> None:
+        """The arbiter upholds ``irr_id`` (``Resolve`` with ``accept``): carrying its move's penalty now (counted),
+        he applies it from this card; the penalty stays with it (:meth:`_recount`)."""
+        counted = self.counted.get(irr_id)
+        if counted is not None and not self._uncounted(irr_id) and carries_penalty(counted.penalty):
+            self.applied.add(irr_id)
+
     def on_ruling(self, outs: list[Output], irr_id: str, *, accept: bool, at: float,
                   closed: Iterable[str] = ()) -> None:
         """The arbiter ruled on ``irr_id``: dismissed (``accept`` false), it is no illegal move and is uncounted,
@@ -534,6 +557,7 @@ class Findings:
             ids = {irr_id, *self.dismissed_with.pop(irr_id, set())} & self.dismissed
             self.dismissed -= ids
         else:
+            self.applied.discard(irr_id)
             ids = {i for i in (irr_id, *closed) if i in self.counted and i not in self.withdrawn} - self.dismissed
             self.dismissed |= ids
             if ids - {irr_id}:
@@ -553,6 +577,8 @@ class Findings:
         A finding already ruled on keeps the suggestion it was ruled on (the arbiter applied it, or not)."""
         numbers: dict[str, tuple[int, str]] = {}  # move -> its count, its first finding still counted
         reached: dict[str, tuple[bool, Irregularity | None, bool | None]] = {}
+        # the move's penalty stays where the arbiter applied it (upheld while it carried it), else its first
+        applied = {self.counted[i].move: i for i in self.applied if i in self.counted and not self._uncounted(i)}
         for ident, counted in list(self.counted.items()):
             irr = self.g.irr.get(ident)
             if counted.side != side or irr is None:
@@ -561,7 +587,7 @@ class Findings:
             if self._uncounted(ident):
                 continue
             if counted.move not in numbers:
-                numbers[counted.move] = (len(numbers) + 1, ident)
+                numbers[counted.move] = (len(numbers) + 1, applied.get(counted.move, ident))
             n, first = numbers[counted.move]
             pen = counted.penalty
             # the move's penalty moves with its first finding still counted (the first dismissed, or reopened),

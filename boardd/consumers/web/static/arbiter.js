@@ -155,10 +155,10 @@ document.getElementById("undo-button").addEventListener("click", () => {
 });
 
 // Dismiss (resolve with accept false) of `target`, shown on the card of `flag`; once done, its Undo is offered.
-function dismissFinding(boardId, flag, target, ruling) {
+function dismissFinding(boardId, flag, target, ruling, extra = {}) {
   const view = (boards.get(boardId) || {}).view;
   const what = `Dismissed: ${view ? boardLabel(view) : boardId} — ${target.title || target.code || target.id}`;
-  sendCommand(boardId, flag.id, "resolve", {irregularity: target.id, ruling, accept: false},
+  sendCommand(boardId, flag.id, "resolve", {irregularity: target.id, ruling, accept: false, ...extra},
               () => offerUndo(boardId, flag.id, target.id, what));
 }
 
@@ -377,6 +377,18 @@ function dismissable(flag, incident, byId) {
   return [incident.primary, ...incident.related].map((id) => byId.get(id)).find(ofClass) || null;
 }
 
+// A press (without a move, or with a piece in hand) that leads a card with an illegal move of the same move folded
+// under it (counted once): the arbiter may judge the press a distraction and the illegal move real. "Dismiss press
+// only" dismisses the press alone (`resolve` with `accept: false` and `alone: true`): the illegal move stays open,
+// counted, the move's penalty on it, and the card stays, led by it. "Dismiss" still dismisses the whole card.
+const PRESSES = new Set(["CLOCK_PRESS_NO_MOVE", "CLOCK_PRESS_PIECE_IN_HAND"]);
+function foldedIllegal(flag, incident, byId) {
+  if (!incident || !PRESSES.has(String(flag.code || "").split("/")[0])) return null;
+  return [incident.primary, ...incident.related].filter((id) => id !== flag.id).map((id) => byId.get(id))
+    .find((f) => f && DISMISSABLE.has(String(f.code || "").split("/")[0]) && !PRESSES.has(String(f.code).split("/")[0]) &&
+      (f.status === "open" || f.status === "acknowledged")) || null;
+}
+
 function actions(boardId, flag, incident, byId) {
   const row = el("div", "actions");
   const ack = button("ack", "Acknowledge", () => sendCommand(boardId, flag.id, "ack", {irregularity: flag.id}));
@@ -426,6 +438,10 @@ function actions(boardId, flag, incident, byId) {
   if (illegal) {
     row.append(button("dismiss", twoHands ? "Dismiss illegal move" : "Dismiss", () => dismissFinding(boardId, flag, illegal,
       ruling.value || "dismissed: not an irregularity")));
+  }
+  if (!twoHands && illegal === flag && foldedIllegal(flag, incident, byId)) {
+    row.append(button("dismiss-alone", "Dismiss press only", () => dismissFinding(boardId, flag, flag,
+      ruling.value || "dismissed: the press was no irregularity", {alone: true})));
   }
   if (twoHands) {
     row.append(button("confirm", "Confirm two hands", () => {

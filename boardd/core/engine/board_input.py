@@ -15,7 +15,7 @@ from boardd.core.engine.common import (
     _fen,
     _search,
 )
-from boardd.core.engine.modes import PhaseTrigger
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     BoardSnapshot,
     Content,
@@ -123,8 +123,8 @@ class BoardInput:
     def on_board(self, outs: list[Output], changes: list[tuple[int, Content]], at: float, *,
                  snapshot: bool) -> None:
         """Square changes (one instant) into the physical position, then recognition (§3.1, §3.2)."""
-        if (not self.g.model_started and self.g.model is not None and self.e.clock_readings.keeps_time()
-                and not snapshot):
+        if (not self.g.model_started and self.g.model is not None and not snapshot
+                and self.e.clock_readings.keeps_time()):
             self.g.model.start(at, self.g.board.turn)  # no clock: White's time starts with the first activity
             self.g.model_started = True
         changed_any = False
@@ -138,7 +138,11 @@ class BoardInput:
             return
         if not self.g.orientation_known and not self.g.records:
             self.e.orientation.detect_orientation_changes(outs, at)
-        self.e.gestures.check_result_gesture(outs, at)
+        if not (self.e.quiet and not self.g.markers and self.e.gestures.gesture_sent is None
+                and not self.g.phys.key()[7] & _CENTRE_BB):
+            # (quiet: no result piece, no gesture sent and no king on the centre squares: the check finds none and
+            # leaves gesture_sent None)
+            self.e.gestures.check_result_gesture(outs, at)
         if self.g.gesture_hold:
             if self.g.phys.key()[7] & _CENTRE_BB:
                 # a king still stands on the centre after the result signal: nothing is inferred from it
@@ -182,12 +186,17 @@ class BoardInput:
             batch.pop()
         elif content is None and isinstance(old, chess.Piece):
             g.seg_lifts.append((at, sq, old))
-            if not snapshot and not g.setting_up:
+            if not snapshot and g.phase.state is not Phase.SETTING_UP and not (
+                    self.e.quiet and (old.color != g.board.turn or len(g.seg_lifts) == 1)):
+                # (quiet: not the side to move's piece, or the segment's only lift: no pair of lifts to judge,
+                # TwoHands.check_two_hands_lift and far_lift_seen return at once)
                 self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
         elif isinstance(content, chess.Piece):
-            if not snapshot and not g.setting_up:
-                self.e.two_hands.check_two_hands_castling(outs, at, content)
-                self.e.two_hands.check_two_hands_places(outs, at, sq, content)
+            if not snapshot and g.phase.state is not Phase.SETTING_UP:
+                if not (self.e.quiet and content.piece_type not in (chess.KING, chess.ROOK)):
+                    self.e.two_hands.check_two_hands_castling(outs, at, content)  # (quiet: only a king or a rook)
+                if not (self.e.quiet and not g.seg_places):
+                    self.e.two_hands.check_two_hands_places(outs, at, sq, content)  # (quiet: no earlier placement)
             g.seg_places.append((at, sq, content))
         g.last_board_t = at
         return True

@@ -123,10 +123,12 @@ class BoardInput:
     def on_board(self, outs: list[Output], changes: list[tuple[int, Content]], at: float, *,
                  snapshot: bool) -> None:
         """Square changes (one instant) into the physical position, then recognition (§3.1, §3.2)."""
-        if (not self.g.model_started and self.g.model is not None and not snapshot
-                and self.e.clock_readings.keeps_time()):
-            self.g.model.start(at, self.g.board.turn)  # no clock: White's time starts with the first activity
-            self.g.model_started = True
+        g = self.g
+        model = g.model
+        if (not g.model_started and model is not None and not snapshot
+                and (not self.rules.clock_expected or not g.clock_seen)):  # (ClockReadings.keeps_time)
+            model.start(at, g.board.turn)  # no clock: White's time starts with the first activity
+            g.model_started = True
         changed_any = False
         batch: list[tuple[int, Content, Content]] = []
         for raw_sq, content in changes:
@@ -283,6 +285,13 @@ class BoardInput:
     def check_impossible(self, at: float) -> None:
         """Readings no chess position can have (two kings of a colour, 17 pieces, 9 pawns)."""
         key = self.g.phys.key()
+        white, black, kings, pawns = key[0], key[1], key[7], key[2]
+        if ((white & kings).bit_count() <= 1 and (black & kings).bit_count() <= 1 and white.bit_count() <= 16
+                and black.bit_count() <= 16 and (white & pawns).bit_count() <= 8 and (black & pawns).bit_count() <= 8):
+            # (every reading a position can have: the loop below finds no problem)
+            self.g.impossible_since = None
+            self.impossible_raised = False
+            return
         problem = None
         for ci, name in ((0, "White"), (1, "Black")):
             side = key[ci]

@@ -75,9 +75,13 @@ class Recognition:
         mover = not turn
         post_open = self.post_made_open()
         before = g.last_diff
-        if quiet and not g.mask and not snapshot and batch is not None and all(
-                (old is None or old.color == turn) and (new is None or new.color == turn)  # type: ignore[union-attr]
-                for _, old, new in batch):
+        own_only = quiet and not g.mask and not snapshot and batch is not None
+        if own_only:
+            for _, old, new in batch:  # type: ignore[union-attr]
+                if (old is not None and old.color != turn) or (new is not None and new.color != turn):  # type: ignore[union-attr]
+                    own_only = False
+                    break
+        if own_only:
             opp_touch = False  # (quiet: no mask, only pieces of the side to move changed: WhoseChange.opp_change
             # says no to each, and an empty mask leaves _mask_opponent nothing to revise or restore)
         else:

@@ -376,23 +376,28 @@ class PositionIndex:
     def classify(self, phys: PhysicalBoard) -> Diff:
         """Classify the physical board against the official position (side to move = ``board.turn``)."""
         key = phys.key()
-        if key == self._key and not phys.markers:
+        off = self._key
+        markers = phys.markers
+        if key == off and not markers:
             return _NONE
-        changed = self.changed_squares(phys)
-        move = self._quick_move(phys, key, changed) if self._targets is None else self._targets.get(key)
-        if move is not None and not phys.markers:
-            return _diff(DiffClass.LEGAL, move=move, changed=changed)
-        if phys.markers:
+        # (changed_squares, unrolled)
+        changed = (markers | (key[0] ^ off[0]) | (key[1] ^ off[1]) | (key[2] ^ off[2]) | (key[3] ^ off[3])
+                   | (key[4] ^ off[4]) | (key[5] ^ off[5]) | (key[6] ^ off[6]) | (key[7] ^ off[7]))
+        if self._targets is not None:
+            move = self._targets.get(key)
+        elif 2 <= changed.bit_count() <= 4:
+            move = self._quick_move(phys, key, changed)
+        else:
+            move = None  # (what _quick_move answers for one changed square or more than four)
+        if markers:
             return _diff(DiffClass.UNRECOGNISED, changed=changed)
+        if move is not None:
+            return _diff(DiffClass.LEGAL, move=move, changed=changed)
         turn = self.board.turn
         own_official = self.board.occupied_co[turn]
         opp_official = self.board.occupied_co[not turn]
         squares = phys.squares
-        added = 0
-        for sq in _squares(changed):
-            if squares[sq] is not None:
-                added |= 1 << sq
-        if not added:
+        if not changed & (key[0] | key[1]):  # (no marker: the changed squares where something stands now)
             if changed & own_official:
                 return _diff(DiffClass.IN_HAND, changed=changed)
             cands = self._partials(squares, changed)

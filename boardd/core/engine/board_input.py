@@ -15,7 +15,7 @@ from boardd.core.engine.common import (
     _fen,
     _search,
 )
-from boardd.core.engine.modes import PhaseTrigger
+from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     BoardSnapshot,
     Content,
@@ -123,10 +123,12 @@ class BoardInput:
     def on_board(self, outs: list[Output], changes: list[tuple[int, Content]], at: float, *,
                  snapshot: bool) -> None:
         """Square changes (one instant) into the physical position, then recognition (§3.1, §3.2)."""
-        if (not self.g.model_started and self.g.model is not None and self.e.clock_readings.keeps_time()
-                and not snapshot):
-            self.g.model.start(at, self.g.board.turn)  # no clock: White's time starts with the first activity
-            self.g.model_started = True
+        g = self.g
+        model = g.model
+        if (not g.model_started and model is not None and not snapshot
+                and (not self.rules.clock_expected or not g.clock_seen)):  # (ClockReadings.keeps_time)
+            model.start(at, g.board.turn)  # no clock: White's time starts with the first activity
+            g.model_started = True
         changed_any = False
         batch: list[tuple[int, Content, Content]] = []
         for raw_sq, content in changes:
@@ -138,7 +140,11 @@ class BoardInput:
             return
         if not self.g.orientation_known and not self.g.records:
             self.e.orientation.detect_orientation_changes(outs, at)
-        self.e.gestures.check_result_gesture(outs, at)
+        if not (self.e.quiet and not self.g.markers and self.e.gestures.gesture_sent is None
+                and not self.g.phys.key()[7] & _CENTRE_BB):
+            # (quiet: no result piece, no gesture sent and no king on the centre squares: the check finds none and
+            # leaves gesture_sent None)
+            self.e.gestures.check_result_gesture(outs, at)
         if self.g.gesture_hold:
             if self.g.phys.key()[7] & _CENTRE_BB:
                 # a king still stands on the centre after the result signal: nothing is inferred from it
@@ -182,12 +188,17 @@ class BoardInput:
             batch.pop()
         elif content is None and isinstance(old, chess.Piece):
             g.seg_lifts.append((at, sq, old))
-            if not snapshot and not g.setting_up:
+            if not snapshot and g.phase.state is not Phase.SETTING_UP and not (
+                    self.e.quiet and (old.color != g.board.turn or len(g.seg_lifts) == 1)):
+                # (quiet: not the side to move's piece, or the segment's only lift: no pair of lifts to judge,
+                # TwoHands.check_two_hands_lift and far_lift_seen return at once)
                 self.e.two_hands.check_two_hands_lift(outs, at, sq, old)
         elif isinstance(content, chess.Piece):
-            if not snapshot and not g.setting_up:
-                self.e.two_hands.check_two_hands_castling(outs, at, content)
-                self.e.two_hands.check_two_hands_places(outs, at, sq, content)
+            if not snapshot and g.phase.state is not Phase.SETTING_UP:
+                if not (self.e.quiet and content.piece_type not in (chess.KING, chess.ROOK)):
+                    self.e.two_hands.check_two_hands_castling(outs, at, content)  # (quiet: only a king or a rook)
+                if not (self.e.quiet and not g.seg_places):
+                    self.e.two_hands.check_two_hands_places(outs, at, sq, content)  # (quiet: no earlier placement)
             g.seg_places.append((at, sq, content))
         g.last_board_t = at
         return True
@@ -274,6 +285,13 @@ class BoardInput:
     def check_impossible(self, at: float) -> None:
         """Readings no chess position can have (two kings of a colour, 17 pieces, 9 pawns)."""
         key = self.g.phys.key()
+        white, black, kings, pawns = key[0], key[1], key[7], key[2]
+        if ((white & kings).bit_count() <= 1 and (black & kings).bit_count() <= 1 and white.bit_count() <= 16
+                and black.bit_count() <= 16 and (white & pawns).bit_count() <= 8 and (black & pawns).bit_count() <= 8):
+            # (every reading a position can have: the loop below finds no problem)
+            self.g.impossible_since = None
+            self.impossible_raised = False
+            return
         problem = None
         for ci, name in ((0, "White"), (1, "Black")):
             side = key[ci]

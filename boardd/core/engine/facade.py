@@ -131,7 +131,7 @@ from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
 from boardd.core.engine.links import Links
 from boardd.core.engine.made_moves import MadeMoves
-from boardd.core.engine.modes import Phase, PhaseTrigger
+from boardd.core.engine.modes import LinkState, Phase, PhaseTrigger
 from boardd.core.engine.orientation import Orientation
 from boardd.core.engine.presses import Presses
 from boardd.core.engine.recognition import Recognition
@@ -195,6 +195,10 @@ class Engine:
         self._last_t: float | None = None
         self._backwards = 0
         self._backwards_reported: float | None = None
+        #: The quiet-state guards of the square change (docs/benchmarks.md, issue 12 "the quiet state"): each
+        #: skips a check whose state fields prove it has nothing to say. False forces every change onto the full
+        #: path (the oracle, tests/core/test_quiet_state.py); the outputs and the state are the same either way.
+        self.quiet = True
         self._reset(game or GameInfo(), at=None, carried=None)
 
     # ------------------------------------------------------------------ setup
@@ -275,6 +279,9 @@ class Engine:
         Stepwise, while :attr:`busy` the event waits (queued, in order) and nothing is returned: :meth:`work`
         processes it once the search has ended. Busy with stepwise turned off: the rest is done first, at once.
         """
+        if (type(event) is SquareChanged and self.quiet and self.downtime.search is None and self._held_back is None
+                and not self._queue and self.downtime.held is None):
+            return self._feed_square(event)  # not busy, no held board: what _feed_now would do next
         if self.busy:
             if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
                 return [*self.finish_work(), *self._feed_now(event)]
@@ -292,6 +299,39 @@ class Engine:
                 self._held_back = (event, at)
                 return outs
         return self._feed_rest(outs, event)
+
+    def _feed_square(self, event: SquareChanged) -> list[Output]:
+        """:meth:`_feed_rest` of a square change in time order with no press pending (nothing to defer it to,
+        :meth:`_defer`), no restart outage to reconcile (``Downtime.pending``) and the board link up: the timers
+        due, then the change into the board input, as :meth:`_dispatch` does; anything else takes the full path."""
+        at = event.at
+        last = self._last_t
+        g = self.g
+        if last is None or at < last or g.press is not None or self.downtime.pending \
+                or g.board_link.state is not LinkState.UP:
+            return self._feed_rest([], event)
+        outs: list[Output] = []
+        armed = (g.cand is not None or g.model_started or g.impossible_since is not None
+                 or g.restore_check is not None or g.oot_recheck is not None or g.undo_due is not None)
+        if armed:
+            self._fire_safely(outs, at, inclusive=False)
+        self._last_t = at
+        g.field_updates = True
+        try:
+            if armed:
+                self._dispatch(outs, event, at)  # (a timer may have changed what the dispatch reads)
+            else:
+                self.board_input.on_board(outs, [(event.square, event.content)], at, snapshot=False)
+        except Exception:  # never crash on input: log, count, keep going
+            _LOGGER.exception("engine failed on %r", event)
+            self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="SquareChanged")],
+                                        text="internal error while processing this event (logged)")
+        if not outs:
+            if self.correction.unpublished is None:
+                return outs  # what the publication gives for an empty batch with nothing waiting
+        else:
+            _republish_state(outs, at, False)
+        return self.correction.publication(outs, at, flush=False)
 
     def _feed_rest(self, outs: list[Output], event: Event) -> list[Output]:
         """:meth:`feed` after the held board's tick."""

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _CENTRE_BB, _bits, _board_from, _Candidate, _castling_king_square, _content_text
+from boardd.core.engine.common import (
+    _CENTRE_BB,
+    _TAKEBACK_DEPTH,
+    _bits,
+    _board_from,
+    _Candidate,
+    _castling_king_square,
+    _content_text,
+)
 from boardd.core.engine.modes import Phase, PhaseTrigger
 from boardd.core.events import (
     Content,
@@ -51,29 +59,50 @@ class Recognition:
     def evaluate(self, outs: list[Output], at: float, *, snapshot: bool,
                  batch: list[tuple[int, Content, Content]] | None = None) -> None:
         """Classify the physical position after a change (§3.2) and act on the class (§3.3, §3.4)."""
-        if not self.g.records and self.g.phys.key() != self.g.index.key:
+        g = self.g
+        quiet = self.e.quiet
+        if not g.records and g.phys.key() != g.index.key:
             self.e.orientation.adopt_chess960_start(outs, at)  # the variant's start array (chess960 / auto)
-        if self._phase_gate(outs, at):
-            return
-        if self.e.correction.board_reinstated(outs, at):
-            return
-        self.g.undo_due = None  # (the board changed: a position before the made move must stand anew)
-        turn = self.g.board.turn
+        if not (quiet and g.phase.state is Phase.PLAY and g.pending_fix is None and g.adopted_open is None) \
+                and self._phase_gate(outs, at):
+            return  # (quiet: in play, no fix pending, no adopted position open: the gate lets the change through)
+        correction = self.e.correction
+        if not (quiet and correction.unpublished is None and correction.cycle is None
+                and g.illegal_ply < max(0, len(g.records) - _TAKEBACK_DEPTH)) and correction.board_reinstated(outs, at):
+            return  # (quiet: no move kept back, no cycle, no illegal move recent enough to be found later)
+        g.undo_due = None  # (the board changed: a position before the made move must stand anew)
+        turn = g.board.turn
         mover = not turn
         post_open = self.post_made_open()
-        before = self.g.last_diff
-        opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
-        view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
-        diff = self.g.index.classify(view)
-        if not post_open and not snapshot and diff.kind is not DiffClass.LEGAL and self._start_contradicted():
+        before = g.last_diff
+        own_only = quiet and not g.mask and not snapshot and batch is not None
+        if own_only:
+            for _, old, new in batch:  # type: ignore[union-attr]
+                if (old is not None and old.color != turn) or (new is not None and new.color != turn):  # type: ignore[union-attr]
+                    own_only = False
+                    break
+        if own_only:
+            opp_touch = False  # (quiet: no mask, only pieces of the side to move changed: WhoseChange.opp_change
+            # says no to each, and an empty mask leaves _mask_opponent nothing to revise or restore)
+        else:
+            opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
+        view = self.e.whose_change.masked_view() if g.mask else g.phys
+        diff = g.index.classify(view)
+        kind = diff.kind
+        if not post_open and not snapshot and kind is not DiffClass.LEGAL and self._start_contradicted():
             # 4.7: what looked like the opponent starting (his piece lifted, maybe the mover's piece put down there,
             # kept apart) was the last mover capturing it with his released move changed: revised, one change (R07)
             self.e.made_moves.start_revised(outs, at)
             self.g.last_diff = diff
             self._after_made(outs, at, snapshot=snapshot)
             return
-        if not snapshot and (self._completed_by_the_reply(outs, diff, view, at)
-                             or self.e.whose_change.moved_twice(outs, at)):
+        if not snapshot and not (
+                quiet and self.illegal_seen is None and self.e.whose_change.twice is None and not g.mask
+                and kind in (DiffClass.NONE, DiffClass.IN_HAND, DiffClass.LEGAL)
+                and not diff.changed & g.index.board.occupied_co[not turn]) \
+                and (self._completed_by_the_reply(outs, diff, view, at) or self.e.whose_change.moved_twice(outs, at)):
+            # (quiet: no illegal position of the mover seen, no second move of the last mover, and none of his
+            # pieces changed: neither has anything to judge, and both leave their state as it is)
             # the illegal (or out-of-turn) move stands in the record: the opponent's changes are now his move
             view = self.g.phys
             diff = self.g.index.classify(view)
@@ -94,7 +123,8 @@ class Recognition:
             self.e.made_moves.dropped(self.g.cand)
             self.g.cand = None
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
-                and self.e.made_moves.replied_before_settled(outs, at):
+                and not (quiet and self.e.made_moves.unsettled is None) \
+                and self.e.made_moves.replied_before_settled(outs, at):  # (quiet: no candidate dropped unsettled)
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
             return
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
@@ -121,7 +151,8 @@ class Recognition:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
                 return
-        self.track_castle_king(diff, at, self.g.index)
+        if not (quiet and self.g.castle_king is None and diff.kind is not DiffClass.PARTIAL):
+            self.track_castle_king(diff, at, self.g.index)  # (quiet: no king on its castling square, none now)
         self._act(outs, diff, at, snapshot=snapshot)
 
     def _completed_by_the_reply(self, outs: list[Output], diff: Diff, view: PhysicalBoard, at: float) -> bool:
@@ -369,13 +400,16 @@ class Recognition:
             else:
                 self.e.whose_change.check_adjust(outs, at)
             return
+        quiet = self.e.quiet
         if diff.kind is DiffClass.LEGAL:
             assert diff.move is not None
-            self.e.whose_change.note_started(outs, turn, at)
+            if not (quiet and self.g.opp_started):
+                self.e.whose_change.note_started(outs, turn, at)  # (quiet: started already, it returns at once)
             if self.g.cand is None:
                 self.g.cand = _Candidate(diff.move, at, at + self.rules.timing.t_settle)
                 self.g.match_t = at
-            self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+            if not (quiet and self.g.pressed_no_move is None):
+                self.e.whose_change.check_out_of_turn_move(outs, turn, at)  # (quiet: no press without a move)
             return
         if self.g.illegal_state is not None and (diff.kind is not DiffClass.ILLEGAL_1 or diff.move !=
                                                 self.g.illegal_state[1]):
@@ -392,8 +426,10 @@ class Recognition:
             return
         if diff.kind is DiffClass.OPP_ONLY and self.e.whose_change.parked_capture(_bits(diff.changed)):
             self.g.parked = True
-        self.e.whose_change.note_started(outs, turn, at)
-        self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+        if not (quiet and self.g.opp_started):
+            self.e.whose_change.note_started(outs, turn, at)  # (quiet: started already, it returns at once)
+        if not (quiet and self.g.pressed_no_move is None):
+            self.e.whose_change.check_out_of_turn_move(outs, turn, at)  # (quiet: no press without a move)
 
     def _king_onto_castling_rook(self, move: chess.Move) -> bool:
         """The king put down on its castling rook's square, the rook in hand: the "king takes rook" way of a

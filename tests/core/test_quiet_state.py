@@ -26,7 +26,16 @@ from boardd.core.events import Event, GameInfo
 from boardd.core.outputs import Output
 from boardd.core.recognizer import PhysicalBoard, PositionIndex
 from drivers.capture import events_from_capture
-from drivers.sim import PROFILES, Injection, InjectionKind, applicable, random_game, simulate_game
+from drivers.sim import (
+    NO_CLOCK_KINDS,
+    PROFILES,
+    Injection,
+    InjectionKind,
+    applicable,
+    moved_twice_candidates,
+    random_game,
+    simulate_game,
+)
 
 _CAPTURES = Path(__file__).resolve().parents[1] / "drivers" / "captures"
 _ENGINE_OWN = ("_last_t", "_backwards", "_backwards_reported", "_held_back", "_queue", "stepwise")
@@ -111,6 +120,34 @@ def _sim_streams(count_per_kind: int = 1) -> Iterator[tuple[str, GameInfo | None
                 yield f"{profile}/{kind.value if kind else 'none'}/{seed}", None, list(sim.events)
 
 
+def _noclock_streams() -> Iterator[tuple[str, GameInfo | None, list[Event]]]:
+    """Games without a clock (each move completed by the reply): none, every hands-only injection, and the same
+    player moving twice before the reply, in every profile, Chess960 every third game."""
+    index = 0
+    for kind in (None, *sorted(NO_CLOCK_KINDS, key=lambda k: k.value), "moved-twice"):
+        for profile in PROFILES:
+            seed = 5000 + index
+            game = random_game(seed, max_plies=50, chess960=index % 3 == 2)
+            index += 1
+            twice = None
+            injections: list[Injection] = []
+            if kind == "moved-twice":
+                board = game.board()
+                for ply, move in enumerate(game.mainline_moves(), 1):
+                    if 3 <= ply < 45 and moved_twice_candidates(board, move):
+                        twice = ply
+                        break
+                    board.push(move)
+                if twice is None:
+                    continue
+            elif isinstance(kind, InjectionKind):
+                injections = _injections(seed, game, kind)
+            sim = simulate_game(game, seed=seed, profile=profile, injections=injections, clock=False,
+                                moved_twice=twice, procedures=index % 2 == 1)
+            label = kind.value if isinstance(kind, InjectionKind) else (kind or "none")
+            yield f"noclock/{profile}/{label}/{seed}", None, list(sim.events)
+
+
 def _capture_streams() -> Iterator[tuple[str, GameInfo | None, list[Event]]]:
     for capture in sorted(_CAPTURES.iterdir()):
         if capture.suffix in (".bin", ".jsonl"):
@@ -153,7 +190,7 @@ def _lockstep(events: list[Event], game: GameInfo | None,
     return steps
 
 
-_SIM = list(_sim_streams())
+_SIM = list(_sim_streams()) + list(_noclock_streams())
 
 
 @pytest.mark.parametrize(("name", "game", "events"), _SIM, ids=[s[0] for s in _SIM])

@@ -57,6 +57,8 @@ from boardd.core.events import (
     LoggedPress,
     Marker,
     SquareChanged,
+    clock_reading,
+    square_changed,
 )
 from drivers.dgt.codec import (
     BatteryStatus,
@@ -292,7 +294,7 @@ class DgtMapper:
         content = _PIECES.get(message.code, Marker.UNKNOWN)
         if content is Marker.UNKNOWN:
             content = self._content(message.code, field)  # counted and logged there
-        return SquareChanged(at=at, square=_FIELD_SQUARES[field], content=content)
+        return square_changed(at, _FIELD_SQUARES[field], content)   # SquareChanged(at=at, square=..., content=...)
 
     def clock_times(self, message: ClockTimes, at: float) -> list[BoardEvent]:
         """The events of a clock reading (:meth:`map` of a ``ClockTimes``, without the dispatch)."""
@@ -313,18 +315,11 @@ class DgtMapper:
             self._clock_up = True
             out.append(LinkChanged(at=at, link=Link.CLOCK, up=True, detail=self.clock_model or ""))
         lever_high, running = _LEVER_RUNNING[status & _SIDE_BITS]
-        reading = ClockReading(
-            at=at,
-            left=float(message.left_s),
-            right=float(message.right_s),
-            running=running,
-            lever_high=lever_high,
-            left_flag=message.left_flags & _FLAG_BITS != 0,
-            right_flag=message.right_flags & _FLAG_BITS != 0,
-            battery_low=status & _STATUS_BATTERY_LOW != 0,
-            connected=True,
-            model=self.clock_model,
-        )
+        # ClockReading(at=at, left=..., right=..., running=..., lever_high=..., left_flag=..., right_flag=...,
+        # battery_low=..., connected=True, model=...), built through the slot descriptors (the hot path)
+        reading = clock_reading(at, float(message.left_s), float(message.right_s), running, lever_high,
+                                message.left_flags & _FLAG_BITS != 0, message.right_flags & _FLAG_BITS != 0,
+                                status & _STATUS_BATTERY_LOW != 0, True, self.clock_model)
         last = self._last
         if last is None:
             pass

@@ -309,10 +309,12 @@ class Engine:
                 _LOGGER.exception("engine failed on %r", event)
                 self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="ClockReading")],
                             text="internal error while processing this event (logged)")
-            if not outs:
+            if not outs or (len(outs) == 1 and type(outs[0]) is ClockUpdate):
                 if self.correction.unpublished is None:
-                    return outs  # a reading that changes nothing (most): what the publication gives then
-            elif len(outs) > 1 or type(outs[0]) is not ClockUpdate:
+                    # a reading that changes nothing, or only the times shown (most): what the publication gives
+                    # then (it passes a batch without moves and retractions through as it is)
+                    return outs
+            else:
                 _republish_state(outs, at, False)
             return self.correction.publication(outs, at)
         if self._last_t is not None and at < self._last_t:

@@ -241,7 +241,7 @@ class Replay:
         self.stats.events += 1
         try:
             outputs = self.engine.feed(event)
-            if outputs:  # (_render of nothing renders nothing)
+            if outputs and not self.options.final:  # (_render of nothing, or with --final, renders nothing)
                 publications += self._render(outputs, event.at)
         except Exception:
             # The engine promises not to raise; if it does, the replay goes on with the next event.

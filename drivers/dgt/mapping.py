@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -184,12 +184,6 @@ class ClockButton:
     ack3: int
 
 
-def _went_up(before: ClockReading, now: ClockReading) -> bool:
-    """Whether a time shown by *now* is above *before*'s (most readings: no, and nothing more to look at)."""
-    return ((before.left is not None and now.left is not None and now.left > before.left)
-            or (before.right is not None and now.right is not None and now.right > before.right))
-
-
 class DgtMapper:
     """Turns decoded DGT messages into events; remembers what the device told about itself.
 
@@ -317,15 +311,19 @@ class DgtMapper:
         lever_high, running = _LEVER_RUNNING[status & _SIDE_BITS]
         # ClockReading(at=at, left=..., right=..., running=..., lever_high=..., left_flag=..., right_flag=...,
         # battery_low=..., connected=True, model=...), built through the slot descriptors (the hot path)
-        reading = clock_reading(at, float(message.left_s), float(message.right_s), running, lever_high,
-                                message.left_flags & _FLAG_BITS != 0, message.right_flags & _FLAG_BITS != 0,
-                                status & _STATUS_BATTERY_LOW != 0, True, self.clock_model)
+        left, right = float(message.left_s), float(message.right_s)
+        reading = clock_reading(at, left, right, running, lever_high, message.left_flags & _FLAG_BITS != 0,
+                                message.right_flags & _FLAG_BITS != 0, status & _STATUS_BATTERY_LOW != 0, True,
+                                self.clock_model)
         last = self._last
         if last is None:
             pass
         elif last.lever_high is not lever_high:
             self._pressed = (lever_high.other, at)
-        elif not self._clock_set_by_host and _went_up(last, reading):
+        elif not self._clock_set_by_host and (
+                # a time shown went up (most readings: no, and nothing more to look at)
+                ((last_left := last.left) is not None and left > last_left)
+                or ((last_right := last.right) is not None and right > last_right)):
             for side in (ClockSide.LEFT, ClockSide.RIGHT):
                 before, now = last.time_of(side), reading.time_of(side)
                 if before is None or now is None or now <= before:
@@ -590,10 +588,8 @@ class DgtCaptureCodec:
         self.decoder = DgtDecoder()
         self.mapper = DgtMapper()
         self._host = HostDecoder()
-
-    def decode(self, data: bytes) -> list[DgtMessage]:
-        """Decode received bytes."""
-        return self.decoder.feed(data)
+        #: Decode received bytes (the decoder's ``feed``, without a call in between: every record of a capture).
+        self.decode: Callable[[bytes], list[DgtMessage]] = self.decoder.feed
 
     def spacing(self, message: object) -> float:
         """Synthetic seconds before *message* in a raw capture where no clock runs."""

@@ -275,11 +275,14 @@ class Engine:
         Stepwise, while :attr:`busy` the event waits (queued, in order) and nothing is returned: :meth:`work`
         processes it once the search has ended. Busy with stepwise turned off: the rest is done first, at once.
         """
-        if self.busy:
+        downtime = self.downtime
+        if downtime.search is not None or self._held_back is not None or self._queue:  # (self.busy, inline)
             if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
                 return [*self.finish_work(), *self._feed_now(event)]
             self._queue.append((event, event.at))
             return []
+        if downtime.held is None:  # (what _feed_now does then, without the call: every event of a game)
+            return self._feed_rest([], event)
         return self._feed_now(event)
 
     def _feed_now(self, event: Event) -> list[Output]:

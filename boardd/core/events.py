@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 import chess
 
+from boardd.core._slots import slot_setters
 from boardd.core.errors import EventError
 
 __all__ = [
@@ -57,6 +59,8 @@ __all__ = [
     "SetPlayers",
     "SetResult",
     "SquareChanged",
+    "clock_reading",
+    "square_changed",
 ]
 
 
@@ -505,3 +509,77 @@ ArbiterCommand: TypeAlias = (
 
 #: Everything the engine can be fed.
 Event: TypeAlias = BoardEvent | ArbiterCommand
+
+
+# --- The decoders' hot paths (issue 12) -----------------------------------------------------------------------
+
+
+def _make_clock_reading() -> Callable[..., ClockReading]:
+    setters = slot_setters(ClockReading, ("at", "left", "right", "running", "lever_high", "left_flag",
+                                          "right_flag", "battery_low", "connected", "model"))
+    new = object.__new__
+
+    # (positional arguments: keywords cost on the hot path)
+    def slow(at: float, left: float | None, right: float | None, running: ClockSide | None,  # noqa: PLR0917
+             lever_high: ClockSide | None, left_flag: bool, right_flag: bool, battery_low: bool, connected: bool,
+             model: str | None) -> ClockReading:
+        return ClockReading(at=at, left=left, right=right, running=running, lever_high=lever_high,
+                            left_flag=left_flag, right_flag=right_flag, battery_low=battery_low, connected=connected,
+                            model=model)
+
+    if setters is None:  # pragma: no cover - the fields changed: the constructor
+        return slow
+    (set_at, set_left, set_right, set_running, set_lever, set_left_flag, set_right_flag, set_battery,
+     set_connected, set_model) = setters
+
+    def clock_reading(at: float, left: float | None, right: float | None, running: ClockSide | None,  # noqa: PLR0917 - positional: keywords cost on the hot path
+                      lever_high: ClockSide | None, left_flag: bool, right_flag: bool, battery_low: bool,
+                      connected: bool, model: str | None) -> ClockReading:
+        if (type(at) is not float or not -_INF < at < _INF or type(left) is not float or not left >= 0
+                or type(right) is not float or not right >= 0):
+            return slow(at, left, right, running, lever_high, left_flag, right_flag, battery_low, connected, model)
+        reading = new(ClockReading)
+        set_at(reading, at)
+        set_left(reading, left)
+        set_right(reading, right)
+        set_running(reading, running)
+        set_lever(reading, lever_high)
+        set_left_flag(reading, left_flag)
+        set_right_flag(reading, right_flag)
+        set_battery(reading, battery_low)
+        set_connected(reading, connected)
+        set_model(reading, model)
+        return reading
+    return clock_reading
+
+
+def _make_square_changed() -> Callable[[float, int, Content], SquareChanged]:
+    setters = slot_setters(SquareChanged, ("at", "square", "content"))
+    new = object.__new__
+    if setters is None:  # pragma: no cover - the fields changed: the constructor
+        return lambda at, square, content: SquareChanged(at=at, square=square, content=content)
+    set_at, set_square, set_content = setters
+
+    def square_changed(at: float, square: int, content: Content) -> SquareChanged:
+        if (type(at) is not float or not -_INF < at < _INF or type(square) is not int or not 0 <= square < 64
+                or (content is not None and type(content) is not chess.Piece)):
+            return SquareChanged(at=at, square=square, content=content)
+        event = new(SquareChanged)
+        set_at(event, at)
+        set_square(event, square)
+        set_content(event, content)
+        return event
+    return square_changed
+
+
+#: ``clock_reading(at, left, right, running, lever_high, left_flag, right_flag, battery_low, connected, model)``
+#: is ``ClockReading(at=at, left=left, ...)`` (the same object: equality, hash, repr; the same checks, the same
+#: errors), for the decoders' most frequent event: the usual values (finite float times, both clock times known
+#: floats >= 0) are set through the slot descriptors, which costs half of the frozen dataclass's ``__init__``
+#: (callgrind, issue 12); any other value goes through the constructor and its checks.
+clock_reading: Final = _make_clock_reading()
+
+#: ``square_changed(at, square, content)`` is ``SquareChanged(at=at, square=square, content=content)``, built as
+#: :func:`clock_reading` (a piece or an empty square on a square 0..63 at a finite float time; anything else: the
+#: constructor).
+square_changed: Final = _make_square_changed()

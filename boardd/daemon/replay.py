@@ -241,7 +241,7 @@ class Replay:
         self.stats.events += 1
         try:
             outputs = self.engine.feed(event)
-            if outputs:  # (_render of nothing renders nothing)
+            if outputs and not self.options.final:  # (_render of nothing, or with --final, renders nothing)
                 publications += self._render(outputs, event.at)
         except Exception:
             # The engine promises not to raise; if it does, the replay goes on with the next event.
@@ -267,6 +267,17 @@ class Replay:
         """All publications for *events*, start to finish."""
         for line_no, event in events:
             yield from self.feed(event, line_no)
+        yield from self.finish()
+
+    def run_unnumbered(self, events: Iterable[Event]) -> Iterator[Publication]:
+        """:meth:`run` of events that have no line numbers (a device capture's)."""
+        feed = self.feed
+        if self.options.final:
+            for event in events:
+                feed(event)  # (with --final nothing is published before the end: feed returns [])
+        else:
+            for event in events:
+                yield from feed(event)
         yield from self.finish()
 
 
@@ -298,7 +309,7 @@ def _log_bad_line(stats: ReplayStats) -> Callable[[EventLogError], None]:
     return on_error
 
 
-def _capture_events(path: str, driver: str, stats: Counter[str]) -> Iterator[tuple[int | None, Event]]:
+def _capture_events(path: str, driver: str, stats: Counter[str]) -> Iterator[Event]:
     """Events of a device capture, through ``drivers.capture`` (imported only here).
 
     Raises:
@@ -315,8 +326,7 @@ def _capture_events(path: str, driver: str, stats: Counter[str]) -> Iterator[tup
     events: Iterator[Event] = iter(events_from_capture(Path(path), driver, stats=stats))
     # Start reading now: an unknown family or an unreadable file is a usage error, before any output.
     first = next(events, None)
-    head = [] if first is None else [first]
-    return ((None, event) for event in itertools.chain(head, events))
+    return events if first is None else itertools.chain((first,), events)
 
 
 def _open_text(path: str) -> IO[str]:
@@ -344,7 +354,7 @@ def run(args: argparse.Namespace) -> int:
                 raise FileNotFoundError(source)
             header: LogHeader | None = None
             replay = Replay(header, options)
-            events: Iterable[tuple[int | None, Event]] = _capture_events(source, options.driver, capture_stats)
+            publications = replay.run_unnumbered(_capture_events(source, options.driver, capture_stats))
         else:
             stream = _open_text(args.input)
             try:
@@ -358,12 +368,12 @@ def run(args: argparse.Namespace) -> int:
                 _LOGGER.debug("header unreadable (%s); defaults used", exc)   # read_events reports the line
                 header = None
             replay = Replay(header, options)
-            events = read_events(lines, on_error=_log_bad_line(replay.stats))
+            publications = replay.run(read_events(lines, on_error=_log_bad_line(replay.stats)))
     except (OSError, ConfigError, BoarddError) as exc:
         print(f"boardd replay: {exc}", file=sys.stderr)
         return 2
     try:
-        for publication in replay.run(events):
+        for publication in publications:
             if not args.pgn_only:
                 _write(out, publication.replay_line())
     except BrokenPipeError:

@@ -25,9 +25,12 @@ Nothing here does I/O or reads a clock.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import re
+import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -482,6 +485,27 @@ def _bcd(value: int, what: str, raw: bytes) -> int:
 _BCD: tuple[int, ...] = tuple((b >> 4) * 10 + (b & 0x0F) if b >> 4 <= 5 and b & 0x0F <= 9 else -1 for b in range(256))
 
 
+def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of the slot *name* of the frozen slotted dataclass *cls* (what its ``__init__`` does through
+    ``object.__setattr__``, for half the cost)."""
+    slot = cls.__dict__[name]
+    if not isinstance(slot, types.MemberDescriptorType):  # pragma: no cover - a class without slots
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return slot.__set__
+
+
+if tuple(f.name for f in dataclasses.fields(ClockTimes)) != ("right_s", "left_s", "right_flags", "left_flags",
+                                                              "status"):  # pragma: no cover
+    raise TypeError("_decode_bwtime sets ClockTimes' fields one by one: update it")
+_new = object.__new__
+_set_right_s, _set_left_s, _set_right_flags, _set_left_flags, _set_status = (
+    _slot_setter(ClockTimes, name) for name in ("right_s", "left_s", "right_flags", "left_flags", "status"))
+
+#: :func:`_field_update`'s messages by frame (at most 64 fields x 16 codes).
+_FIELD_UPDATES: dict[bytes, FieldUpdate] = {}
+_FIELD_UPDATES_SIZE = 2048
+
+
 def _ascii(data: bytes, raw: bytes) -> str:
     try:
         return data.decode("ascii")
@@ -505,10 +529,28 @@ def _decode_bwtime(raw: bytes) -> ClockTimes | ClockAck:
     if right_m < 0 or right_sec < 0 or left_m < 0 or left_sec < 0:  # _bcd names the first bad one
         right_m, right_sec = _bcd(b[4], "right minutes", raw), _bcd(b[5], "right seconds", raw)
         left_m, left_sec = _bcd(b[7], "left minutes", raw), _bcd(b[8], "left seconds", raw)
-    right_s = right_h * 3600 + right_m * 60 + right_sec
-    left_s = left_h * 3600 + left_m * 60 + left_sec
-    return ClockTimes(right_s=right_s, left_s=left_s, right_flags=b[3] & 0x70, left_flags=b[6] & 0x70,
-                      status=b[9])
+    # ClockTimes(right_s=..., left_s=..., right_flags=b[3] & 0x70, left_flags=b[6] & 0x70, status=b[9]), built
+    # through the slot descriptors (a reading a second per board; tests/drivers/test_dgt_fast_paths.py)
+    times = _new(ClockTimes)
+    _set_right_s(times, right_h * 3600 + right_m * 60 + right_sec)
+    _set_left_s(times, left_h * 3600 + left_m * 60 + left_sec)
+    _set_right_flags(times, b[3] & 0x70)
+    _set_left_flags(times, b[6] & 0x70)
+    _set_status(times, b[9])
+    return times
+
+
+def _field_update(frame: bytes) -> FieldUpdate:
+    """``FieldUpdate(field=frame[3], code=frame[4])`` of a checked field-update frame, one object per value (a
+    frozen dataclass: 64 fields times a few piece codes, kept in :data:`_FIELD_UPDATES`)."""
+    if type(frame) is not bytes:  # (a bytearray or memoryview has no hash)
+        return FieldUpdate(field=frame[3], code=frame[4])
+    message = _FIELD_UPDATES.get(frame)
+    if message is None:
+        message = FieldUpdate(field=frame[3], code=frame[4])
+        if len(_FIELD_UPDATES) < _FIELD_UPDATES_SIZE:
+            _FIELD_UPDATES[frame] = message
+    return message
 
 
 def decode_message(frame: bytes) -> DgtMessage:
@@ -531,7 +573,7 @@ def decode_message(frame: bytes) -> DgtMessage:
     if message_id == _FIELD_UPDATE:
         if frame[3] > 63:
             raise FrameError(f"field must be 0..63, got {frame[3]}", raw=frame)
-        return FieldUpdate(field=frame[3], code=frame[4])
+        return _field_update(frame)
     if message_id == _BWTIME:
         return _decode_bwtime(frame)
     data = frame[3:]

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -57,6 +57,8 @@ from boardd.core.events import (
     LoggedPress,
     Marker,
     SquareChanged,
+    clock_reading,
+    square_changed,
 )
 from drivers.dgt.codec import (
     BatteryStatus,
@@ -182,12 +184,6 @@ class ClockButton:
     ack3: int
 
 
-def _went_up(before: ClockReading, now: ClockReading) -> bool:
-    """Whether a time shown by *now* is above *before*'s (most readings: no, and nothing more to look at)."""
-    return ((before.left is not None and now.left is not None and now.left > before.left)
-            or (before.right is not None and now.right is not None and now.right > before.right))
-
-
 class DgtMapper:
     """Turns decoded DGT messages into events; remembers what the device told about itself.
 
@@ -292,7 +288,7 @@ class DgtMapper:
         content = _PIECES.get(message.code, Marker.UNKNOWN)
         if content is Marker.UNKNOWN:
             content = self._content(message.code, field)  # counted and logged there
-        return SquareChanged(at=at, square=_FIELD_SQUARES[field], content=content)
+        return square_changed(at, _FIELD_SQUARES[field], content)   # SquareChanged(at=at, square=..., content=...)
 
     def clock_times(self, message: ClockTimes, at: float) -> list[BoardEvent]:
         """The events of a clock reading (:meth:`map` of a ``ClockTimes``, without the dispatch)."""
@@ -313,24 +309,21 @@ class DgtMapper:
             self._clock_up = True
             out.append(LinkChanged(at=at, link=Link.CLOCK, up=True, detail=self.clock_model or ""))
         lever_high, running = _LEVER_RUNNING[status & _SIDE_BITS]
-        reading = ClockReading(
-            at=at,
-            left=float(message.left_s),
-            right=float(message.right_s),
-            running=running,
-            lever_high=lever_high,
-            left_flag=message.left_flags & _FLAG_BITS != 0,
-            right_flag=message.right_flags & _FLAG_BITS != 0,
-            battery_low=status & _STATUS_BATTERY_LOW != 0,
-            connected=True,
-            model=self.clock_model,
-        )
+        # ClockReading(at=at, left=..., right=..., running=..., lever_high=..., left_flag=..., right_flag=...,
+        # battery_low=..., connected=True, model=...), built through the slot descriptors (the hot path)
+        left, right = float(message.left_s), float(message.right_s)
+        reading = clock_reading(at, left, right, running, lever_high, message.left_flags & _FLAG_BITS != 0,
+                                message.right_flags & _FLAG_BITS != 0, status & _STATUS_BATTERY_LOW != 0, True,
+                                self.clock_model)
         last = self._last
         if last is None:
             pass
         elif last.lever_high is not lever_high:
             self._pressed = (lever_high.other, at)
-        elif not self._clock_set_by_host and _went_up(last, reading):
+        elif not self._clock_set_by_host and (
+                # a time shown went up (most readings: no, and nothing more to look at)
+                ((last_left := last.left) is not None and left > last_left)
+                or ((last_right := last.right) is not None and right > last_right)):
             for side in (ClockSide.LEFT, ClockSide.RIGHT):
                 before, now = last.time_of(side), reading.time_of(side)
                 if before is None or now is None or now <= before:
@@ -595,10 +588,8 @@ class DgtCaptureCodec:
         self.decoder = DgtDecoder()
         self.mapper = DgtMapper()
         self._host = HostDecoder()
-
-    def decode(self, data: bytes) -> list[DgtMessage]:
-        """Decode received bytes."""
-        return self.decoder.feed(data)
+        #: Decode received bytes (the decoder's ``feed``, without a call in between: every record of a capture).
+        self.decode: Callable[[bytes], list[DgtMessage]] = self.decoder.feed
 
     def spacing(self, message: object) -> float:
         """Synthetic seconds before *message* in a raw capture where no clock runs."""

@@ -282,11 +282,14 @@ class Engine:
         if (type(event) is SquareChanged and self.quiet and self.downtime.search is None and self._held_back is None
                 and not self._queue and self.downtime.held is None):
             return self._feed_square(event)  # not busy, no held board: what _feed_now would do next
-        if self.busy:
+        downtime = self.downtime
+        if downtime.search is not None or self._held_back is not None or self._queue:  # (self.busy, inline)
             if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
                 return [*self.finish_work(), *self._feed_now(event)]
             self._queue.append((event, event.at))
             return []
+        if downtime.held is None:  # (what _feed_now does then, without the call: every event of a game)
+            return self._feed_rest([], event)
         return self._feed_now(event)
 
     def _feed_now(self, event: Event) -> list[Output]:
@@ -349,10 +352,12 @@ class Engine:
                 _LOGGER.exception("engine failed on %r", event)
                 self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event="ClockReading")],
                             text="internal error while processing this event (logged)")
-            if not outs:
+            if not outs or (len(outs) == 1 and type(outs[0]) is ClockUpdate):
                 if self.correction.unpublished is None:
-                    return outs  # a reading that changes nothing (most): what the publication gives then
-            elif len(outs) > 1 or type(outs[0]) is not ClockUpdate:
+                    # a reading that changes nothing, or only the times shown (most): what the publication gives
+                    # then (it passes a batch without moves and retractions through as it is)
+                    return outs
+            else:
                 _republish_state(outs, at, False)
             return self.correction.publication(outs, at)
         if self._last_t is not None and at < self._last_t:

@@ -39,6 +39,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex
+from boardd.core.record import shared_prefix
 from boardd.core.settings import Regime
 
 #: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
@@ -103,6 +104,9 @@ class MadeMoves:
         self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
         self.released: _Released | None = None
+        #: :meth:`law_moves`: the records counted, and the moves White and Black completed in the first *i* of them
+        self._counted: list[MoveRecord] = []
+        self._completed: list[tuple[int, int]] = [(0, 0)]
         #: the RELEASED_MOVE_CHANGED raised for the ply being made (updated by a later change, not raised again)
         self.changed: _Changed | None = None
         #: PROMOTION_CHOICE_CHANGED and CHESS960_CASTLING_ORDER raised for the ply being made, by code (the same:
@@ -112,9 +116,29 @@ class MadeMoves:
         self.model_before: tuple[int, ClockModel] | None = None
 
     def law_moves(self, color: chess.Color) -> int:
-        """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start."""
-        done = sum(1 for r in self.g.records if r.side == color and r.completed_at is not None)
-        return self.g.base_moves[color] + done
+        """Moves *color* has completed by the Laws (6.2.1), counting the moves before a set-up start.
+
+        The count of :func:`completed_moves` over the record, kept record by record (asked at every press:
+        issue 12, a walk of the whole game each time): the records already counted are compared with the
+        record (:func:`~boardd.core.record.shared_prefix`, at C speed) and only those after the first that
+        changed are counted again.
+        """
+        records = self.g.records
+        counted, completed = self._counted, self._completed
+        keep = shared_prefix(counted, records)
+        if keep < len(counted):
+            del counted[keep:], completed[keep + 1:]
+        white, black = completed[-1]
+        for index in range(keep, len(records)):
+            record = records[index]
+            if record.completed_at is not None:
+                if record.side == chess.WHITE:
+                    white += 1
+                else:
+                    black += 1
+            counted.append(record)
+            completed.append((white, black))
+        return self.g.base_moves[color] + (white if color == chess.WHITE else black)
 
     def settle(self, outs: list[Output], now: float) -> None:
         cand = self.g.cand
@@ -735,3 +759,8 @@ class MadeMoves:
             self.e.findings.raise_finding(outs, "DRAW_CLAIM_AVAILABLE", side, at, [],
                         text=f"a claim by {'White' if side else 'Black'} would be correct: {kind} (arbiter only)")
         self.draw_avail[side] = available
+
+
+def completed_moves(records: list[MoveRecord], color: chess.Color) -> int:
+    """The moves *color* completed in *records* (the definition :meth:`MadeMoves.law_moves` keeps)."""
+    return sum(1 for r in records if r.side == color and r.completed_at is not None)

@@ -461,10 +461,14 @@ class Recognition:
         key = self.g.phys.key()
         keys = self.g.keys
         last = len(keys) - 1
-        for ply in range(last - 1, -1 if depth is None else max(-1, last - depth - 1), -1):
-            if keys[ply] == key:
-                return ply
-        return None
+        low = 0 if depth is None else max(0, last - depth)
+        if low >= last:
+            return None
+        # the plies last - 1 down to low, latest first: one search at C speed (a walk of the game, issue 12)
+        try:
+            return last - 1 - keys[last - 1:low - 1 if low else None:-1].index(key)
+        except ValueError:
+            return None
 
     def _start_contradicted(self) -> bool:
         """The opponent seemed to have started, but the board is the last mover's made move changed (R07)."""

@@ -131,7 +131,7 @@ class WhoseChange:
         """The side to move is touching pieces: the previous mover's post-made window closes."""
         if self.g.opp_started:
             return
-        if not any(x[1] for x in self.g.seg_lifts) and not self.g.seg_places:
+        if not self.g.seg_lifts and not self.g.seg_places:  # (any lift: a1 is square 0)
             return
         if self._castling_rook_lifted(not side):
             return  # the mover finishing his castling, or the opponent's capture of that rook: known at the place

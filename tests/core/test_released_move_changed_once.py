@@ -159,6 +159,8 @@ def test_a_released_move_changed_again_is_one_alert(case: Case) -> None:
     final = table.engine.g.irr[changed.id]
     assert final.suggestion.move == sans[0]
     assert all(san in final.suggestion.text for san in sans), final.suggestion.text
+    cited = changed.suggestion.text.rsplit("(", 1)[1]  # the article as raised, in the edition's numbering
+    assert final.suggestion.text.endswith("(" + cited), "an update cites the edition's article, as the raise did"
     assert len(final.evidence) >= len(changed.evidence) + case.changes - 1
     _journal_rebuilds(table)
 

@@ -380,7 +380,7 @@ class MadeMoves:
             seen = set(found.evidence)
             evidence = found.evidence + tuple(x for x in self.g.seg_evidence[-6:] if x not in seen) \
                 + (Evidence(at=at, event=f"changed to {now}"),)
-            text = self._changed_text(known.first, known.moves)
+            text = cite_all(self._changed_text(known.first, known.moves), self.g.edition)  # (as raise_finding)
             suggestion = dataclasses.replace(found.suggestion, text=text, reinstate_ply=reinstate_ply
                                              if reinstate_ply is not None else found.suggestion.reinstate_ply)
             update = dataclasses.replace(found, evidence=evidence, suggestion=suggestion)

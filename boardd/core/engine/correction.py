@@ -143,6 +143,8 @@ class Correction:
         #: the cycle of an illegal move that stood because its offender played on after the reply, and the ply of
         #: that move (:meth:`on_move_made`): open again if that move is taken back before it was completed
         self.stood: tuple[int, _Cycle] | None = None
+        #: the last cycle closed (by the replacement move, :meth:`replaced`)
+        self.closed: _Cycle | None = None
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -625,6 +627,14 @@ class Correction:
             return
         self.close(outs, at)
 
+    def replaced(self, ply: int) -> tuple[str, chess.Color] | None:
+        """The illegal-move finding and offender of the cycle the move at *ply* closed as the replacement after
+        a reinstatement (7.5.1: the position before it put back, not put right to a law-based move), else None."""
+        cycle = self.closed
+        if cycle is None or cycle.ply != ply or cycle.reinstated_at is None or cycle.fixed is not None:
+            return None
+        return cycle.irregularity_id, cycle.offender
+
     def taken_back(self, ply: int) -> None:
         """The move *ply* was taken back on the board before it was completed (not a move of the game after all,
         :meth:`kept_back_undone`, ``MadeMoves.take_back``): if it was what made an illegal move stand (the offender
@@ -639,6 +649,7 @@ class Correction:
         if cycle is None:
             return
         self.cycle = None
+        self.closed = cycle
         if cycle.reinstated_at is not None:
             self._rule(outs, cycle, at, final=True)
 

@@ -465,6 +465,15 @@ class MadeMoves:
                             text=f"the replacement move after the reinstatement ({due[0]}) was made with another "
                                  f"piece although the piece on {chess.square_name(due[2])} can move (4.3, 7.5.1)",
                             constraints=(f"move the piece on {chess.square_name(due[2])}",))
+        queen = self._queen_due(move, pre_board, side) if move.promotion and not recovered else None
+        if queen is not None:
+            touch_done = True
+            self.e.findings.raise_finding(outs, "TOUCH_MOVE_VIOLATION", side, at, self.g.seg_evidence[-4:],
+                        incident=queen[0], related=(queen[0],), move=queen[1],
+                        text=f"the replacement move after the reinstatement ({queen[0]}) is {pre_board.san(move)}: "
+                             f"the pawn left on the last rank is replaced by a queen, {queen[1]} "
+                             f"({'7.5 a' if self.g.edition == 2014 else '7.5.2'})",
+                        constraints=(f"{queen[1]} (the pawn is replaced by a queen)",))
         if move.promotion and not replaced and not recovered:
             first_piece = next((p for _, sq, p in self.g.seg_places if sq == move.to_square and p.color == side
                                 and p.piece_type not in (chess.PAWN, chess.KING)), None)
@@ -474,6 +483,21 @@ class MadeMoves:
                             move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
                             text="the first piece placed on the promotion square stands (4.4.4)")
         return touch_done
+
+    def _queen_due(self, move: chess.Move, pre_board: chess.Board, side: chess.Color) -> tuple[str, str] | None:
+        """From 2014 the move replacing a pawn left on the last rank (7.5.2), after the position before it was
+        reinstated, is that pawn's promotion to a queen: (the finding, the queen move) when *move* is another
+        promotion, else None (E2009: the choice is open, 7.4 a via 4.3/4.6)."""
+        if self.g.edition < 2014:
+            return None
+        replaced = self.e.correction.replaced(len(self.g.records) - 1)
+        irr = self.g.irr.get(replaced[0]) if replaced is not None and replaced[1] == side else None
+        if irr is None or irr.code != "PAWN_NOT_REPLACED" or irr.suggestion.move is None:
+            return None
+        queen = pre_board.parse_san(irr.suggestion.move)
+        if queen == move or queen.from_square != move.from_square:
+            return None
+        return irr.id, irr.suggestion.move
 
     def _castling_and_knock(self, outs: list[Output], move: chess.Move, pre_board: chess.Board, *,
                             lifts: list[tuple[float, int, chess.Piece]], side: chess.Color, at: float,

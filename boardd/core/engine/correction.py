@@ -145,6 +145,9 @@ class Correction:
         self.stood: tuple[int, _Cycle] | None = None
         #: the last cycle closed (by the replacement move, :meth:`replaced`)
         self.closed: _Cycle | None = None
+        #: presses the clock counted and the Laws do not, per side: an illegal move's, reinstated; the arbiter's
+        #: restart by the lever on a running clock
+        self.counted: dict[chess.Color, list[str]] = {}
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -635,6 +638,11 @@ class Correction:
             return None
         return cycle.irregularity_id, cycle.offender
 
+    def counted_presses(self, side: chess.Color) -> list[str]:
+        """The presses of *side*'s clock counted by its move counter and not by the Laws (7.1): the illegal moves
+        reinstated, the arbiter's restarts on a running clock."""
+        return self.counted.get(side, [])
+
     def taken_back(self, ply: int) -> None:
         """The move *ply* was taken back on the board before it was completed (not a move of the game after all,
         :meth:`kept_back_undone`, ``MadeMoves.take_back``): if it was what made an illegal move stand (the offender
@@ -706,6 +714,8 @@ class Correction:
             return
         cycle.reinstated_at = at
         cycle.how = how
+        # the illegal press was a press of the clock's move counter that the Laws do not count (7.5.1 / 7.1)
+        self.counted.setdefault(cycle.offender, []).append(f"the illegal press ({cycle.irregularity_id})")
         self.confirmed.discard(cycle.irregularity_id)
         self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
         self._rule(outs, cycle, at, final=False)
@@ -790,6 +800,8 @@ class Correction:
                 # pieces anywhere are that position on its way: a piece set down on the way, not yet moved on)
                 return False
         cycle.restarted = True
+        # a press of the presser's side for the clock's move counter that the Laws do not count (7.1)
+        self.counted.setdefault(presser, []).append(f"the arbiter's restart ({cycle.irregularity_id})")
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                               details={"clock_restarted_for": "white" if cycle.offender == chess.WHITE else "black",
                                        "irregularity": cycle.irregularity_id}))

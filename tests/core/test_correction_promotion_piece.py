@@ -16,12 +16,15 @@ unflagged.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import chess
 import pytest
 
-from boardd.core.outputs import Severity, Status
+from boardd.core.engine import Engine
+from boardd.core.outputs import IrregularityRaised, Output, Severity, Status
+from drivers.sim import Correction, CorrectionKind, correction_applicable, random_game, simulate_game
 from tests.core.correction_audit_rig import Rig, pawn_to_last_rank, random_hands, restore_steps, run_steps
 from tests.core.test_correction_audit import PROMOTIONS, random_clocking
 from tests.core.test_scenarios import Scn, check, run
@@ -159,3 +162,50 @@ CASES = [(seed, edition) for edition in (2009, 2014, 2018, 2023) for seed in ran
 @pytest.mark.parametrize(("seed", "edition"), CASES, ids=[f"seed{s}-{e}" for s, e in CASES])
 def test_pawn_exchanged_for_a_chosen_piece_in_any_order(seed: int, edition: int) -> None:
     assert exchanged(seed, edition) == []
+
+
+# ------------------------------------------------------------------------------------------- the simulator's cycle
+
+
+def _sim_cases(count: int) -> list[tuple[int, int]]:
+    """(game seed, ply) of random games with a queen promotion the pawn-not-replaced cycle can precede."""
+    cases = []
+    for seed in range(400):
+        game = random_game(seed)
+        board = game.board()
+        for index, move in enumerate(list(game.mainline_moves())[:-2]):
+            if index >= 2 and correction_applicable(CorrectionKind.PAWN_NOT_REPLACED, board, move):
+                cases.append((seed, index + 1))
+                break
+            board.push(move)
+        if len(cases) == count:
+            break
+    return cases
+
+
+SIM_CASES = _sim_cases(12)
+
+
+@pytest.mark.parametrize(("seed", "ply"), SIM_CASES, ids=[f"game{s}-ply{p}" for s, p in SIM_CASES])
+def test_the_simulators_e2009_cycle_exchanging_or_reinstating_is_one_alert(seed: int, ply: int) -> None:
+    """drivers.sim's pawn-not-replaced cycle in E2009: the arbiter reinstates (the pawn moves again) or exchanges
+    the pawn on its square for the piece chosen, at random; replayed, the record is the game and the finding is the
+    one alert, put right by the board."""
+    game = random_game(seed)
+    sim = simulate_game(game, seed=seed, profile="clean", corrections=[Correction(CorrectionKind.PAWN_NOT_REPLACED,
+                                                                                  ply)], edition=2009)
+    engine = Engine(sim.header.rules, sim.game)
+    outs: list[Output] = []
+    latest = sim.events[0].at
+    for event in sim.events:
+        latest = max(latest, event.at)
+        while (due := engine.next_deadline()) is not None and due < latest:
+            outs += engine.advance(due)
+        outs += engine.feed(event if event.at >= latest else dataclasses.replace(event, at=latest))
+    outs += engine.advance(latest + 30.0)
+    label = next(label for at, label in sim.handled if at == ply and label.startswith("correction/"))
+    assert [m.uci for m in engine.state.moves] == sim.moves, label
+    raised = [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
+    assert [i.code for i in raised if i.severity is not Severity.INFO] == ["PAWN_NOT_REPLACED"], label
+    final = next(i for i in engine.irregularities if i.code == "PAWN_NOT_REPLACED")
+    assert final.status is Status.RESOLVED or ("running" in label and " exchanged" in label), (label, final.ruling)

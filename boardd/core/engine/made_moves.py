@@ -69,6 +69,14 @@ class _Changed:
     moves: list[str]  # the moves it was changed to, in order
 
 
+def _illegal_signature(board: chess.Board) -> tuple[int, int, int]:
+    """What makes a position illegal in R23's sense: the pawns on the last ranks, and the kings' squares when both
+    are in check (the same signature after the next moves: the same illegal position still on the board)."""
+    kings = board.kings if _illegal_position(board) == "both kings in check" else 0
+    return board.pawns & (chess.BB_RANK_1 | chess.BB_RANK_8), board.occupied_co[chess.WHITE] & board.pawns & \
+        (chess.BB_RANK_1 | chess.BB_RANK_8), kings
+
+
 class MadeMoves:
     """Made moves and release (rules-spec §3.4; articles 4.6, 4.7; game end 5, 9.6): the record grows here."""
 
@@ -77,6 +85,8 @@ class MadeMoves:
         self.g = e.g
         self.rules = e.rules
         self.pending_position: tuple[str, int] | None = None
+        #: the illegal position that persisted (R23: its draw suggested), :func:`_illegal_signature`
+        self.persisted: tuple[int, int, int] | None = None
         self.draw_avail = {chess.WHITE: False, chess.BLACK: False}
         #: a candidate (LEGAL(m) on the board) dropped before ``T_settle`` by a change, the official position it
         #: was a move from and whether a captured piece was parked in it (:meth:`replied_before_settled`)
@@ -562,7 +572,10 @@ class MadeMoves:
                     self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PERSISTS", None, at, [], result="1/2-1/2",
                                 text="the illegal position is still on the board after the next completed move: "
                                      "draw (A.5.4)")
+                    self.persisted = _illegal_signature(board)
                     return
+        if illegal_pos and self.persisted is not None and self.persisted == _illegal_signature(board):
+            return  # the same illegal position still there: its draw was suggested already (one incident, one alert)
         if illegal_pos and self.g.regime == Regime.OTHERWISE.value:
             irr = self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PENDING", None, at, [],
                               text=f"{illegal_pos}: wait for the next completed move; draw if it is still there")

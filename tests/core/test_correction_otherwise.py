@@ -15,6 +15,7 @@ had been suggested, every later completed move raised ILLEGAL_POSITION_PENDING a
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import chess
@@ -24,7 +25,15 @@ from boardd.core.events import Resolve
 from boardd.core.outputs import Severity, Status
 from boardd.core.settings import Regime
 from tests.core.correction_audit_rig import Rig, pawn_to_last_rank, random_hands, restore_steps, run_steps
-from tests.core.test_correction_audit import PROMOTIONS
+from tests.core.test_correction_audit import (
+    PROMOTIONS,
+    _correct,
+    _finish,
+    _illegal_moves,
+    _open,
+    _random_game,
+    random_clocking,
+)
 from tests.core.test_scenarios import Scn, check, run
 
 _PRESS = "0 L b7 · 300 P b8 wP · 700 C W"
@@ -125,3 +134,76 @@ CASES = [(seed, edition, tc) for edition in (2009, 2018, 2023) for tc in ("900+1
 @pytest.mark.parametrize(("seed", "edition", "tc"), CASES, ids=[f"seed{s}-{e}-{t}" for s, e, t in CASES])
 def test_the_claimed_pawn_exchanged_in_any_order(seed: int, edition: int, tc: str) -> None:
     assert exchanged_on_claim(seed, edition, tc) == []
+
+
+# ------------------------------------------------------------------------------- the arbiter acting in the window
+
+
+def second_illegal_corrected_on_the_board(seed: int, edition: int, tc: str) -> list[str]:
+    """Two illegal moves by the same player; each time the arbiter (or the opponent calling him) stops the clock
+    before the opponent's next move and the position before it is put back on the board, any order; nothing entered
+    on the tablet. 7.5.5 applies in the window (A.4.2 / A.5.2; E2014 A.4 b, E2009 A.4 c / B.3 c): the count follows,
+    the second illegal move's suggestion is the Laws' (the loss from 2014; E2009 rapid: two minutes again, the third
+    loses; E2009 blitz and E2014: already the first)."""
+    rng = random.Random(seed)
+    start = _random_game(rng, rng.randrange(6, 24))
+    rig = Rig(None, edition=edition, tc=tc, regime=Regime.OTHERWISE, seconds=float(tc.split("+", 1)[0]))
+    _open(rig, start)
+    blitz = tc == "180+2"
+    findings = []
+    for round_ in range(2):
+        offender = rig.board.turn
+        ply = len(rig.board.move_stack)
+        before = rig.board.copy()
+        candidates = [i for i in _illegal_moves(rig.board) if rig.board.piece_at(i.from_square).piece_type
+                      != chess.KING]
+        if not candidates or rig.board.is_game_over():
+            return []
+        ill = rng.choice(candidates)
+        piece = rig.board.piece_at(ill.from_square)
+        assert piece is not None
+        rig.lift(ill.from_square)
+        rig.t += rng.uniform(0.2, 0.8)
+        if ill.to_square in rig.phys:
+            rig.lift(ill.to_square)
+            rig.t += rng.uniform(0.05, 0.3)
+        rig.place(ill.to_square, piece)
+        rig.t += rng.uniform(0.3, 1.5)
+        rig.press(offender)
+        rig.t += rng.uniform(0.5, 3.0)
+        rig.outs += rig.engine.advance(rig.t)
+        new = [i for i in rig.raised() if i.severity is Severity.ILLEGAL_MOVE and i.id not in findings]
+        if len(new) != 1:
+            return [f"round {round_} at the press: {[(i.code, i.subtype) for i in rig.raised()]}"]
+        findings.append(new[0].id)
+        clocking = dataclasses.replace(random_clocking(rng), paused=True, pause_late=False, tablet="none",
+                                       restart=rng.choice(("lever-while-paused", "lever-after-resume")))
+        _correct(rig, rng, before, offender, reinstate_ply=ply, hands=random_hands(rng, noisy=True),
+                 clocking=clocking, penalty=60 if edition == 2023 or blitz else 120)
+        if round_ == 0:
+            # the replacement, then the game goes on to the same player's next move
+            _finish(rig, rng, ill.from_square, more=1)
+    final = {i.id: i for i in rig.engine.irregularities}
+    first, second = final[findings[0]], final[findings[1]]
+    loss_first = edition == 2014 or (edition == 2009 and blitz)
+    loss_second = loss_first or edition >= 2018
+    problems = []
+    for finding, loss in ((first, loss_first), (second, loss_second)):
+        if (finding.suggestion.result is not None) != loss:
+            problems.append(f"{finding.id}: {finding.suggestion.text}")
+        if finding.status is not Status.RESOLVED:
+            problems.append(f"{finding.id} {finding.status}")
+    reached = [i for i in rig.raised() if i.code == "ILLEGAL_MOVE_LIMIT_REACHED"]
+    if bool(reached) != loss_second:
+        problems.append(f"ILLEGAL_MOVE_LIMIT_REACHED: {len(reached)}")
+    return problems
+
+
+CASES_TWO = [(seed, edition, tc) for edition in (2009, 2014, 2018, 2023) for tc in ("900+10", "180+2")
+             for seed in range(10)]
+
+
+@pytest.mark.parametrize(("seed", "edition", "tc"), CASES_TWO, ids=[f"seed{s}-{e}-{t}" for s, e, t in CASES_TWO])
+def test_the_arbiter_correcting_on_the_board_in_the_window_counts_the_illegal_move(seed: int, edition: int,
+                                                                                    tc: str) -> None:
+    assert second_illegal_corrected_on_the_board(seed, edition, tc) == []

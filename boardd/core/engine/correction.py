@@ -726,7 +726,28 @@ class Correction:
         self.counted.setdefault(cycle.offender, []).append(f"the illegal press ({cycle.irregularity_id})")
         self.confirmed.discard(cycle.irregularity_id)
         self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
+        self._acted_in_window(outs, cycle, at)
         self._rule(outs, cycle, at, final=False)
+
+    def _acted_in_window(self, outs: list[Output], cycle: _Cycle, at: float) -> None:
+        """The "otherwise" regime (R22): the arbiter who acts on the illegal move before the opponent's next move
+        (the clock paused, the position put back or put right on the board) applies 7.5.5 as on a claim (A.4.2,
+        A.5.2: "if the arbiter observes an action taken under 7.5.1-7.5.4"): the move counts, its suggestion is that
+        of the count (the second loses), whether or not he also enters the ruling on the tablet."""
+        g = self.g
+        if g.regime != Regime.OTHERWISE.value or not (cycle.arbiter_seen or g.paused):
+            return
+        win = next((w for w in g.claim_windows if w.irregularity_id == cycle.irregularity_id), None)
+        irr = g.irr.get(cycle.irregularity_id)
+        if win is None or irr is None:
+            return
+        win.claimed = True
+        g.claim_windows.remove(win)
+        pen = self.e.findings.count_claim(irr, win.offender)
+        self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=dataclasses.replace(
+            irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
+            remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)))
+        self.e.findings.note_limit(outs, irr.id, at)
 
     def board_fixed(self, outs: list[Output], irr_id: str, san: str, at: float) -> None:
         """The board shows the law-based outcome (7.5.2: the pawn replaced by a queen; a castling or en passant
@@ -738,6 +759,7 @@ class Correction:
             cycle.reinstated_at = at
             cycle.fixed = san
             cycle.restarted = True  # the opponent's clock runs on: nothing to restart
+            self._acted_in_window(outs, cycle, at)
             self._rule(outs, cycle, at, final=False)
             return
         irr = self.g.irr.get(irr_id)

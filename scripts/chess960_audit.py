@@ -1,6 +1,7 @@
 """Sweep of the Chess960 castling audit (tests/core/chess960_audit.py) over all 960 start arrays.
 
     .venv/bin/python scripts/chess960_audit.py [--per-array N] [--seed S] [--show K]
+    .venv/bin/python scripts/chess960_audit.py --table     # procedure x outcome, one case per array (~2 min)
 
 Prints the failing procedures per geometry category and per procedure, and the first K failures.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.core import chess960_audit as audit
 from tests.core.chess960_audit import (
     cases,
     illegal_cases,
@@ -23,8 +25,41 @@ from tests.core.chess960_audit import (
     run_castling_found_later,
     run_found_later,
     run_illegal,
+    run_incomplete,
     run_king_released,
 )
+
+
+def table(seed: int) -> int:
+    """Procedure x outcome over all 960 arrays: the cases where the procedure applies, right, wrong (by the first
+    problem of each wrong case)."""
+    bad_total = 0
+
+    def tally(name: str, results: list[tuple[str, str, list[str]]]) -> None:
+        nonlocal bad_total
+        done = [r for r in results if r[0] not in ("unreachable", "not constructible",
+                                                   "no illegal move leaving the castling")
+                and not r[0].startswith("n/a")]
+        bad = [r for r in done if r[2]]
+        bad_total += len(bad)
+        kinds = Counter(r[2][0][:60] for r in bad)
+        print(f"{name:38s} {len(done):4d} cases {len(done) - len(bad):4d} right {len(bad):4d} wrong  "
+              f"{dict(kinds.most_common(3))}", flush=True)
+
+    arrays = list(range(960))
+    for proc in (*audit.KING_ROOK, *audit.STAYS, *audit.KING_TAKES_ROOK):
+        results = [audit.run(c) for c in audit.cases(seed, 960, arrays=arrays, procedures=(proc,))]
+        tally("legal " + proc, [r for r in results if r[1].split("/")[0] == proc])  # (not the fallbacks)
+    tally("pressed before it is finished", [audit.run_incomplete(c)
+                                            for c in audit.later_cases(seed, 960, "incomplete")])
+    tally("illegal castling (+ correction)", [audit.run_illegal(c) for c in audit.illegal_cases(seed, 960)])
+    tally("king released, rook never moved", [audit.run_king_released(c)
+                                              for c in audit.later_cases(seed, 960, "king-released")])
+    tally("illegal move found later across a castling", [audit.run_found_later(c)
+                                                         for c in audit.later_cases(seed, 960, "found-later")])
+    tally("illegal castling found later", [audit.run_castling_found_later(c)
+                                           for c in audit.later_cases(seed, 960, "castling-found-later")])
+    return 1 if bad_total else 0
 
 
 def main() -> int:
@@ -37,8 +72,16 @@ def main() -> int:
     ap.add_argument("--king-released", type=int, default=0, help="N kings released, rook unmoved")
     ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
     ap.add_argument("--castling-found-later", type=int, default=0, help="N illegal castlings found later")
+    ap.add_argument("--incomplete", type=int, default=0, help="N castlings pressed before they are finished")
+    ap.add_argument("--table", action="store_true",
+                    help="every procedure over the 960 arrays (one random case per array): right / wrong")
+    ap.add_argument("--procedure", action="append", default=[],
+                    help="only this procedure (repeatable; e.g. king_on_rook), one case per array")
     args = ap.parse_args()
-    todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)))
+    if args.table:
+        return table(args.seed)
+    todo = cases(args.seed, args.arrays * args.per_array, arrays=list(range(args.arrays)),
+                 **({"procedures": tuple(args.procedure)} if args.procedure else {}))  # type: ignore[arg-type]
     runner = run
     if args.illegal:
         todo = illegal_cases(args.seed, args.illegal)  # type: ignore[assignment]
@@ -49,6 +92,9 @@ def main() -> int:
     if args.castling_found_later:
         todo = later_cases(args.seed, args.castling_found_later, "castling-found-later")  # type: ignore[assignment]
         runner = run_castling_found_later  # type: ignore[assignment]
+    if args.incomplete:
+        todo = later_cases(args.seed, args.incomplete, "incomplete")  # type: ignore[assignment]
+        runner = run_incomplete  # type: ignore[assignment]
     if args.found_later:
         todo = later_cases(args.seed, args.found_later, "found-later")  # type: ignore[assignment]
         runner = run_found_later  # type: ignore[assignment]

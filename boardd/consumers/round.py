@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import chess
 
 from boardd.consumers.relay import MqttSettings, load_config
 from boardd.core.errors import BoarddError, ConfigError
@@ -114,8 +115,11 @@ class BoardPlan:
 
 
 def new_game_payload(pairing: Pairing, round_no: int, *, command_id: str, event: str = "",
-                     time_control: str = "", token: str = "") -> dict[str, Any]:
-    """The ``new-game`` command of one game (mqtt-contract.md; fields of boardd.daemon.commands)."""
+                     time_control: str = "", token: str = "", start_fen: str = "") -> dict[str, Any]:
+    """The ``new-game`` command of one game (mqtt-contract.md; fields of boardd.daemon.commands).
+
+    *start_fen*: the round's Chess960 start position (X-FEN), sent with ``variant: chess960``.
+    """
     payload: dict[str, Any] = {"id": command_id, "white": pairing.white.name[:200], "black": pairing.black.name[:200],
                                "round": str(round_no), "board_no": pairing.board_no}
     if event:
@@ -124,12 +128,36 @@ def new_game_payload(pairing: Pairing, round_no: int, *, command_id: str, event:
         payload["time_control"] = time_control
     if token:
         payload["token"] = token
+    if start_fen:
+        payload["start_fen"] = start_fen
+        payload["variant"] = "chess960"
     return payload
 
 
+def chess960_start(text: str) -> str:
+    """The X-FEN of ``--chess960``: a start array's number (0-959, Scharnagl) or a Chess960 FEN.
+
+    Raises:
+        ConfigError: neither.
+    """
+    text = text.strip()
+    if text.isdigit():
+        if not 0 <= int(text) <= 959:
+            raise ConfigError(f"--chess960: a start array is numbered 0-959, got {text}")
+        return chess.Board.from_chess960_pos(int(text)).fen()
+    try:
+        board = chess.Board(text, chess960=True)
+    except ValueError as exc:
+        raise ConfigError(f"--chess960: not a start number nor a FEN: {exc}") from None
+    if not board.is_valid():
+        raise ConfigError(f"--chess960: not a legal position: {board.status()!r}")
+    return board.fen()
+
+
 def plan_round(round_file: RoundFile, boards: BoardsMap, *, event: str = "", time_control: str = "",
-               token: str = "", stamp: str = "") -> list[BoardPlan]:
-    """The command for every game; two games on one board id is an error.
+               token: str = "", stamp: str = "", start_fen: str = "") -> list[BoardPlan]:
+    """The command for every game; two games on one board id is an error. *start_fen*: the round's Chess960
+    start position (every game of a Chess960 round from the same array, as usual), else the boards' own.
 
     Raises:
         TournamentFileError: a board id that is not a valid id, or used twice.
@@ -148,7 +176,7 @@ def plan_round(round_file: RoundFile, boards: BoardsMap, *, event: str = "", tim
         command_id = f"round{round_file.round}-b{pairing.board_no}{'-' + stamp if stamp else ''}"
         plans.append(BoardPlan(pairing, board, new_game_payload(pairing, round_file.round, command_id=command_id,
                                                                 event=event, time_control=time_control,
-                                                                token=token)))
+                                                                token=token, start_fen=start_fen)))
     return plans
 
 
@@ -306,6 +334,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--dry-run", action="store_true", help="print the games and the commands; send nothing")
             p.add_argument("--event", help="the Event of every game (default: the TRF's 012 line, else the boards')")
             p.add_argument("--time-control", help="PGN TimeControl of every game (default: the boards')")
+            p.add_argument("--chess960", metavar="N|FEN",
+                           help="the round's Chess960 start position for every game: its number 0-959 or its FEN "
+                                "(default: the boards' variant; a board configured for Chess960 takes the array "
+                                "set up on it)")
             p.add_argument("--token-file", type=Path, help="file with the arbiter command token of the boards")
             p.add_argument("--wait", type=float, default=15.0, help="seconds to wait for the boards' answers")
         else:
@@ -358,8 +390,9 @@ def run(args: argparse.Namespace) -> int:
                     TimeControl.parse(time_control)
                 except ValueError as exc:
                     raise ConfigError(f"--time-control: {exc}") from None
+            start_fen = chess960_start(args.chess960) if args.chess960 else ""
             plans = plan_round(round_file, boards, event=event, time_control=time_control, token=_token(args, doc),
-                               stamp=time.strftime("%H%M%S", time.gmtime()))
+                               stamp=time.strftime("%H%M%S", time.gmtime()), start_fen=start_fen)
             return _run_import(args, settings, round_file, plans, event)
         plans = plan_round(round_file, boards)
         return _run_results(args, settings, round_file, plans, data=data, players=players)

@@ -150,9 +150,14 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
     variant = f.text("variant")
     if variant is not None and variant not in ev.VARIANTS:
         raise f.error(f"field 'variant' must be one of {', '.join(ev.VARIANTS)}, got {variant!r}")
+    # the variant as the game will have it: said by `chess960`, by `variant` or by the board's configuration; a
+    # Chess960 start position is checked as one (its castling rights name the rooks of its array, X-FEN or
+    # Shredder-FEN), not as a standard position
+    is960 = (bool(chess960) if chess960 is not None else start_fen is not None and defaults.chess960) \
+        or variant == "chess960"
     if start_fen is not None:
         try:
-            board = chess.Board(start_fen, chess960=bool(chess960))
+            board = chess.Board(start_fen, chess960=is960)
         except ValueError as exc:
             raise f.error(f"field 'start_fen' is not a valid FEN: {exc}") from None
         if not board.is_valid():
@@ -178,8 +183,7 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
         time_control=time_control or defaults.time_control,
         edition=edition or defaults.edition,
         start_fen=start_fen,
-        chess960=(bool(chess960) if chess960 is not None else start_fen is not None and defaults.chess960)
-        or variant == "chess960",
+        chess960=is960,
         variant=variant if variant is not None else ("" if chess960 is not None else defaults.variant),
     )
     return ev.NewGame(at=at, game=game)

@@ -52,6 +52,7 @@ from drivers.sim._inject import (
     InjectionKind,
     _king_rook,
     applicable,
+    changed_candidates,
     expected_codes,
     illegal_targets,
     knock_candidates,
@@ -70,6 +71,7 @@ from drivers.sim._procedures import (
     script_castling960,
     script_correction,
     script_one_hand_capture,
+    script_released_changed,
     script_released_taken_back,
 )
 from drivers.sim._script import (
@@ -686,6 +688,13 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
         script_released_taken_back(s, board, first, make=h.clean_move, t_settle=_T_SETTLE,
                                    think_high=min(60.0, 0.25 * remaining))
         h.clean_move(s, board, move)
+        h.press_delay(s)
+        s.press(color)
+    elif kind is InjectionKind.RELEASED_CHANGED:  # R07: another move released, changed by hand into the game's
+        candidates = changed_candidates(board, move)
+        captures = [m for m in candidates if board.is_capture(m) or board.is_capture(move)]
+        first = rng.choice(captures if captures and h.chance(0.7) else candidates)
+        script_released_changed(s, board, first, move, make=h.clean_move, t_settle=_T_SETTLE)
         h.press_delay(s)
         s.press(color)
     else:  # pragma: no cover - exhaustive

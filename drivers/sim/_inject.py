@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import chess
 
-__all__ = ["Injection", "InjectionKind", "applicable", "expected_codes", "illegal_targets", "knock_candidates",
-           "released_candidates", "touch_candidates"]
+__all__ = ["Injection", "InjectionKind", "applicable", "changed_candidates", "expected_codes", "illegal_targets",
+           "knock_candidates", "released_candidates", "touch_candidates"]
 
 _EDITIONS = (2009, 2014, 2018, 2023)
 
@@ -44,6 +44,10 @@ class InjectionKind(enum.StrEnum):
     #: Another legal move made and released (it stands past T_settle), taken back by hand before the press, then
     #: the game's move made and pressed: the released move changed (R07, 4.7).
     RELEASED_TAKEN_BACK = "released-taken-back"
+    #: Another legal move made and released (it stands past T_settle), then changed by hand straight into the
+    #: game's move before the press (a quiet move into a capture, a capture into another move: the victim lifted,
+    #: the piece captured first put back from beside the board, in any valid order): R07, 4.7.
+    RELEASED_CHANGED = "released-changed"
 
 
 _CODES: dict[InjectionKind, tuple[str, ...]] = {
@@ -58,6 +62,7 @@ _CODES: dict[InjectionKind, tuple[str, ...]] = {
     InjectionKind.LATE_PRESS: ("CLOCK_NOT_PRESSED", "CLOCK_LATE_PRESS"),
     InjectionKind.TOUCH_MOVE: ("TOUCH_MOVE_SUSPECTED",),
     InjectionKind.RELEASED_TAKEN_BACK: ("RELEASED_MOVE_CHANGED",),
+    InjectionKind.RELEASED_CHANGED: ("RELEASED_MOVE_CHANGED",),
 }
 
 
@@ -204,6 +209,21 @@ def released_candidates(board: chess.Board, move: chess.Move) -> list[chess.Move
     return candidates
 
 
+def changed_candidates(board: chess.Board, move: chess.Move) -> list[chess.Move]:
+    """Legal moves a player could release first and then change by hand into the game's *move*: those of
+    :func:`released_candidates` but the ones whose change the Laws flag with more than ``RELEASED_MOVE_CHANGED``
+    (another piece on the same promotion square, 4.4.4; a king or castling rook moved before castling, 4.4.2 and
+    Guidelines II.3) and Chess960 castlings (their squares overlap)."""
+    castling_pieces: set[int] = set()
+    if board.is_castling(move):
+        king_from, _, rook_from, _ = _king_rook(board, move)
+        castling_pieces = {king_from, rook_from}
+    return [other for other in released_candidates(board, move)
+            if not (other.promotion and move.promotion and other.to_square == move.to_square)
+            and other.from_square not in castling_pieces
+            and not (board.chess960 and board.is_castling(other))]
+
+
 def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has_next: bool) -> bool:
     """Whether *kind* can be injected at *move* played from *board*.
 
@@ -232,4 +252,6 @@ def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has
         return bool(touch_candidates(board, move, movable=True))
     if kind is InjectionKind.RELEASED_TAKEN_BACK:
         return bool(released_candidates(board, move))
+    if kind is InjectionKind.RELEASED_CHANGED:
+        return bool(changed_candidates(board, move))
     raise AssertionError(kind)  # pragma: no cover - exhaustive

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CaptureStyle", "Castling960", "Correction", "CorrectionKind", "CycleResult", "castling960_methods",
            "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds",
-           "script_released_taken_back", "takeback_order"]
+           "script_released_changed", "script_released_taken_back", "takeback_order"]
 
 
 # --- Chess960 castling ----------------------------------------------------------------
@@ -69,6 +69,11 @@ class Castling960(enum.StrEnum):
     KING_ONLY = "king-only"
     #: F.3 b.4 rook move only (the king already stands on its final square).
     ROOK_ONLY = "rook-only"
+    #: "King takes rook": the way the DGT e-board software and chess GUIs take a Chess960 castling, carried to the
+    #: board by players used to it: the rook taken off (before or after the king is lifted, one hand as in a
+    #: capture), the king put down on the rook's square for a moment or a while, then king and rook put on their
+    #: final squares in either order (the king stays where the rook's square is its final square).
+    KING_ON_ROOK = "king-on-rook"
 
 
 def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling960]:
@@ -77,8 +82,8 @@ def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling96
     if king_from == king_to:  # rook only; the king may still be lifted and put back
         return [Castling960.ROOK_ONLY, Castling960.KING_OFF_BOARD]
     if rook_from == rook_to:  # king only; "off the board" then placed is the same with a pause
-        return [Castling960.KING_ONLY, Castling960.KING_OFF_BOARD]
-    methods = [Castling960.KING_OFF_BOARD, Castling960.KING_IN_HAND]
+        return [Castling960.KING_ONLY, Castling960.KING_OFF_BOARD, Castling960.KING_ON_ROOK]
+    methods = [Castling960.KING_OFF_BOARD, Castling960.KING_IN_HAND, Castling960.KING_ON_ROOK]
     if king_to != rook_from:
         methods.append(Castling960.DOUBLE_MOVE)
     if king_to == rook_from and rook_to == king_from:
@@ -134,6 +139,26 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
         s.put(*placements[0])
         s.wait(0.05, 0.50)
         s.put(*placements[1])
+    elif method is Castling960.KING_ON_ROOK:
+        first, second = (king_from, rook_from) if rng.random() < 0.6 else (rook_from, king_from)
+        s.lift(first)
+        s.wait(0.15, 0.30)  # one hand, as in a capture
+        s.lift(second)
+        s.wait(0.25, 0.60)
+        s.put(rook_from, king)
+        s.wait(0.05, 1.50)  # a moment, or a while as a GUI user waits for the software
+        if king_to != rook_from:
+            s.lift(rook_from)
+            s.wait(0.20, 0.50)
+            placements = [(king_to, king), (rook_to, rook)]
+            if rng.random() < 0.5:
+                placements.reverse()
+            s.put(*placements[0])
+            s.wait(0.10, 0.50)
+            s.put(*placements[1])
+        else:
+            s.wait(0.10, 0.40)
+            s.put(rook_to, rook)
     elif method is Castling960.KING_ONLY:
         s.lift(king_from)
         s.wait(0.25, 0.70)
@@ -694,3 +719,25 @@ def script_released_taken_back(s: _Script, board: chess.Board, first: chess.Move
         else:
             s.put(square, content)
     s.wait(1.0, max(1.0, think_high))
+
+
+def script_released_changed(s: _Script, board: chess.Board, first: chess.Move, move: chess.Move, *,
+                            make: Callable[[_Script, chess.Board, chess.Move], None], t_settle: float) -> None:
+    """*first* made and released, standing ``T_settle`` + 0.5-10 s, then changed by hand straight into *move*
+    (one gesture: each step within ``T_settle`` of the one before), the steps in a random valid order: the pieces
+    of *first* lifted, *move*'s victim lifted before or after them, the piece *first* captured put back from
+    beside the board at any time, a piece put down only on an empty square (R07, 4.7). The press is the
+    caller's. *make* scripts a move the handler's way."""
+    make(s, board, first)
+    s.wait(t_settle + 0.5, t_settle + 10.0)
+    shown = board.copy(stack=False)
+    shown.push(first)
+    target = board.copy(stack=False)
+    target.push(move)
+    for index, (square, content) in enumerate(takeback_order(s.rng, target, shown)):
+        if index:
+            s.wait(0.05, min(0.30, 0.75 * t_settle))
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)

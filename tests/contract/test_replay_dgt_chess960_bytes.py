@@ -141,7 +141,7 @@ def _game(seed: int) -> tuple[Capture, chess.Board, chess.Board, list[str]]:
         cap.advance(rng.uniform(1.0, 4.0))
         slide = used and used[-1] in ("king_slide", "king_on_rook_square") and board.is_castling(move)
         in_scan = 0
-        for step in steps:
+        for i, step in enumerate(steps):
             if step == "scan":
                 in_scan = 2
                 continue
@@ -153,6 +153,10 @@ def _game(seed: int) -> tuple[Capture, chess.Board, chess.Board, list[str]]:
             if in_scan:
                 in_scan -= 1
                 cap.advance(0.0 if in_scan else rng.uniform(0.2, 0.25))
+            elif used and used[-1] == "king_on_rook_square" and i == 2 and board.is_castling(move):
+                # "king takes rook": the king left on the rook's square a moment or a while (the GUI user's
+                # habit: the software takes the castling there), then on to its final square
+                cap.advance(rng.uniform(0.05, 1.5))
             else:
                 cap.advance(rng.uniform(0.02, 0.12) if slide else rng.uniform(0.1, 0.9))
         cap.advance(rng.uniform(0.2, 0.8))
@@ -181,6 +185,8 @@ def test_a_chess960_dgt_capture_comes_back_as_played(seed: int, tmp_path: Path,
     assert state["moves"] == [m.uci() for m in board.move_stack]
     raised = [p["payload"] for p in out if str(p["topic"]).endswith("/irregularity")]
     assert not [(p["code"], p.get("subtype")) for p in raised if isinstance(p, dict) and p["severity"] != "info"]
+    # none of these castlings places a piece illegally: the king on its rook's square is a step of the castling
+    assert not [p for p in raised if isinstance(p, dict) and p["code"] == "ILLEGAL_PLACEMENT_CORRECTED"]
     pgn_text = [p["payload"] for p in out if str(p["topic"]).endswith("/pgn")][-1]
     text = pgn_text if isinstance(pgn_text, str) else str(pgn_text.get("pgn", "")) if isinstance(pgn_text, dict) \
         else ""

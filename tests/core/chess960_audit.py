@@ -31,6 +31,11 @@ KING_ROOK = ("king_first", "rook_first", "recommended", "both_king_placed_first"
              "same_scan", "king_first_slow", "rook_first_slow", "recommended_slow")
 #: the piece that stays (its final square is its start) lifted and put back around the other's move
 STAYS = ("other_only", "stayer_lifted_first", "stayer_off_board")
+#: the "king takes rook" way (the DGT e-board software's and some GUIs' entry of a Chess960 castling, carried to
+#: the board by players used to it): the rook lifted, the king put down on the rook's square for a moment or a
+#: while ("linger"), then king and rook to their final squares in either order. Not in the samples of
+#: :func:`cases` by default (their seeds stay as they were); swept by ``scripts/chess960_audit.py --procedure``.
+KING_TAKES_ROOK = ("king_on_rook", "king_on_rook_rook_first")
 NOISE = ("none", "slide", "wrong_square", "place_before_lift")
 
 #: the info notes a legal castling may carry: the order note where a lone step settled first (slow procedures),
@@ -94,6 +99,14 @@ def castling_steps(board: chess.Board, move: chess.Move, procedure: str) -> list
     """The hands' lifts and places ("pause": longer than the release time; "scan": the next two in one scan)."""
     ks, kd, rs, rd = _geometry(board, move)
     king, rook = board.piece_at(ks), board.piece_at(rs)
+    if procedure in KING_TAKES_ROOK:
+        if ks == kd:  # the king already on its final square: nothing to put on the rook
+            return None
+        steps: list[Step] = [(ks, None), (rs, None), (rs, king), "linger"]
+        if kd == rs:  # the rook's square is the king's final square: the king stays there
+            return [*steps, (rd, rook)]
+        ends: list[Step] = [(kd, king), (rd, rook)]
+        return [*steps, (rs, None), *(ends[::-1] if procedure.endswith("rook_first") else ends)]
     if ks == kd or rs == rd:  # one piece stays where it is
         mover, ms, md, stayer, ss = (rook, rs, rd, king, ks) if ks == kd else (king, ks, kd, rook, rs)
         if procedure == "other_only":
@@ -199,6 +212,9 @@ class Play:
             if step == "pause":
                 self.t += self.rng.uniform(0.7, 1.6)
                 continue
+            if step == "linger":  # a piece left standing a moment or a while (under or over the release time)
+                self.t += self.rng.uniform(0.0, 1.5)
+                continue
             if step == "brief":  # (the gap after a wrong placement: taken at the placement)
                 continue
             assert not isinstance(step, str)
@@ -258,15 +274,16 @@ class Play:
         return [m.uci if m.legal else "!" + m.uci for m in self.engine.state.moves]
 
 
-def cases(seed: int, count: int, *, arrays: list[int] | None = None) -> list[Case]:
-    """*count* random cases (every array in *arrays* in turn, else random arrays)."""
+def cases(seed: int, count: int, *, arrays: list[int] | None = None,
+          procedures: tuple[str, ...] = KING_ROOK + STAYS) -> list[Case]:
+    """*count* random cases (every array in *arrays* in turn, else random arrays) by one of *procedures*."""
     rng = random.Random(seed)
     out = []
     for i in range(count):
         n = arrays[i % len(arrays)] if arrays else rng.randrange(960)
         out.append(Case(seed=rng.randrange(1 << 30), n=n, color=rng.choice(chess.COLORS), kingside=rng.random() < 0.5,
                         edition=rng.choice((2018, 2023)), press=rng.random() < 0.7,
-                        procedure=rng.choice(KING_ROOK + STAYS), noise=rng.choice(NOISE)))
+                        procedure=rng.choice(procedures), noise=rng.choice(NOISE)))
     return out
 
 
@@ -283,6 +300,29 @@ def category(board: chess.Board, move: chess.Move) -> str:
     if min(ks, kd) < rs < max(ks, kd) or min(rs, rd) < ks < max(rs, rd):
         return "rook passes the king"
     return "king and rook move"
+
+
+def pgn_problems(pgn: str, start: chess.Board, moves: list[chess.Move]) -> list[str]:
+    """The PGN as a reader takes it: ``[Variant "Chess960"]``, ``[SetUp "1"]``, ``[FEN]`` of the start (the
+    array's castling rights), O-O / O-O-O, and the moves read back to the same game (python-chess's chess960
+    reading: the castling is the king onto its rook)."""
+    import io
+
+    import chess.pgn
+
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    if game is None:
+        return ["pgn unreadable"]
+    out = []
+    if game.headers.get("Variant") != "Chess960" or game.headers.get("SetUp") != "1":
+        out.append(f"pgn tags {dict(game.headers)}")
+    if game.headers.get("FEN") != start.fen():
+        out.append(f"pgn FEN {game.headers.get('FEN')} != {start.fen()}")
+    if list(game.mainline_moves()) != moves or not game.board().chess960:
+        out.append(f"pgn moves {[m.uci() for m in game.mainline_moves()]}")
+    if not any(tok in ("O-O", "O-O-O") for tok in pgn.replace(".", " ").split()):
+        out.append("pgn castling not written O-O / O-O-O")
+    return out
 
 
 def run(case: Case) -> tuple[str, str, list[str]]:
@@ -316,6 +356,8 @@ def run(case: Case) -> tuple[str, str, list[str]]:
         problems.append(f"record {play.record()} != {truth}")
     elif play.engine.state.moves[0].san not in ("O-O", "O-O-O"):
         problems.append(f"san {play.engine.state.moves[0].san}")
+    else:
+        problems += pgn_problems(play.engine.pgn(), board, [move, reply])
     strong = play.findings(Severity.WARNING, Severity.ILLEGAL_MOVE)
     if strong:
         problems.append(f"findings {strong}")
@@ -496,6 +538,9 @@ def play_steps(rig: Rig960, rng: random.Random, steps: list[Step]) -> dict[int, 
             continue
         if step == "pause":
             rig.t += rng.uniform(0.7, 1.6)
+            continue
+        if step == "linger":
+            rig.t += rng.uniform(0.0, 1.5)
             continue
         if isinstance(step, str):
             continue
@@ -809,3 +854,81 @@ def run_castling_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
     problems += _check(rig, finding)
     label = f"{why}/{procedure}/{'tablet' if use_tablet else 'by hand'}/{len(history)} later"
     return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+
+
+# ------------------------------------------------------------- the clock pressed before the castling is finished (R16)
+
+#: what is not yet down at the press: the rook (the king on its final square, the rook in hand or not yet
+#: touched), the king (the recommended procedure pressed before the king is put on: rook on its final square), or
+#: both (lifted, neither put down)
+UNFINISHED = ("rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand")
+
+
+def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
+    """Castling pressed before it is finished (R16; rules-spec §3.3: king on its final square with the rook not
+    yet moved or in hand, the rook moved with the king off the board): CASTLING_INCOMPLETE_AT_PRESS. Only pieces
+    in hand, nothing put down (a king or rook alone in hand, or both): CLOCK_PRESS_PIECE_IN_HAND (nothing on the
+    board says castling). A lone king step that is a legal king move, pressed: that king move (R27), nothing
+    raised. Otherwise the hands then finish the castling on the opponent's time (as players do) and the opponent
+    replies: the castling is the record, and everything raised belongs to the one incident (one alert: one
+    primary finding, the others carry its id as ``incident``)."""
+    rng = random.Random(case.seed)
+    board = reach(rng, case.n, case.color, case.kingside)
+    if board is None:
+        return "unreachable", case.kind, []
+    move = castle_move(board, case.kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    cat = category(board, move)
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    how = rng.choice(UNFINISHED)
+    if ks == kd or rs == rd:
+        how = "king_in_hand" if ks != kd else "rook_in_hand"
+        before: list[Step] = [(ks, None)] if ks != kd else [(rs, None)]
+        after: list[Step] = [(kd, king)] if ks != kd else [(rd, rook)]
+        want = "CLOCK_PRESS_PIECE_IN_HAND"
+    elif how in ("rook_in_hand", "rook_untouched"):
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
+        if kd == rs:  # the king's final square is the rook's: the rook lifted before the king can go down
+            how = "rook_in_hand"
+            before = [(rs, None), (ks, None), (kd, king)]
+            after = [(rd, rook)]
+        else:
+            before = [(ks, None), (kd, king), *([(rs, None)] if how == "rook_in_hand" else [])]
+            after = [*([] if how == "rook_in_hand" else [(rs, None)]), (rd, rook)]
+    elif how == "king_in_hand":
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
+        before = [(ks, None), (rs, None), (rd, rook)]
+        after = [(kd, king)]
+    else:
+        want = "CLOCK_PRESS_PIECE_IN_HAND"
+        before = [(ks, None), (rs, None)]
+        after = [(rd, rook), (kd, king)] if rng.random() < 0.5 or kd == rs else [(kd, king), (rd, rook)]
+    step = chess.Move(ks, kd)
+    king_step = how == "rook_untouched" and step in board.legal_moves
+    rig = Rig960(board, edition=case.edition)
+    play_steps(rig, rng, before)
+    rig.t += rng.uniform(0.2, 0.8)
+    rig.press(case.color)
+    rig.t += rng.uniform(0.5, 3.0)
+    rig.outs += rig.engine.advance(rig.t)
+    if king_step:  # R27: the press completes the king move
+        rig.settle()
+        problems = [] if rig.record() == [step.uci()] else [f"record {rig.record()}"]
+        return cat, "king step pressed (a legal king move)", problems + [f"raised {[i.code for i in rig.raised()]}"
+                                                                         for _ in range(bool(rig.raised()))]
+    play_steps(rig, rng, after)
+    board.push(move)
+    rig.board = board
+    rig.t += rng.uniform(0.5, 2.0)
+    replies = sorted((m for m in board.legal_moves if not board.is_castling(m)), key=lambda m: m.uci())
+    rig.play(rng.choice(replies))
+    rig.settle()
+    problems = []
+    if rig.record()[:1] != [move.uci()] or len(rig.record()) != 2:
+        problems.append(f"record {rig.record()}")
+    primaries = [i.code for i in rig.strong() if i.incident is None]
+    if primaries != [want]:
+        problems.append(f"primaries {primaries} (all: {[i.code for i in rig.strong()]})")
+    return cat, how, problems

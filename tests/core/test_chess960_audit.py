@@ -14,6 +14,7 @@ import pytest
 
 from boardd.core.events import Reinstate
 from tests.core.chess960_audit import (
+    KING_TAKES_ROOK,
     Case,
     IllegalCase,
     Rig960,
@@ -24,6 +25,7 @@ from tests.core.chess960_audit import (
     run_castling_found_later,
     run_found_later,
     run_illegal,
+    run_incomplete,
     run_king_released,
 )
 
@@ -233,3 +235,100 @@ def test_without_a_clock_an_illegal_castling_is_found_when_the_next_move_complet
     codes = [o.irregularity.code for o in outs if isinstance(o, IrregularityRaised)]
     assert "ILLEGAL_MOVE" in codes
     assert len(engine.state.moves) >= 2
+
+
+KING_ON_ROOK = cases(7960, 120, procedures=KING_TAKES_ROOK)
+
+
+def test_king_put_down_on_its_rook_first_is_a_castling_without_a_note() -> None:
+    """The "king takes rook" way (the DGT e-board software's and some GUIs' entry of a Chess960 castling,
+    carried to the board): the rook lifted, the king put down on its square a moment or a while, then king and
+    rook to their final squares in either order; every geometry, noise, press or no clock. The castling recorded
+    and nothing raised, not even an info. 49 of these 120 failed before: the king on its own rook's square was
+    an illegal placement (king takes own rook), noted ILLEGAL_PLACEMENT_CORRECTED when it stood 0.4 s."""
+    results = [run(c) for c in KING_ON_ROOK]
+    assert [(c, r) for c, r in zip(KING_ON_ROOK, results, strict=True) if r[2]] == []
+    assert {r[0] for r in results} >= {"king and rook move", "king and rook swap", "king moves one square",
+                                       "king only (rook on its final square)", "rook passes the king"}
+
+
+@pytest.mark.parametrize("rook_first", [False, True])
+def test_king_on_the_rook_square_for_a_second_then_castled(rook_first: bool) -> None:
+    """T960 (king b1, rooks a1 and h1): the rook a1 lifted, the king put on a1 and left there 1 s, then the
+    king to c1 and the rook to d1 (or the rook first), the press: 1.O-O-O (uci b1a1), nothing raised. Before:
+    ILLEGAL_PLACEMENT_CORRECTED (info) for the king 'captured' onto its own rook."""
+    fen = "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1"
+    ends = [("c1", _K, 0.2), ("d1", _R, 0.3)]
+    rig = _pressed(fen, [("b1", None, 0.3), ("a1", None, 0.3), ("a1", _K, 1.0), ("a1", None, 0.2),
+                         *(ends[::-1] if rook_first else ends)])
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("b1a1", "O-O-O")]
+    assert rig.raised() == []
+
+
+INCOMPLETE = later_cases(9960, 120, "incomplete")
+
+
+def test_castling_pressed_before_it_is_finished_is_one_alert() -> None:
+    """R16: the clock pressed with the rook not yet moved or in hand (the king on its final square), or with
+    the king off the board (the recommended procedure pressed before the king is put on): one
+    CASTLING_INCOMPLETE_AT_PRESS; nothing put down yet: CLOCK_PRESS_PIECE_IN_HAND; a lone king step that is a
+    legal king move: that move (R27). Then the castling finished on the opponent's time and his reply: the
+    castling recorded, one incident. Passed before as well (a measurement of a procedure the audit lacked)."""
+    results = [run_incomplete(c) for c in INCOMPLETE]
+    assert [(c, r) for c, r in zip(INCOMPLETE, results, strict=True) if r[2]] == []
+    assert {r[1] for r in results} >= {"rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand",
+                                       "king step pressed (a legal king move)"}
+
+
+def _steps(rig: Rig960, steps: list[tuple[str, chess.Piece | None, float]]) -> None:
+    for square, piece, pause in steps:
+        if piece is None:
+            rig.lift(chess.parse_square(square))
+        else:
+            rig.place(chess.parse_square(square), piece)
+        rig.t += pause
+
+
+_GUARDED = "b3k3/8/8/8/8/8/8/5K1R w H - 0 1"  # the black bishop a8 could take the rook h1 (the long diagonal open)
+
+
+def test_the_rook_lifted_after_a_released_king_step_is_the_castling_not_the_opponent_starting() -> None:
+    """R27: king f1 stepped onto g1 and released (the king move Kg1), then the rook h1 lifted and put on f1: O-O
+    with the order note (CHESS960_CASTLING_ORDER), nothing else. The rook's lift read as Black beginning Bxh1
+    victim first (R01), so White 'had not pressed and the opponent was already moving': a CLOCK_NOT_PRESSED note
+    on the same castling (4 of the audit's 349 slow king-first castlings, all where an enemy piece eyed the rook)."""
+    rig = Rig960(chess.Board(_GUARDED, chess960=True))
+    rig.t = 1.0
+    _steps(rig, [("f1", None, 0.3), ("g1", _K, 1.0), ("h1", None, 0.3), ("f1", _R, 0.4)])
+    rig.press(chess.WHITE)
+    rig.settle(3.0)
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("f1h1", "O-O")]
+    assert [i.code for i in rig.raised()] == ["CHESS960_CASTLING_ORDER"]
+
+
+def test_the_opponent_taking_the_rook_after_the_released_king_step_has_started() -> None:
+    """The same king step released, no press, and Black takes the rook h1 victim first: Black has started
+    (CLOCK_NOT_PRESSED for White, an arbiter's note, 12.6), as before."""
+    rig = Rig960(chess.Board(_GUARDED, chess960=True))
+    rig.t = 1.0
+    _steps(rig, [("f1", None, 0.3), ("g1", _K, 1.0), ("h1", None, 0.3), ("a8", None, 0.3),
+                 ("h1", chess.Piece(chess.BISHOP, chess.BLACK), 0.5)])
+    rig.settle(3.0)
+    assert [m.uci for m in rig.engine.state.moves] == ["f1g1", "a8h1"]
+    assert "CLOCK_NOT_PRESSED" in [i.code for i in rig.raised()]
+
+
+def test_king_on_the_rook_square_then_the_rook_placed_in_the_same_scan_as_the_king_lifted_is_one_hand() -> None:
+    """Black 'king takes rook' (king d8, rook a8): the king put down on a8 and at once on its way, the rook put on
+    d8 and reported 60 ms before the king's lift from a8 (one scan: no order, rules-spec §2). King a8 and rook d8
+    seen down together 3 squares apart read as two hands (R01 (b), TWO_HANDS_SUSPECTED, then TWO_HANDS_AT_PRESS);
+    they are parts of one castling (R01). 2 of the audit's 666 king-on-rook castlings (rook first) failed so."""
+    rig = Rig960(chess.Board("r2k4/8/8/8/8/8/8/4K3 b a - 0 1", chess960=True))
+    king, rook = chess.Piece(chess.KING, chess.BLACK), chess.Piece(chess.ROOK, chess.BLACK)
+    rig.t = 1.0
+    _steps(rig, [("d8", None, 0.21), ("a8", None, 0.54), ("a8", king, 0.12), ("d8", rook, 0.06), ("a8", None, 0.14),
+                 ("c8", king, 0.5)])
+    rig.press(chess.BLACK)
+    rig.settle(3.0)
+    assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("d8a8", "O-O-O")]
+    assert rig.strong() == []

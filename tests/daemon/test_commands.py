@@ -113,3 +113,25 @@ def test_command_id_of() -> None:
     assert command_id_of(b'{"id": "abc"}') == "abc"
     assert command_id_of(b"garbage") == ""
     assert command_id_of(b'{"id": 3}') == ""
+
+
+@pytest.mark.parametrize("fields", [{"variant": "chess960"}, {"chess960": True}, {}],
+                         ids=["variant chess960", "chess960 true", "the board's configured variant"])
+@pytest.mark.parametrize("n", [0, 518, 959, 357])
+def test_new_game_takes_a_chess960_start_position_however_it_says_chess960(n: int, fields: dict[str, object]) -> None:
+    """A Chess960 game started from the position the arbiter (or the round) gives: the X-FEN of any of the 960
+    arrays, with KQkq or the Shredder-FEN rook files (HAha). The variant may be said by `variant` (as
+    docs/mqtt-additions.md documents it), by `chess960`, or by the board's configuration (`variant = "chess960"`).
+    Before, the FEN was checked as a standard position unless `chess960` was true: `variant: chess960` with the
+    start array of most arrays was refused ('BAD_CASTLING_RIGHTS'), and so was every new-game without the field
+    on a board configured for Chess960."""
+    import chess
+
+    board = chess.Board.from_chess960_pos(n)
+    defaults = ev.GameInfo(variant="chess960", chess960=True) if not fields else DEFAULTS
+    for fen in (board.fen(), board.fen(shredder=True)):
+        ng = parse_command("new-game", json.dumps({"id": "c", "start_fen": fen, **fields}).encode(), at=1.0,
+                           defaults=defaults).event
+        assert isinstance(ng, ev.NewGame)
+        assert ng.game.start_fen == fen and ng.game.chess960 and ng.game.effective_variant == "chess960"
+        assert chess.Board(ng.game.start_fen, chess960=True).chess960_pos() == n

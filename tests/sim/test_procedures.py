@@ -155,6 +155,13 @@ def _check_method(method: Castling960, ply: Ply) -> None:
         assert {steps[2], steps[3]} == {(king_to, king), (rook_to, rook)}
     elif method is Castling960.KING_ONLY:  # F.3 b.3: the rook already stands on its final square
         assert rook_from == rook_to and steps == [_lift(king_from), (king_to, king)]
+    elif method is Castling960.KING_ON_ROOK:  # "king takes rook": the king put down on the rook's square first
+        assert {steps[0], steps[1]} == {_lift(king_from), _lift(rook_from)} and steps[2] == (rook_from, king)
+        if king_to == rook_from:
+            assert steps[3:] == [(rook_to, rook)]
+        else:
+            assert steps[3] == _lift(rook_from) and {steps[4], steps[5]} == {(king_to, king), (rook_to, rook)}
+            assert len(steps) == 6
     else:  # F.3 b.4: the king already stands on its final square, the rook passes it
         assert king_from == king_to and steps == [_lift(rook_from), (rook_to, rook)]
 
@@ -186,6 +193,7 @@ def test_chess960_castling_methods_follow_the_start_squares() -> None:
                 assert (Castling960.ROOK_ONLY in methods) == (king_from == king_to)
                 assert (Castling960.KING_ONLY in methods) == (rook_from == rook_to)
                 assert (Castling960.SWAP in methods) == (king_to == rook_from and rook_to == king_from)
+                assert (Castling960.KING_ON_ROOK in methods) == (king_from != king_to)
                 count.update(methods)
     assert set(count) == set(Castling960)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 import chess
@@ -16,6 +16,7 @@ from boardd.core.engine.common import (
     _illegal_position,
 )
 from boardd.core.engine.modes import PhaseTrigger
+from boardd.core.laws.articles import cite_all
 from boardd.core.laws.positions import (
     automatic_draw,
     can_claim_threefold,
@@ -37,11 +38,28 @@ from boardd.core.outputs import (
     StateChanged,
     Status,
 )
-from boardd.core.recognizer import DiffClass, PositionIndex
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex
 from boardd.core.settings import Regime
 
 #: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
 _AUTOMATIC_DRAW = {"fivefold": "GAME_END_FIVEFOLD", "seventy-five": "GAME_END_75_MOVES"}
+
+#: What the last mover's hands changing his released move into a capture read as before the capture showed
+#: (:meth:`MadeMoves.start_revised`): the opponent starting, the press not made, a change out of turn.
+_START_READINGS = frozenset({"OPPONENT_STARTED_BEFORE_MOVE_MADE", "CLOCK_NOT_PRESSED", "OUT_OF_TURN_CHANGE"})
+
+
+def _promotion_text(first: str, moves: list[str]) -> str:
+    """PROMOTION_CHOICE_CHANGED's text: the first piece placed stands (4.4.4), and what it was changed to."""
+    if len(moves) == 1:
+        return "the first piece placed on the promotion square stands (4.4.4)"
+    return f"the first piece placed on the promotion square stands (4.4.4); changed to {', then '.join(moves)}"
+
+
+def _castling_order_text(first: str, moves: list[str]) -> str:
+    """CHESS960_CASTLING_ORDER's text: the lone king (or rook) step released, then the castling completed."""
+    return (f"{first} was presumed released, then the rook completed {', then '.join(moves)}: the arbiter checks the "
+            "intention (Guidelines II.3)")
 
 
 if TYPE_CHECKING:
@@ -97,6 +115,9 @@ class MadeMoves:
         self.released: _Released | None = None
         #: the RELEASED_MOVE_CHANGED raised for the ply being made (updated by a later change, not raised again)
         self.changed: _Changed | None = None
+        #: PROMOTION_CHOICE_CHANGED and CHESS960_CASTLING_ORDER raised for the ply being made, by code (the same:
+        #: one finding per ply, a later change updating it, :meth:`once_per_ply`)
+        self.per_ply: dict[str, _Changed] = {}
         #: without a clock, the engine's clock model before the last made move switched it (ply, model)
         self.model_before: tuple[int, ClockModel] | None = None
 
@@ -209,6 +230,99 @@ class MadeMoves:
         self.make(outs, move, at, completed=False, replaced=old)
         self._released_changed(outs, old, move, base, at)
 
+    def hands_on_released(self) -> bool:
+        """Post-made (the last mover's move made, not completed, the opponent not started): the piece the made move
+        put down is off its square and the board, read from the position before that move, is a move of the last
+        mover under way or made (in hand, partial, legal). His hand is on his released move (R07): a piece of the
+        opponent's lifted meanwhile is the victim of his changed move (a capture), not the opponent starting (1.3),
+        until the board says otherwise."""
+        g = self.g
+        if not g.board.move_stack:
+            return False
+        last = g.board.peek()
+        if g.phys.squares[last.to_square] == g.index.piece_at(last.to_square):
+            return False
+        mover = not g.board.turn
+        if g.index.capture_targets >> last.to_square & 1 and sum(
+                1 for p in g.phys.squares if isinstance(p, chess.Piece) and p.color == mover) \
+                >= chess.popcount(g.board.occupied_co[mover]) - 1:
+            return False  # a piece the opponent can capture lifted, no other of the mover's in hand: his capture
+        base = self.e.recognition.base_index()
+        return base.classify(g.phys).kind in (DiffClass.IN_HAND, DiffClass.PARTIAL, DiffClass.LEGAL) \
+            or self.changing_from_base()
+
+    def changing_from_base(self) -> bool:
+        """The last mover's made move is not completed and the board, read from the position before it, is another
+        move of his under way (in hand, partial): the opponent's piece lifted meanwhile may yet be its victim, so an
+        early start of the opponent's waits (:meth:`start_revised` if the capture shows)."""
+        g = self.g
+        mover = not g.board.turn
+        if not g.board.move_stack or g.uncompleted.get(mover) != len(g.records):
+            return False
+        base = self.e.recognition.base_index()
+        under_way = (DiffClass.IN_HAND, DiffClass.PARTIAL)
+        if base.classify(g.phys).kind in under_way:
+            return True
+        # the made move not taken back yet: its pieces still where they were released or in the hand, the piece it
+        # captured not put back yet (from beside the board, any time): read as if they were back
+        last = g.board.peek()
+        before = base.board
+        if before.chess960 and before.is_castling(last):
+            return False
+        parts = [(last.from_square, last.to_square)]
+        if before.is_castling(last):
+            rook_from = _castling_rook_square(before, last)
+            king_to = _castling_king_square(before, last)
+            rank = chess.square_rank(last.from_square)
+            parts = [(last.from_square, king_to),
+                     (rook_from, chess.square(5 if before.is_kingside_castling(last) else 3, rank))]
+        victim = chess.square(chess.square_file(last.to_square), chess.square_rank(last.from_square)) \
+            if before.is_en_passant(last) else last.to_square
+        captured = before.piece_at(victim) if before.is_capture(last) and not before.is_castling(last) else None
+        # a piece still standing where it was released is read back only when another of the opponent's pieces is
+        # off its square (the victim lifted of a capture under way) and a press is to complete the move; otherwise
+        # another relocation of his is a move on the opponent's turn (R13, WhoseChange.moved_twice; without a clock
+        # a capture by another piece with the released one still standing reads so), not this change
+        them = not before.turn
+        victim_lifted = self.e.presses.press_expected(len(g.records)) and any(
+            sq != victim and g.phys.squares[sq] != before.piece_at(sq)
+            for sq in chess.SquareSet(before.occupied_co[them]))
+        undone = PhysicalBoard(g.phys.base_board())
+        for origin, dest in parts:
+            if undone.squares[origin] is not None:
+                continue  # back already (or something else there)
+            if undone.squares[dest] == g.index.piece_at(dest):
+                if not victim_lifted:
+                    continue
+                undone.set(dest, None)
+            undone.set(origin, before.piece_at(origin))
+        if captured is not None and undone.squares[victim] is None:
+            undone.set(victim, captured)
+        return undone.key() != g.phys.key() and base.classify(undone).kind in (*under_way, DiffClass.LEGAL)
+
+    def start_revised(self, outs: list[Output], at: float) -> None:
+        """What read as the opponent starting since the last move was made (a lift of his piece, maybe the piece
+        put down there) was the last mover capturing it with his released move changed (R07, 4.7): one incident,
+        his. The opponent's segment is not started, the squares kept apart are the mover's, and what those readings
+        raised for this ply (the opponent's early start, the press not made, a change out of turn) is withdrawn."""
+        g = self.g
+        g.opp_started = False
+        g.mask.clear()
+        g.oot_raised = False
+        g.opp_early_raised = False
+        self.e.recognition.early_pending = None
+        self.e.recognition.opp_early = None
+        self.e.recognition.illegal_seen = None  # (no reply of the opponent's under way to complete anything)
+        self.e.whose_change.twice = None
+        ply = len(g.records)
+        made_at = g.records[-1].made_at
+        for irr in list(g.irr.values()):
+            if irr.code in _START_READINGS and irr.ply == ply and irr.t_raised >= made_at \
+                    and irr.status is not Status.RESOLVED:
+                self.e.findings.update_finding(outs, dataclasses.replace(
+                    irr, status=Status.RESOLVED,
+                    ruling="withdrawn: the last mover changed his released move (4.7), capturing the piece lifted"))
+
     def _released_changed(self, outs: list[Output], old: MoveRecord, move: chess.Move, base: chess.Board,
                           at: float) -> None:
         """R07: *move* made from *base* after *old* was presumed released: the first released move stands (4.7).
@@ -228,14 +342,15 @@ class MadeMoves:
             # onto its own, then the king): castling in an order the Laws do not forbid in Chess960 (F.3,
             # Guidelines II.3). A king or rook released elsewhere first (a slide that stopped) is a released
             # move changed (4.7), as in standard chess
-            self.e.findings.raise_finding(outs, "CHESS960_CASTLING_ORDER", side, at, self.g.seg_evidence[-4:],
-                        text=f"{old.san} was presumed released, then the rook completed {base.san(move)}: the "
-                             "arbiter checks the intention (Guidelines II.3)")
+            now = base.san(move)
+            self.once_per_ply(outs, "CHESS960_CASTLING_ORDER", ply=old.ply, side=side, at=at,
+                              evidence=self.g.seg_evidence[-4:], move=None, now=now,
+                              text=_castling_order_text, first=old.san)
             return
         if old_move.promotion and move.promotion and old_move.to_square == move.to_square:
-            self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
-                                          move=old.san,
-                        text="the first piece placed on the promotion square stands (4.4.4)")
+            self.once_per_ply(outs, "PROMOTION_CHOICE_CHANGED", ply=old.ply, side=side, at=at,
+                              evidence=self.g.seg_evidence[-4:], move=old.san, now=base.san(move),
+                              text=_promotion_text)
         self.released_move_changed(outs, old, base.san(move), side, at)
 
     def released_move_changed(self, outs: list[Output], old: MoveRecord, now: str, side: chess.Color, at: float,
@@ -263,6 +378,32 @@ class MadeMoves:
                                             move=first, text=self._changed_text(first, [now]),
                                             reinstate_ply=reinstate_ply)
         self.changed = _Changed(old.ply, side, first, irr, [now])
+
+    def once_per_ply(self, outs: list[Output], code: str, *, ply: int, side: chess.Color, at: float,
+                     evidence: list[Evidence], move: str | None, now: str,
+                     text: Callable[[str, list[str]], str], first: str | None = None) -> None:
+        """*code* for ply *ply* changed into *now* (a move's SAN): once for the ply (R05, R27; one incident of the
+        player, one alert), as ``RELEASED_MOVE_CHANGED`` (:meth:`released_move_changed`): the first finding's
+        suggestion (*move*) stands, a later change of the same ply updates it (its evidence and text). *text* makes
+        the text from the first move (*first*, default *move*) and the moves it was changed to."""
+        known = self.per_ply.get(code)
+        found = None if known is None else self.g.irr.get(known.finding.id, known.finding)
+        if known is not None and found is not None and known.ply == ply and known.side == side \
+                and found.status is not Status.RESOLVED:
+            known.moves.append(now)
+            seen = set(found.evidence)
+            words = text(known.first, known.moves)
+            update = dataclasses.replace(
+                found, evidence=found.evidence + tuple(x for x in evidence if x not in seen)
+                + (Evidence(at=at, event=f"changed to {now}"),),
+                suggestion=dataclasses.replace(found.suggestion, text=cite_all(words, self.g.edition)
+                                               if self.g.edition < 2018 else words))
+            known.finding = update
+            self.e.findings.update_finding(outs, update)
+            return
+        start = first if first is not None else (move or "")
+        irr = self.e.findings.raise_finding(outs, code, side, at, evidence, move=move, text=text(start, [now]))
+        self.per_ply[code] = _Changed(ply, side, start, irr, [now])
 
     @staticmethod
     def _changed_text(first: str, moves: list[str]) -> str:
@@ -416,6 +557,7 @@ class MadeMoves:
             self.released = None  # (the record went on past that ply)
         if self.changed is not None and self.changed.ply != rec.ply:
             self.changed = None
+        self.per_ply = {code: known for code, known in self.per_ply.items() if known.ply == rec.ply}
         self.e.recognition.rebuild_index()
         self.g.keys.append(self.g.index.key)
         if self.g.clock_down:
@@ -461,8 +603,10 @@ class MadeMoves:
         touch_done = False
         if self.g.edition == 2009 and move.promotion and not any(
                 p[1] == move.to_square and p[2].piece_type == chess.PAWN for p in self.g.seg_places):
-            self.e.findings.raise_finding(outs, "PROMOTION_ORDER_2009", side, at, self.g.seg_evidence[-4:],
-                        text="E2009: the pawn was not exchanged on the promotion square (3.7 e, 4.6 c): arbiter")
+            self.once_per_ply(outs, "PROMOTION_ORDER_2009", ply=len(self.g.records), side=side, at=at,
+                              evidence=self.g.seg_evidence[-4:], move=None, now=pre_board.san(move),
+                              text=lambda _first, _moves: "E2009: the pawn was not exchanged on the promotion square "
+                                                     "(3.7 e, 4.6 c): arbiter")
         due = self.g.replacement_due
         if due is not None and len(self.g.records) - 1 == due[1] and not recovered:
             self.g.replacement_due = None
@@ -489,9 +633,10 @@ class MadeMoves:
                                 and p.piece_type not in (chess.PAWN, chess.KING)), None)
             if first_piece is not None and first_piece.piece_type != move.promotion:
                 first_move = chess.Move(move.from_square, move.to_square, promotion=first_piece.piece_type)
-                self.e.findings.raise_finding(outs, "PROMOTION_CHOICE_CHANGED", side, at, self.g.seg_evidence[-4:],
-                            move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
-                            text="the first piece placed on the promotion square stands (4.4.4)")
+                self.once_per_ply(outs, "PROMOTION_CHOICE_CHANGED", ply=len(self.g.records), side=side, at=at,
+                                  evidence=self.g.seg_evidence[-4:],
+                                  move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
+                                  now=pre_board.san(move), text=_promotion_text)
         return touch_done
 
     def _queen_due(self, move: chess.Move, pre_board: chess.Board, side: chess.Color) -> tuple[str, str] | None:
@@ -555,8 +700,11 @@ class MadeMoves:
             del self.g.uncompleted[rec.side]
         if self.released is not None and self.released.first.ply == ply:
             self.released = None  # completed: what was released on the way is the record's history now
-        if self.changed is not None and self.changed.ply == ply:
-            self.changed = None  # completed: a later change is another move's
+        if how is not Completion.GAME_END:
+            # completed: a later change is another move's (a change that ends the game still updates its ply's)
+            if self.changed is not None and self.changed.ply == ply:
+                self.changed = None
+            self.per_ply = {code: known for code, known in self.per_ply.items() if known.ply != ply}
         outs.append(MoveCompleted(move=rec))
         self.after_completion(outs, rec, at)
 

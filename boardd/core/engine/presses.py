@@ -183,6 +183,9 @@ class Presses:
             return  # after a gap of unknown parity: the presser moved last
         if side != self.g.board.turn:
             self.e.made_moves.take_back(outs, at)  # (his made move taken back on the board, maybe under T_settle ago)
+        cand = self.g.cand
+        if cand is not None and cand.replace and side != self.g.board.turn:
+            self.e.made_moves.settle(outs, at)  # R07: his changed move stood on the board when he pressed
         turn = self.g.board.turn
         if side == turn and self.g.uncompleted.get(side) is not None:
             # late press (6.2.2): the opponent has already replied; this press completes the earlier move

@@ -65,6 +65,13 @@ class Recognition:
         opp_touch = self._mask_opponent(outs, at, turn, snapshot=snapshot, post_open=post_open, batch=batch)
         view = self.e.whose_change.masked_view() if self.g.mask else self.g.phys
         diff = self.g.index.classify(view)
+        if not post_open and not snapshot and diff.kind is not DiffClass.LEGAL and self._start_contradicted():
+            # 4.7: what looked like the opponent starting (his piece lifted, maybe the mover's piece put down there,
+            # kept apart) was the last mover capturing it with his released move changed: revised, one change (R07)
+            self.e.made_moves.start_revised(outs, at)
+            self.g.last_diff = diff
+            self._after_made(outs, at, snapshot=snapshot)
+            return
         if not snapshot and (self._completed_by_the_reply(outs, diff, view, at)
                              or self.e.whose_change.moved_twice(outs, at)):
             # the illegal (or out-of-turn) move stands in the record: the opponent's changes are now his move
@@ -74,6 +81,12 @@ class Recognition:
             mover = not turn
             opp_touch = False
             post_open = self.post_made_open()
+        if not post_open and not snapshot and self.g.mask and self.g.opp_started \
+                and self.e.made_moves.changing_from_base():
+            # the last mover's hands on another move from the position before his made move, the opponent's piece
+            # lifted maybe its victim: judged when it shows (a capture: revised above) or the board goes elsewhere
+            self.g.last_diff = diff
+            return
         self.g.last_diff = diff
         if diff.kind not in (DiffClass.LEGAL, DiffClass.NONE) and not snapshot \
                 and self.e.made_moves.replied_before_settled(outs, at):
@@ -86,12 +99,14 @@ class Recognition:
             self.early_pending = (at, mover, tuple(self.g.seg_evidence[-1:]))
         if self.early_pending is not None and self.g.mask and (
                 diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
-                                                    for sq in self.g.mask)):
+                                                    for sq in self.g.mask)) \
+                and not self.e.made_moves.changing_from_base():
             self.flush_early(outs)
         if self.g.cand is not None and not (diff.kind is DiffClass.LEGAL and diff.move == self.g.cand.move):
             self.e.made_moves.dropped(self.g.cand)
             self.g.cand = None
-        if post_open and diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED):
+        if post_open and (diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED)
+                          or (not snapshot and self.e.made_moves.hands_on_released())):
             self._after_made(outs, at, snapshot=snapshot)
             return
         if diff.kind in _NOT_A_MOVE and not self.g.mask and not post_open:
@@ -104,12 +119,6 @@ class Recognition:
                 # R29: the board shows an earlier official position (a takeback of any depth)
                 self.e.restoration.takeback(outs, back, at)
                 return
-        if not post_open and diff.kind is DiffClass.UNRECOGNISED and not snapshot and self._start_contradicted():
-            # 4.7: what looked like the opponent starting (a capture on the square of the made move) was the
-            # last mover taking his released move back and making another: revised, judged as a change (R07)
-            self.g.opp_started = False
-            self._after_made(outs, at, snapshot=snapshot)
-            return
         self.track_castle_king(diff, at, self.g.index)
         self._act(outs, diff, at, snapshot=snapshot)
 
@@ -369,7 +378,8 @@ class Recognition:
             if at - self.g.illegal_state[0] >= self.rules.timing.t_settle:
                 self.g.illegal_settled = self.g.illegal_state
             self.g.illegal_state = None
-        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None:
+        if diff.kind is DiffClass.ILLEGAL_1 and diff.move is not None and self.g.illegal_state is None \
+                and not self._king_onto_castling_rook(diff.move):
             self.g.illegal_state = (at, diff.move)
         if diff.kind is DiffClass.PARTIAL and diff.move is not None and diff.move.promotion:
             self.g.promo_seen = True
@@ -380,6 +390,15 @@ class Recognition:
             self.g.parked = True
         self.e.whose_change.note_started(outs, turn, at)
         self.e.whose_change.check_out_of_turn_move(outs, turn, at)
+
+    def _king_onto_castling_rook(self, move: chess.Move) -> bool:
+        """The king put down on its castling rook's square, the rook in hand: the "king takes rook" way of a
+        Chess960 castling (the DGT e-board software's and some GUIs' entry, carried to the board by players used
+        to it; II.3 / F.3 leave the order of the hands free). A step of the castling, not an illegal placement
+        (no ILLEGAL_PLACEMENT_CORRECTED when the castling is finished, however long the king stood there)."""
+        board = self.g.board
+        return board.chess960 and board.piece_type_at(move.to_square) == chess.ROOK \
+            and board.is_castling(move) and board.is_legal(move)
 
     def track_castle_king(self, diff: Diff, at: float, index: PositionIndex) -> None:
         """R07: a king released on its castling square commits to castling (4.7.2)."""
@@ -412,9 +431,13 @@ class Recognition:
         mover = not self.g.board.turn
         ply = self.g.uncompleted.get(mover)
         if ply is None or ply != len(self.g.records) or not self.g.opp_started or not self.g.board.move_stack \
-                or self.g.mask:
+                or not self.e.whose_change.own_changed(mover):  # (bitboards: none of his pieces elsewhere)
             return False
-        return self.base_index().classify(self.g.phys).kind is DiffClass.LEGAL
+        bdiff = self.base_index().classify(self.g.phys)
+        if bdiff.kind is DiffClass.LEGAL:
+            return bdiff.move != self.g.board.peek()
+        # his hand back on his released piece, another move of his from before it under way
+        return self.e.made_moves.hands_on_released()
 
     def post_made_open(self) -> bool:
         mover = not self.g.board.turn

@@ -88,6 +88,8 @@ class TwoHands:
                 break
             if p0.color != side or chess.square_distance(sq0, sq) < timing.d_far or self.g.phys.squares[sq0] != p0:
                 continue  # (a piece placed and lifted again was a transit of the same hand)
+            if self._king_on_castling_rook(sq0, p0, sq, piece):
+                continue  # (the "king takes rook" step of a Chess960 castling and its rook: one castling, R01)
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=t0, event=f"P {chess.square_name(sq0)} {_piece_text(p0)}"),
@@ -95,6 +97,16 @@ class TwoHands:
                 text=f"two pieces put down {1000 * (at - t0):.0f} ms apart, {chess.square_distance(sq0, sq)} "
                      "squares apart (4.1)")
             return
+
+    def _king_on_castling_rook(self, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
+        """Chess960: the king put down on the square of its castling rook (the "king takes rook" way, rules-spec
+        R27) and that rook put down: parts of one castling (R01 (a) exempts them), the king's place a transit on
+        its way to its final square whose lift may come in the same scan as the rook's place (rules-spec §2)."""
+        board = self.g.board
+        if not board.chess960 or {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
+            return False
+        king_sq = sq0 if p0.piece_type == chess.KING else sq
+        return any(board.is_castling(m) and m.to_square == king_sq for m in board.legal_moves)
 
     def check_two_hands_castling(self, outs: list[Output], at: float, piece: chess.Piece) -> None:
         """R01 (c): king and rook both off the board for more than one scan while castling."""

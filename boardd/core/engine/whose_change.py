@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _piece_text
+from boardd.core.engine.common import _ARTICLE4, _TAKEBACK_DEPTH, _castling_king_square, _piece_text
 from boardd.core.events import (
     Content,
 )
@@ -131,6 +131,8 @@ class WhoseChange:
             return
         if not any(x[1] for x in self.g.seg_lifts) and not self.g.seg_places:
             return
+        if self._castling_rook_lifted(not side):
+            return  # the mover finishing his castling, or the opponent's capture of that rook: known at the place
         self.g.opp_started = True
         mover = not side
         ply = self.g.uncompleted.get(mover)
@@ -144,6 +146,25 @@ class WhoseChange:
             if irr.side == mover and irr.claim_deadline is None and irr.code in _ARTICLE4 and irr.t_raised <= at \
                     and irr.status is not Status.RESOLVED and irr.ply >= len(self.g.records) - 1:
                 self.e.findings.update_finding(outs, dataclasses.replace(irr, claim_deadline=at))
+
+    def _castling_rook_lifted(self, mover: chess.Color) -> bool:
+        """R27: the mover's last move is a lone king step onto its castling square (a legal king move, released)
+        and the only piece lifted since is the rook of that castling, nothing put down: the mover is completing
+        his castling (CHESS960_CASTLING_ORDER when it stands), not yet the opponent starting a capture of the rook
+        victim first (R01); which of the two is seen when a piece comes down."""
+        board = self.g.board
+        lifts = self.g.seg_lifts
+        if not board.chess960 or not board.move_stack or self.g.seg_places or not lifts \
+                or any(p.color != mover or p.piece_type != chess.ROOK for _, _, p in lifts):
+            return False
+        step = board.peek()
+        if board.piece_type_at(step.to_square) != chess.KING:
+            return False
+        base = board.copy(stack=1)
+        base.pop()
+        return any(base.is_castling(m) and step.from_square == m.from_square
+                   and step.to_square == _castling_king_square(base, m)
+                   and all(sq == m.to_square for _, sq, _ in lifts) for m in base.legal_moves)
 
     def _appeared(self, placed: list[int], actor: chess.Color) -> bool:
         """Only pieces of ``actor`` on squares empty in the official position, and none of his missing."""
@@ -273,8 +294,9 @@ class WhoseChange:
                     return True
                 return False
         if self.e.recognition.base_index().classify(g.phys).kind in (DiffClass.LEGAL, DiffClass.PARTIAL,
-                                                                     DiffClass.IN_HAND):
-            return False  # his released move being changed (R07): judged as such
+                                                                     DiffClass.IN_HAND) \
+                or self.e.made_moves.changing_from_base():
+            return False  # his released move being changed (R07, the piece it captured maybe not back yet)
         reading = self._index_again(n).classify(g.phys)
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):

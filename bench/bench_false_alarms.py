@@ -219,10 +219,8 @@ def build(item: Item, *, reply_from: float | None = None) -> tuple[SimulatedGame
                 injections.append(Injection(kind, rng.choice(plies)))
                 break
         what = f"injection/{kind.value}"
-        if kind is InjectionKind.PAWN_NOT_REPLACED and edition == 2009:
-            # The injection's arbiter applies 7.5.2 (a queen), which exists from E2014; the E2009 form
-            # (7.4 a: reinstatement, the pawn promotes again) is the pawn-not-replaced correction cycle.
-            edition = 2014
+        # (E2009 too: the injection's arbiter exchanges the pawn for a queen, one of the pieces the player may
+        # choose under 7.4 a; the reinstatement form is the pawn-not-replaced correction cycle)
     elif family == "correction":
         variant = CORRECTION_VARIANTS[number % len(CORRECTION_VARIANTS)]
         chess960 = (number // len(CORRECTION_VARIANTS)) % 4 == 3

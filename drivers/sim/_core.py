@@ -969,8 +969,7 @@ def simulate_game(
                 press_replacement=not ends_game, press_delay=handler.press_delay)
             handler.labels.insert(0, outcome.label)
             notes.codes.extend(correction_codes(cycle.kind))
-            no_replacement = outcome.result is not None or (
-                cycle.kind.value == "pawn-not-replaced" and edition >= 2014)
+            no_replacement = outcome.result is not None or outcome.exchanged
             entered_result = outcome.result
         else:
             handler.move(script, board, move, notes)

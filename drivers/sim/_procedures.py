@@ -424,6 +424,8 @@ class CycleResult:
 
     label: str
     result: str | None = None
+    #: the pawn left on the last rank was exchanged on its square (7.5.2; E2009: the piece chosen): no replacement
+    exchanged: bool = False
 
 
 def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, move: chess.Move, ply_index: int,
@@ -475,7 +477,11 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     _illegal_action(s, move.from_square, to_square, placed=placed, victim=victim)
     press_delay(s)
     s.press(color)
-    queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and edition >= 2014
+    # 7.5.2 from E2014: the pawn is exchanged for a queen on the promotion square (the move stands as =Q). E2009
+    # (7.4 a, the replacement under 4.3/4.6, the piece the player's choice): the position before reinstated and
+    # the pawn moved again, or the pawn exchanged on the square for the piece chosen (the game's promotion)
+    queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and (edition >= 2014 or rng.random() < 0.5)
+    chosen = chess.Piece(chess.QUEEN if edition >= 2014 or move.promotion is None else move.promotion, color)
     # 2. The opponent notices and stops the clock (or not); the arbiter comes. Sometimes the opponent
     # replies first and the illegal move is found only then (7.5.1: "found during the game"): the
     # position before the illegal move is reinstated, the reply undone with it.
@@ -511,8 +517,10 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         parts.append("noticed-after-reply")
     # 3. The pieces: the position before the illegal move, or (7.5.2 from E2014) the pawn becomes a queen.
     if queen_rule:
-        actions = [_Restore(move.to_square, None), _Restore(move.to_square, chess.Piece(chess.QUEEN, color))]
+        actions = [_Restore(move.to_square, None), _Restore(move.to_square, chosen)]
         reinstate = "none"  # 7.5.2: the move stands as a queen promotion; nothing to reinstate
+        if edition < 2014:
+            parts.append("exchanged")
     else:
         actions = _restoration_order(rng, board, move.from_square, to_square, placed=placed, victim=victim)
         if reply is not None:  # the reply is taken back first
@@ -602,7 +610,7 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         s.wait(0.5, 2.0)
         send_reinstate()
     if queen_rule:
-        return CycleResult(" ".join(parts))
+        return CycleResult(" ".join(parts), exchanged=True)
     # 6. The replacement: the game's move, made with the piece touched in the illegal move, and the press.
     s.wait(1.0, 4.0)
     replacement(s)

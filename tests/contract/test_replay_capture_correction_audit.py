@@ -82,7 +82,25 @@ CASES = {
              "4050 L f3 · 4500 P f3 wN · 5000 P f1 wB · 5500 L f6 · 5800 P g8 bN · 6500 ADD B 120 · 7000 RESUME · "
              "8000 L f1 · 8300 P c4 wB · 8800 C W",
         ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]),
+    # the DGT 3000's time-setting mode after an illegal move: the clock paused (status byte: stopped), the pieces put
+    # back, then the times set with the +/- keys one step at a time (each step a BWTIME with the clock stopped: Black's
+    # minutes up three and down one, White's seconds down in steps of ten, the increment the illegal press earned
+    # taken back), the lever to the offender, the restart
+    "dgt3000-time-setting-mode": (
+        "L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 PAUSE · 2000 L c5 · 2300 P f1 wB · 3000 ADD B 60 · "
+             "3400 ADD B 60 · 3800 ADD B 60 · 4200 ADD B -60 · 4600 ADD W -10 · 4800 ADD W -10 · 5000 ADD W -10 · "
+             "5500 LEVER W · 5600 TICK · 6000 RESUME · 7000 L f1 · 7300 P c4 wB · 7700 C W",
+        ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]),
+    # the times set first (paused), the pieces put back afterwards on the running clock of the offender
+    "dgt3000-times-set-then-pieces-back-running": (
+        "L", "0 L f1 · 300 P c5 wB · 800 C W · 1500 PAUSE · 2000 ADD B 60 · 2400 ADD B 60 · 2800 LEVER W · "
+             "2900 TICK · 3300 RESUME · 4000 L c5 · 4300 P f1 wB · 6000 L f1 · 6300 P c4 wB · 6700 C W",
+        ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]),
 }
+
+#: the ruling the correction's finding ends with (what the clock showed of the penalty)
+RULINGS = {"dgt3000-time-setting-mode": "+2:00 seen on the clock for Black; -0:30 for the offender",
+           "dgt3000-times-set-then-pieces-back-running": "+2:00 seen on the clock for Black"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -103,3 +121,8 @@ def test_a_correction_replayed_from_dgt_bytes(name: str, tmp_path: Path,
             findings[p["payload"]["id"]] = p["payload"]
     strong = [(f["code"], f["status"]) for f in findings.values() if f["severity"] != "info"]
     assert strong == [("ILLEGAL_MOVE", "resolved")], strong
+    if name in RULINGS:
+        ruling = next(str(f["ruling"]) for f in findings.values() if f["code"] == "ILLEGAL_MOVE")
+        assert ruling.endswith(RULINGS[name]), ruling
+        # the penalty time seen on the clock matches the suggestion: no note of a difference
+        assert not [f for f in findings.values() if f["code"] == "ARBITER_ADJUST"]

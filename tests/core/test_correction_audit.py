@@ -36,6 +36,11 @@ NOTES: Counter[str] = Counter()
 #: (edition, time control, first-illegal-move time penalty in seconds): 7.5.5; A.3 (2023 rapid); B.2/B.3
 PENALTY = {(2023, "5400+30"): 120, (2023, "900+10"): 60, (2023, "180+2"): 60, (2018, "5400+30"): 120,
            (2018, "180+2"): 60, (2014, "5400+30"): 120, (2014, "180+2"): 60, (2009, "5400+30"): 120}
+#: the editions and categories the cases above leave out: rapid before 2023 (two minutes, 7.5 b / 7.5.5), E2009
+#: rapid and blitz under adequate supervision (7.4 b: two minutes, no one-minute rule before 2014)
+MORE_PENALTY = {(2018, "900+10"): 120, (2014, "900+10"): 120, (2009, "900+10"): 120, (2009, "180+2"): 120}
+_AUDITED = list(PENALTY)
+PENALTY |= MORE_PENALTY
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +191,8 @@ class Case:
     tc: str
 
 
-def _cases(n: int) -> list[Case]:
+def _cases(n: int, keys: list[tuple[int, str]] = _AUDITED) -> list[Case]:
     rng = random.Random(7051)
-    keys = list(PENALTY)
     return [Case(seed, *rng.choice(keys)) for seed in range(n)]
 
 
@@ -259,6 +263,15 @@ ILLEGAL_CASES = _cases(120)
 
 @pytest.mark.parametrize("case", ILLEGAL_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in ILLEGAL_CASES])
 def test_illegal_move_then_press_corrected_in_any_order(case: Case) -> None:
+    assert illegal_then_press(case) == []
+
+
+MORE_CASES = [dataclasses.replace(c, seed=c.seed + 1000) for c in _cases(40, list(MORE_PENALTY))]
+
+
+@pytest.mark.parametrize("case", MORE_CASES, ids=[f"seed{c.seed}-{c.edition}-{c.tc}" for c in MORE_CASES])
+def test_illegal_move_corrected_in_the_other_editions_and_categories(case: Case) -> None:
+    """The same procedure for rapid before 2023 and E2009 rapid/blitz (adequate supervision): two minutes."""
     assert illegal_then_press(case) == []
 
 

@@ -276,7 +276,7 @@ def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, e
         assert label.startswith(f"correction/{kind.value} ")
         steps.update(label.split(" ")[1:])
         offender = board.turn
-        queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and edition >= 2014
+        queen_rule = kind is CorrectionKind.PAWN_NOT_REPLACED and (edition >= 2014 or " exchanged" in label)
         # The tablet's Reinstate names the position before the illegal move, and only when the label says so.
         reinstates = [e for e in sim.events if isinstance(e, Reinstate)]
         if "reinstate-none" in label:

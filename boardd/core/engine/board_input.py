@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import chess
@@ -31,11 +32,17 @@ from boardd.core.outputs import (
     MovesRetracted,
     Output,
     StateChanged,
+    Status,
 )
-from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, board_key
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
+
+
+def _queen_article(edition: int) -> str:
+    """Where the Laws say that the pawn left on the last rank is replaced by a queen."""
+    return "7.5 a" if edition == 2014 else "7.5.2"
 
 
 class BoardInput:
@@ -237,8 +244,14 @@ class BoardInput:
         if ply != len(self.g.records):
             self.g.pending_fix = None  # play went on: the physical record stands
             return False
+        lawful, queen = True, move
         if self.g.phys.key() != key:
-            return False
+            other = self._other_promotion(move, pre)
+            if other is None:
+                return False
+            # 7.5.2: the pawn exchanged for another piece than the queen: the choice is open in E2009 (7.4 a: the
+            # replacement under 4.3/4.6), from 2014 the Law wants a queen; the board stands as it is (G6)
+            move, lawful = other, self.g.edition < 2014
         self.g.pending_fix = None
         old = self.g.records[-1]
         del self.g.records[-1]
@@ -268,8 +281,42 @@ class BoardInput:
         self.g.seg_places = []
         self.g.seg_evidence = []
         self.e.correction.board_fixed(outs, irr_id, san, at)
+        if not lawful:
+            self._not_a_queen(outs, irr_id, san, pre.san(queen), side=side, at=at)
         outs.append(StateChanged(at=at))
         return True
+
+    def _not_a_queen(self, outs: list[Output], irr_id: str, san: str, queen: str, *, side: chess.Color,
+                     at: float) -> None:
+        """From 2014 the pawn left on the last rank is replaced by a queen (7.5.2); the board shows *san* instead.
+        One incident, one alert: the finding still open says so; resolved (the arbiter's hands), the replacement
+        contrary to the Law is a finding of the incident (rules-spec §3.7: TOUCH_MOVE_VIOLATION)."""
+        irr = self.g.irr.get(irr_id)
+        note = f"the board shows {san}: the pawn is replaced by a queen, {queen} ({_queen_article(self.g.edition)})"
+        if irr is not None and irr.status is not Status.RESOLVED:
+            if note not in irr.suggestion.text:
+                self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=dataclasses.replace(
+                    irr.suggestion, text=f"{irr.suggestion.text}; {note}")))
+            return
+        self.e.findings.raise_finding(
+            outs, "TOUCH_MOVE_VIOLATION", side, at, [Evidence(at=at, event=f"board shows {san}")], incident=irr_id,
+            related=(irr_id,), move=queen, constraints=(f"{queen} ({_queen_article(self.g.edition)}: the pawn is "
+                                                         "replaced by a queen)",),
+            text=f"the pawn left on the last rank ({irr_id}) was exchanged for another piece: {note}")
+
+    def _other_promotion(self, fix: chess.Move, pre: chess.Board) -> chess.Move | None:
+        """The board shows the pawn of a pending 7.5.2 fix exchanged for a rook, bishop or knight instead of the
+        queen: that promotion (else None)."""
+        shown = self.g.phys.squares[fix.to_square]
+        if fix.promotion is None or not isinstance(shown, chess.Piece) or shown.color != pre.turn \
+                or shown.piece_type not in (chess.KNIGHT, chess.ROOK, chess.BISHOP):
+            return None
+        other = chess.Move(fix.from_square, fix.to_square, promotion=shown.piece_type)
+        if other not in pre.legal_moves:
+            return None
+        after = pre.copy(stack=False)
+        after.push(other)
+        return other if board_key(after) == self.g.phys.key() else None
 
     def fix_in_progress(self) -> bool:
         """Changes on the squares where the board differs from a pending fix are the fix, not out-of-turn play."""

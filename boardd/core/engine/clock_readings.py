@@ -53,6 +53,8 @@ class ClockReadings:
         self.clock_glitches = 0
         self.lever: chess.Color | None = None
         self.clock_started = False
+        #: a period transition off the Laws' count (:meth:`check_period`): side -> (moves completed, period added)
+        self.counter_off: dict[chess.Color, tuple[int, bool]] = {}
 
     def keeps_time(self) -> bool:
         """No clock: the engine keeps time itself with the ClockModel (moves complete by the next move)."""
@@ -308,10 +310,20 @@ class ClockReadings:
         added_period = after - before > tc.bonus_s + 60
         if added_period == boundary:
             return
+        off = self.counter_off.pop(side, None)
+        if off is not None and off == (done - 1, not added_period):
+            # the same offset of the clock's counter one move later: the period time came one move early (a press
+            # the Laws do not count, e.g. an illegal move's, 7.5.1, counted by the clock), or one move late: the
+            # finding of the first press already asked for the counter and the time (one incident, one alert)
+            return
+        self.counter_off[side] = (done, added_period)
         name = "White" if side == chess.WHITE else "Black"
         what = (f"the clock added the next period's time at {name}'s press, but by the Laws {name} has completed "
                 f"{done} moves" if added_period else
                 f"{name} completed move {done}, the end of a period, but the clock added no period time")
+        counted = self.e.correction.counted_presses(side)
+        if counted and added_period:
+            what += f"; presses of {name}'s side the Laws do not count: {', '.join(counted)} (7.5.1)"
         self.e.findings.raise_finding(outs, "CLOCK_MOVE_COUNTER_MISMATCH", side, press.first_at, press.evidence,
                     text=f"{what}: correct the move counter and the time (6.10.2, 7.1)")
 

@@ -143,6 +143,11 @@ class Correction:
         #: the cycle of an illegal move that stood because its offender played on after the reply, and the ply of
         #: that move (:meth:`on_move_made`): open again if that move is taken back before it was completed
         self.stood: tuple[int, _Cycle] | None = None
+        #: the last cycle closed (by the replacement move, :meth:`replaced`)
+        self.closed: _Cycle | None = None
+        #: presses the clock counted and the Laws do not, per side: an illegal move's, reinstated; the arbiter's
+        #: restart by the lever on a running clock
+        self.counted: dict[chess.Color, list[str]] = {}
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -210,15 +215,16 @@ class Correction:
         after it is a step of that reinstatement too (the moves taken back one by one). Not in the "otherwise"
         regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback).
 
-        Only an illegal move of the last ``_TAKEBACK_DEPTH`` plies can be reopened: with no illegal-move finding
+        Only an illegal move of the last plies (:meth:`_depth`) can be reopened: with no illegal-move finding
         that recent (``g.illegal_ply``, the latest, whatever its status) there is nothing to look for (most
         board changes of a game)."""
         g = self.g
         n = len(g.records)
-        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH) or g.regime == Regime.OTHERWISE.value or n < 2:
+        depth = self._depth()
+        if g.illegal_ply < max(0, n - depth) or g.regime == Regime.OTHERWISE.value or n < 2:
             return
         key = g.phys.key()
-        oldest = max(-1, n - 1 - _TAKEBACK_DEPTH)
+        oldest = max(-1, n - 1 - depth)
         for ply in range(n - 1, oldest, -1):
             if g.keys[ply] == key:
                 # paused: this ply or an earlier one (the moves taken back one by one); else this ply only
@@ -226,6 +232,13 @@ class Correction:
                     if self.reopen(back):
                         return
                 return
+
+    def _depth(self) -> int:
+        """How far back (plies) an illegal move found later is looked for: the last ``_TAKEBACK_DEPTH`` on a running
+        clock (the players putting it back, play going on); with the clock paused (the arbiter at the board, 7.5.1:
+        "if during a game it is found that an illegal move has been completed") the whole game: the arbiter
+        reconstructs the position before it however many moves ago, before or after he tells the tablet."""
+        return len(self.g.records) if self.g.paused else _TAKEBACK_DEPTH
 
     def arbiter_hands(self) -> bool:
         """The clock stands paused while the position before an illegal move is being put back: the hands on
@@ -331,7 +344,7 @@ class Correction:
             # (a cycle put right, 7.5.2's queen or a finished move standing in the record, has nothing to bring back)
             return [cycle.before] if cycle.reinstated_at is None and cycle.fixed is None and n > cycle.ply + 1 \
                 and not g.records[cycle.ply].legal else []
-        if g.illegal_ply < max(0, n - _TAKEBACK_DEPTH):
+        if g.illegal_ply < max(0, n - self._depth()):
             return []
         return [chess.BaseBoard(g.fen_before(irr.ply).split(" ")[0]) for irr in self._recent_reinstatable(n - 1)
                 if not g.records[irr.ply].legal]
@@ -519,9 +532,9 @@ class Correction:
         return any(not (on_board and g.records[irr.ply].legal) for irr in self._recent_reinstatable(len(g.records)))
 
     def _recent_reinstatable(self, upto: int) -> Iterator[Irregularity]:
-        """The reinstatable illegal-move findings (:func:`_reinstatable`) of the last ``_TAKEBACK_DEPTH`` plies of
-        the record, before ply *upto*."""
-        low = len(self.g.records) - _TAKEBACK_DEPTH
+        """The reinstatable illegal-move findings (:func:`_reinstatable`) of the last plies (:meth:`_depth`) of the
+        record, before ply *upto*."""
+        low = len(self.g.records) - self._depth()
         return (irr for irr in self.g.irr.values() if low <= irr.ply < upto and _reinstatable(irr, self.confirmed))
 
     def press_during_restoration(self) -> str | None:
@@ -625,6 +638,19 @@ class Correction:
             return
         self.close(outs, at)
 
+    def replaced(self, ply: int) -> tuple[str, chess.Color] | None:
+        """The illegal-move finding and offender of the cycle the move at *ply* closed as the replacement after
+        a reinstatement (7.5.1: the position before it put back, not put right to a law-based move), else None."""
+        cycle = self.closed
+        if cycle is None or cycle.ply != ply or cycle.reinstated_at is None or cycle.fixed is not None:
+            return None
+        return cycle.irregularity_id, cycle.offender
+
+    def counted_presses(self, side: chess.Color) -> list[str]:
+        """The presses of *side*'s clock counted by its move counter and not by the Laws (7.1): the illegal moves
+        reinstated, the arbiter's restarts on a running clock."""
+        return self.counted.get(side, [])
+
     def taken_back(self, ply: int) -> None:
         """The move *ply* was taken back on the board before it was completed (not a move of the game after all,
         :meth:`kept_back_undone`, ``MadeMoves.take_back``): if it was what made an illegal move stand (the offender
@@ -639,6 +665,7 @@ class Correction:
         if cycle is None:
             return
         self.cycle = None
+        self.closed = cycle
         if cycle.reinstated_at is not None:
             self._rule(outs, cycle, at, final=True)
 
@@ -695,9 +722,32 @@ class Correction:
             return
         cycle.reinstated_at = at
         cycle.how = how
+        # the illegal press was a press of the clock's move counter that the Laws do not count (7.5.1 / 7.1)
+        self.counted.setdefault(cycle.offender, []).append(f"the illegal press ({cycle.irregularity_id})")
         self.confirmed.discard(cycle.irregularity_id)
         self.g.two_hands.clear()  # a suspicion from the hands that put the position back is no player's (4.1)
+        self._acted_in_window(outs, cycle, at)
         self._rule(outs, cycle, at, final=False)
+
+    def _acted_in_window(self, outs: list[Output], cycle: _Cycle, at: float) -> None:
+        """The "otherwise" regime (R22): the arbiter who acts on the illegal move before the opponent's next move
+        (the clock paused, the position put back or put right on the board) applies 7.5.5 as on a claim (A.4.2,
+        A.5.2: "if the arbiter observes an action taken under 7.5.1-7.5.4"): the move counts, its suggestion is that
+        of the count (the second loses), whether or not he also enters the ruling on the tablet."""
+        g = self.g
+        if g.regime != Regime.OTHERWISE.value or not (cycle.arbiter_seen or g.paused):
+            return
+        win = next((w for w in g.claim_windows if w.irregularity_id == cycle.irregularity_id), None)
+        irr = g.irr.get(cycle.irregularity_id)
+        if win is None or irr is None:
+            return
+        win.claimed = True
+        g.claim_windows.remove(win)
+        pen = self.e.findings.count_claim(irr, win.offender)
+        self.e.findings.update_finding(outs, dataclasses.replace(irr, suggestion=dataclasses.replace(
+            irr.suggestion, add_to_opponent_s=pen.add_to_opponent_s, result=pen.result,
+            remove_from_offender_s=pen.remove_from_offender_s, text=pen.text)))
+        self.e.findings.note_limit(outs, irr.id, at)
 
     def board_fixed(self, outs: list[Output], irr_id: str, san: str, at: float) -> None:
         """The board shows the law-based outcome (7.5.2: the pawn replaced by a queen; a castling or en passant
@@ -709,6 +759,7 @@ class Correction:
             cycle.reinstated_at = at
             cycle.fixed = san
             cycle.restarted = True  # the opponent's clock runs on: nothing to restart
+            self._acted_in_window(outs, cycle, at)
             self._rule(outs, cycle, at, final=False)
             return
         irr = self.g.irr.get(irr_id)
@@ -779,6 +830,8 @@ class Correction:
                 # pieces anywhere are that position on its way: a piece set down on the way, not yet moved on)
                 return False
         cycle.restarted = True
+        # a press of the presser's side for the clock's move counter that the Laws do not count (7.1)
+        self.counted.setdefault(presser, []).append(f"the arbiter's restart ({cycle.irregularity_id})")
         outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                               details={"clock_restarted_for": "white" if cycle.offender == chess.WHITE else "black",
                                        "irregularity": cycle.irregularity_id}))

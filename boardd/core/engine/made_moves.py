@@ -88,6 +88,14 @@ class _Changed:
     moves: list[str]  # the moves it was changed to, in order
 
 
+def _illegal_signature(board: chess.Board) -> tuple[int, int, int]:
+    """What makes a position illegal in R23's sense: the pawns on the last ranks, and the kings' squares when both
+    are in check (the same signature after the next moves: the same illegal position still on the board)."""
+    kings = board.kings if _illegal_position(board) == "both kings in check" else 0
+    return board.pawns & (chess.BB_RANK_1 | chess.BB_RANK_8), board.occupied_co[chess.WHITE] & board.pawns & \
+        (chess.BB_RANK_1 | chess.BB_RANK_8), kings
+
+
 class MadeMoves:
     """Made moves and release (rules-spec §3.4; articles 4.6, 4.7; game end 5, 9.6): the record grows here."""
 
@@ -96,6 +104,8 @@ class MadeMoves:
         self.g = e.g
         self.rules = e.rules
         self.pending_position: tuple[str, int] | None = None
+        #: the illegal position that persisted (R23: its draw suggested), :func:`_illegal_signature`
+        self.persisted: tuple[int, int, int] | None = None
         self.draw_avail = {chess.WHITE: False, chess.BLACK: False}
         #: a candidate (LEGAL(m) on the board) dropped before ``T_settle`` by a change, the official position it
         #: was a move from and whether a captured piece was parked in it (:meth:`replied_before_settled`)
@@ -633,6 +643,15 @@ class MadeMoves:
                             text=f"the replacement move after the reinstatement ({due[0]}) was made with another "
                                  f"piece although the piece on {chess.square_name(due[2])} can move (4.3, 7.5.1)",
                             constraints=(f"move the piece on {chess.square_name(due[2])}",))
+        queen = self._queen_due(move, pre_board, side) if move.promotion and not recovered else None
+        if queen is not None:
+            touch_done = True
+            self.e.findings.raise_finding(outs, "TOUCH_MOVE_VIOLATION", side, at, self.g.seg_evidence[-4:],
+                        incident=queen[0], related=(queen[0],), move=queen[1],
+                        text=f"the replacement move after the reinstatement ({queen[0]}) is {pre_board.san(move)}: "
+                             f"the pawn left on the last rank is replaced by a queen, {queen[1]} "
+                             f"({'7.5 a' if self.g.edition == 2014 else '7.5.2'})",
+                        constraints=(f"{queen[1]} (the pawn is replaced by a queen)",))
         if move.promotion and not replaced and not recovered:
             first_piece = next((p for _, sq, p in self.g.seg_places if sq == move.to_square and p.color == side
                                 and p.piece_type not in (chess.PAWN, chess.KING)), None)
@@ -643,6 +662,21 @@ class MadeMoves:
                                   move=pre_board.san(first_move) if first_move in pre_board.legal_moves else None,
                                   now=pre_board.san(move), text=_promotion_text)
         return touch_done
+
+    def _queen_due(self, move: chess.Move, pre_board: chess.Board, side: chess.Color) -> tuple[str, str] | None:
+        """From 2014 the move replacing a pawn left on the last rank (7.5.2), after the position before it was
+        reinstated, is that pawn's promotion to a queen: (the finding, the queen move) when *move* is another
+        promotion, else None (E2009: the choice is open, 7.4 a via 4.3/4.6)."""
+        if self.g.edition < 2014:
+            return None
+        replaced = self.e.correction.replaced(len(self.g.records) - 1)
+        irr = self.g.irr.get(replaced[0]) if replaced is not None and replaced[1] == side else None
+        if irr is None or irr.code != "PAWN_NOT_REPLACED" or irr.suggestion.move is None:
+            return None
+        queen = pre_board.parse_san(irr.suggestion.move)
+        if queen == move or queen.from_square != move.from_square:
+            return None
+        return irr.id, irr.suggestion.move
 
     def _castling_and_knock(self, outs: list[Output], move: chess.Move, pre_board: chess.Board, *,
                             lifts: list[tuple[float, int, chess.Piece]], side: chess.Color, at: float,
@@ -710,7 +744,10 @@ class MadeMoves:
                     self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PERSISTS", None, at, [], result="1/2-1/2",
                                 text="the illegal position is still on the board after the next completed move: "
                                      "draw (A.5.4)")
+                    self.persisted = _illegal_signature(board)
                     return
+        if illegal_pos and self.persisted is not None and self.persisted == _illegal_signature(board):
+            return  # the same illegal position still there: its draw was suggested already (one incident, one alert)
         if illegal_pos and self.g.regime == Regime.OTHERWISE.value:
             irr = self.e.findings.raise_finding(outs, "ILLEGAL_POSITION_PENDING", None, at, [],
                               text=f"{illegal_pos}: wait for the next completed move; draw if it is still there")

@@ -17,7 +17,6 @@ from boardd.core.outputs import (
     StateChanged,
 )
 from boardd.core.recognizer import Diff, DiffClass, describe_change
-from boardd.core.settings import Regime
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -341,8 +340,11 @@ class Presses:
                           move=move_text, constraints=constraints, verify=verify, penalty=pen,
                           reinstate_ply=len(self.g.records))
         fix: chess.Move | None = None
-        if code == "PAWN_NOT_REPLACED" and move_text and self.g.regime != Regime.OTHERWISE.value:
-            fix = chess.Move.from_uci(diff.move.uci()[:4] + "q") if diff.move is not None else None
+        if code == "PAWN_NOT_REPLACED" and diff.move is not None:
+            # the pawn exchanged on the promotion square: a queen from 2014 (7.5.2), the player's choice in E2009
+            # (7.4 a; BoardInput.apply_fix takes any piece then); in the "otherwise" regime too (the arbiter applies
+            # 7.5.2 on a claim, A.4.2 / A.5.2; the record follows the board, G6)
+            fix = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
         elif code in ("DISPLACED_NOT_RESTORED_AT_PRESS", "POSITION_MISMATCH_AT_PRESS") and move_text:
             fix = pre.parse_san(move_text)
         elif code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS") and diff.move is not None:

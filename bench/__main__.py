@@ -21,7 +21,8 @@ BENCHES: list[tuple[str, list[str]]] = [
 ]
 
 #: ``python -m bench NAME [ARGS...]`` runs one benchmark with its own arguments (``false-alarms --games 100``).
-ALIASES = {"false-alarms": "bench.bench_false_alarms", "downtime-block": "bench.bench_downtime_block"}
+ALIASES = {"false-alarms": "bench.bench_false_alarms", "downtime-block": "bench.bench_downtime_block",
+           "downtime-audit": "bench.bench_downtime_audit"}
 
 
 def main() -> int:

@@ -42,7 +42,7 @@ from boardd.core.events import (
     LoggedPress,
     SquareChanged,
 )
-from boardd.core.outputs import GameEvent, MovesRetracted, Output
+from boardd.core.outputs import Completion, GameEvent, MovesRetracted, Output
 from boardd.core.settings import RulesConfig
 from tests.conftest import PGN_DIR
 from tests.core.scenario import ClockSim
@@ -169,7 +169,8 @@ class Outage(Played):
         self.outs += self.engine.feed(BoardSnapshot(at=self.t, squares=tuple(self.phys)))
         if self.clock_at == "on-the-board":
             self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.CLOCK, up=True, detail="usb"))
-            self.outs += self.engine.feed(self.clock.reading(self.t + 0.1))
+            self.back_reading = self.clock.reading(self.t + 0.1)
+            self.outs += self.engine.feed(self.back_reading)
         self.t += 2.0
         self.outs += self.engine.advance(self.t)
 
@@ -310,15 +311,18 @@ def test_presses_seen_meanwhile_tell_a_pawn_that_took_two_moves() -> None:
     assert [(n["presses"], n["matched"]) for n in notes] == [(3, 3)]
 
 
-def test_without_the_presses_the_pawns_two_moves_are_the_arbiters() -> None:
+def test_without_the_presses_the_first_move_after_tells_the_pawns_two_moves() -> None:
     """The clock on the board's jack went down with it: no press seen, and the clock read again shows Black's
-    time running: e4 d6 (Black not pressed yet) or e3 d6 e4. A gap with both kinds."""
+    time running: e4 d6 (Black not pressed yet) or e3 d6 e4. A gap with both kinds; Black's Nc6, the first move
+    after it, says Black had the move: e3 d6 e4, the only sequence of that parity, fills it (``search``), and the
+    incident's one event, which waited for that move, says ``unique``. (Before: the gap stayed for the arbiter.)"""
     r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", eeprom=False)
-    [event] = r.recovered  # e4 d6 was recorded at the dump, and retracted at the clock's first reading
-    assert (event["kind"], event["reason"]) == ("ambiguous", "board link down")
-    assert [o.to_ply for o in r.outs if isinstance(o, MovesRetracted)] == [2]
-    assert sorted(event["candidates"]) == [["e2e3", "d7d6", "e3e4"], ["e2e4", "d7d6"]]  # type: ignore[type-var]
-    assert [m.uci for m in r.engine.state.moves][3:] == ["b8c6", "b1c3"]
+    [event] = r.recovered  # e4 d6 was recorded at the dump, retracted at the clock's first reading (a gap), filled
+    assert (event["kind"], event["method"], event["reason"]) == ("unique", "search", "board link down")
+    assert event["moves"] == ["e3", "d6", "e4"] and (event["from_ply"], event["to_ply"]) == (3, 5)
+    assert [o.to_ply for o in r.outs if isinstance(o, MovesRetracted)] == [2, 2]
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
+    assert [m.recovered for m in r.engine.state.moves] == ["", "", "search", "search", "search", "", ""]
 
 
 def test_with_the_boards_log_the_order_is_the_logs() -> None:
@@ -368,3 +372,22 @@ def test_transposed_moves_with_the_log_are_recorded_without_it_a_gap() -> None:
         r.engine.feed(FillGap(at=r.t + 1.0, ply=3, moves=("c3", "h6", "d3")))
         assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3"]
         assert "3. d3" in r.engine.pgn()
+
+
+@pytest.mark.parametrize(("sans", "missed", "eeprom"), [("Nf3 Nf6 e3 d6 e4 Nc6 Nc3 e5 d4", range(2, 6), True),
+                                                      ("e4 d5 exd5 Qxd5 Nc3 Qa5 d4", range(2, 4), False)])
+def test_the_last_move_pressed_during_a_link_outage_is_completed_at_the_clocks_first_reading(
+        sans: str, missed: range, eeprom: bool) -> None:
+    """The clock on the board's jack, lost with it; plies missed and all pressed, Black's the last (the board's log
+    tells the order, or the search finds one sequence). The clock read again shows White's time running: Black's
+    last move was pressed during the outage, so it is completed at that first reading (``press``) with the time it
+    shows for Black, as after a restart (``Downtime.clock_back``). Before: completed by Black's next move, with
+    Black's time after that move as its ``[%clk]`` (the clock of another press)."""
+    r = _line(chess.Board(), sans, missed, "on-the-board", eeprom=eeprom)
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci() for m in r.board.move_stack]
+    first = r.back_reading
+    last = moves[missed.stop - 1]
+    assert last.side == chess.BLACK and last.recovered == ("eeprom" if eeprom else "search")
+    assert last.completion is Completion.PRESS and last.completed_at == first.at
+    assert last.clock_black == first.right  # White on the left: Black's time as the first reading shows it

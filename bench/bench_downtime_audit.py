@@ -216,6 +216,16 @@ def record(rng: random.Random, lines: list[list[chess.Move]], situation: str) ->
                 for square, content in ((move.from_square, None), (to, mover)):
                     phys[square] = content
                     log.append(LoggedChange(square=square, content=content))
+                if clock != "none":  # he pressed: the illegal move completed (7.5.1); without a clock it stood
+                    t += rng.uniform(0.3, 1.0)
+                    times[board.turn] -= t - t_run
+                    log.append(LoggedPress(side=ClockSide.LEFT if board.turn == chess.WHITE else ClockSide.RIGHT,
+                                           shown=float(int(times[board.turn]))))
+                    if clock_seen:
+                        board.push(chess.Move.null())  # the clock's lever and the side to move change over
+                        running, t_run = board.turn, t
+                        reading(t, True)
+                        board.pop()
                 case.unreachable = True
                 case.after = []  # the arbiter stops the game (7.5): nothing after it is compared
                 break
@@ -294,8 +304,8 @@ def replay(case: Case) -> Outcome:
     notes: list[str] = []
     findings = {o.irregularity.id: o.irregularity for o in outs if isinstance(o, IrregularityRaised)
                 and o.irregularity.severity is not Severity.INFO}
-    asks = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"
-            and o.details.get("kind") in ("ambiguous", "gap")]
+    asks = [o.details for o in outs if isinstance(o, GameEvent) and (o.type == "MOVES_RECOVERED"
+            and o.details.get("kind") in ("ambiguous", "gap") or o.type == "RESULT_SIGNAL")]
     filled = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"
               and o.details.get("kind") == "filled"]
     if filled:
@@ -354,9 +364,9 @@ def replay(case: Case) -> Outcome:
         consistent = False
         notes.append(f"pgn movetext {movetext[-3:]} for the record {legal_run[-3:]}")
     if kind == "exact" and alerts and not filled:
-        notes.append("alerts on an exact record: " + ", ".join(codes + [str(a.get("kind")) for a in asks]))
+        notes.append("alerts on an exact record: " + ", ".join(codes + [str(a.get("kind", "RESULT_SIGNAL")) for a in asks]))
     elif kind != "exact" and alerts != 1:
-        notes.append(f"{alerts} alerts: " + ", ".join(codes + [str(a.get("kind")) for a in asks]))
+        notes.append(f"{alerts} alerts: " + ", ".join(codes + [str(a.get("kind", "RESULT_SIGNAL")) for a in asks]))
     return Outcome(kind, alerts, clock_ok, consistent, notes, filled=bool(filled))
 
 

@@ -42,7 +42,7 @@ from boardd.core.events import (
     LoggedPress,
     SquareChanged,
 )
-from boardd.core.outputs import Completion, GameEvent, MovesRetracted, Output
+from boardd.core.outputs import Completion, GameEvent, IrregularityRaised, MovesRetracted, Output
 from boardd.core.settings import RulesConfig
 from tests.conftest import PGN_DIR
 from tests.core.scenario import ClockSim
@@ -391,3 +391,28 @@ def test_the_last_move_pressed_during_a_link_outage_is_completed_at_the_clocks_f
     assert last.side == chess.BLACK and last.recovered == ("eeprom" if eeprom else "search")
     assert last.completion is Completion.PRESS and last.completed_at == first.at
     assert last.clock_black == first.right  # White on the left: Black's time as the first reading shows it
+
+
+@pytest.mark.parametrize("clock_at", CLOCKS)
+def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: str) -> None:
+    """Twenty plies of a real game seen; the board link lost; two more plies, then the game over and the pieces set
+    up for the next one (the start position) before the link is back. No takeback was seen: the record stays as it
+    was (nothing retracted), and the arbiter gets one finding, ``POSITION_DIVERGENCE``, which says the board shows
+    the start position. Before: the dump was taken for a takeback of the whole game (``TAKEBACK_DETECTED`` to ply 0,
+    every move retracted)."""
+    fen, chess960, ucis = next(g for g in _games() if not g[1] and len(g[2]) > 30)
+    start = chess.Board(fen)
+    moves = [chess.Move.from_uci(u) for u in ucis[:22]]
+    r = Outage(start, random.Random(11), clock_at)
+    r.play(moves[:20], seen=True)
+    r.down()
+    r.play(moves[20:22], seen=False)
+    r.phys = [start.piece_at(sq) for sq in chess.SQUARES]  # set up again
+    r.up(eeprom=False)
+    r.finish()
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in moves[:20]]
+    assert not [o for o in r.outs if isinstance(o, MovesRetracted)]
+    assert r.strong == ["POSITION_DIVERGENCE ply 20"]
+    [irr] = [o.irregularity for o in r.outs if isinstance(o, IrregularityRaised)
+             and o.irregularity.code == "POSITION_DIVERGENCE"]
+    assert "the board shows the start position" in irr.suggestion.text

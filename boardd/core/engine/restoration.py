@@ -211,8 +211,11 @@ class Restoration:
                                                                                              event="board dump")],
                           text="the board differs from the official position and no sequence of up to "
                                f"{depth} legal moves{searched} explains it: "
-                               f"{describe_change(self.g.board, self.g.phys.squares)}; reinstate the last official "
-                               "position" + ("; clock presses are not judged until this is resolved"
+                               f"{describe_change(self.g.board, self.g.phys.squares)}"
+                               + ("; the board shows the start position (set up for the next game? the game's "
+                                  "result is not known)" if self.g.keys and key == self.g.keys[0] else "")
+                               + "; reinstate the last official position"
+                               + ("; clock presses are not judged until this is resolved"
                                              if self.g.board_down else ""),
                           reinstate_ply=len(self.g.records))
         if self.g.board_down:

@@ -304,8 +304,8 @@ def replay(case: Case) -> Outcome:
     notes: list[str] = []
     findings = {o.irregularity.id: o.irregularity for o in outs if isinstance(o, IrregularityRaised)
                 and o.irregularity.severity is not Severity.INFO}
-    asks = [o.details for o in outs if isinstance(o, GameEvent) and (o.type == "MOVES_RECOVERED"
-            and o.details.get("kind") in ("ambiguous", "gap") or o.type == "RESULT_SIGNAL")]
+    asks = [o.details for o in outs if isinstance(o, GameEvent) and ((o.type == "MOVES_RECOVERED"
+            and o.details.get("kind") in ("ambiguous", "gap")) or o.type == "RESULT_SIGNAL")]
     filled = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"
               and o.details.get("kind") == "filled"]
     if filled:
@@ -363,10 +363,11 @@ def replay(case: Case) -> Outcome:
             rec.legal for rec in state.moves)):
         consistent = False
         notes.append(f"pgn movetext {movetext[-3:]} for the record {legal_run[-3:]}")
+    named = ", ".join(codes + [str(a.get("kind", "RESULT_SIGNAL")) for a in asks])
     if kind == "exact" and alerts and not filled:
-        notes.append("alerts on an exact record: " + ", ".join(codes + [str(a.get("kind", "RESULT_SIGNAL")) for a in asks]))
+        notes.append("alerts on an exact record: " + named)
     elif kind != "exact" and alerts != 1:
-        notes.append(f"{alerts} alerts: " + ", ".join(codes + [str(a.get("kind", "RESULT_SIGNAL")) for a in asks]))
+        notes.append(f"{alerts} alerts: " + named)
     return Outcome(kind, alerts, clock_ok, consistent, notes, filled=bool(filled))
 
 

@@ -400,7 +400,7 @@ def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: 
     was (nothing retracted), and the arbiter gets one finding, ``POSITION_DIVERGENCE``, which says the board shows
     the start position. Before: the dump was taken for a takeback of the whole game (``TAKEBACK_DETECTED`` to ply 0,
     every move retracted)."""
-    fen, chess960, ucis = next(g for g in _games() if not g[1] and len(g[2]) > 30)
+    fen, _, ucis = next(g for g in _games() if not g[1] and len(g[2]) > 30)
     start = chess.Board(fen)
     moves = [chess.Move.from_uci(u) for u in ucis[:22]]
     r = Outage(start, random.Random(11), clock_at)

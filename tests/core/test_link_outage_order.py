@@ -416,3 +416,19 @@ def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: 
     [irr] = [o.irregularity for o in r.outs if isinstance(o, IrregularityRaised)
              and o.irregularity.code == "POSITION_DIVERGENCE"]
     assert "the board shows the start position" in irr.suggestion.text
+
+
+def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fits_one_ply_more() -> None:
+    """The clock on the board's jack, lost with it; Ra3 Ke8 Kd2 Kd8 missed. The fewest plies, Ra3 Kd8 Kd2 or Kd2
+    Kd8 Ra3, commute (a gap) and agree: Black to move. The clock read again runs for White: either White has not
+    pressed yet, or the black king took two steps (four plies, White to move), as a restart's search would list.
+    The side to move is left open: White's Rb3 next is White's move after the gap, recorded, nobody accused.
+    Before: the gap kept Black to move, and White's Rb3 raised ``OUT_OF_TURN_CHANGE`` against White."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = _line(start, "Kd1 Ke7 Ra3 Ke8 Kd2 Kd8 Rb3 Kc8", range(2, 6), "on-the-board", eeprom=False)
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous"
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == ["e1d1", "e8e7", "0000", "a3b3", "d8c8"]
+    assert all(m.legal for m in moves if m.uci != "0000")
+    assert moves[2].side == chess.BLACK  # the gap ends with Black's move: White moved next

@@ -141,6 +141,9 @@ class Downtime:
         #: gap, the gap's own otherwise): the recovery, the ply before the gap, the reason.
         self.open_gap: int | None = None
         self.gap_event: tuple[Recovery, int, str] | None = None
+        #: A gap left with the clock out of sight, its candidates agreeing on their plies: (its ply, the plies), for
+        #: the clock's first reading (:meth:`_gap_longer`).
+        self.gap_parity: tuple[int, int] | None = None
         #: :meth:`_recover_steps` found its result kept (no step to do).
         self._kept_hit = False
         #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
@@ -477,9 +480,34 @@ class Downtime:
         if ply is None or ply != len(self.g.records) or lever is None:
             return
         rec = self.g.records[ply - 1]
+        parity, self.gap_parity = self.gap_parity, None
+        if parity is not None and parity[0] == ply and lever == rec.side and self.g.adopted_open is None:
+            self._gap_longer(ply, parity[1], lever)
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def _gap_longer(self, ply: int, plies: int, lever: chess.Color) -> None:
+        """A gap left while the clock was out of sight (on the board's jack), its candidates agreeing on the side to
+        move; the clock read again runs for the gap's last mover. Either he has not pressed yet (the candidates'
+        side to move), or a sequence one ply longer was played and pressed (the running side to move), as
+        :meth:`_longer` finds after a restart. When one fits (or the search runs out of budget: no proof), the side
+        to move is left open: the first move after the gap tells (``Restoration.adopted_turn``), and no move of the
+        other side is taken for an illegal or out-of-turn one."""
+        before = self.e.restoration.replay_board(ply - 1)
+        if before is None:
+            return
+        gap = self.g.records[ply - 1]
+        squares = tuple(chess.Board(gap.fen_after, chess960=before.chess960).piece_at(sq) for sq in chess.SQUARES)
+        budget = self.node_budget
+        key: tuple[object, ...] = ("gap-longer", before.fen(en_passant="fen"), before.chess960, squares, lever, plies,
+                                   budget)
+        longer = self._now(key, lambda: recover_steps(before, squares, turn=lever, max_plies=plies + 1,
+                                                      min_plies=plies + 1, node_budget=budget, step=self.step_nodes))
+        if longer.sequences() or longer.exhausted:
+            _LOGGER.info("gap at ply %d: a sequence of %d plies fits the clock too; the side to move is open", ply,
+                         plies + 1)
+            self.g.adopted_open = ply
 
     def settle_unsure(self, outs: list[Output], at: float) -> None:
         """Plies recovered while the clock was out of sight, its reading not come (the board lost again): announced
@@ -959,6 +987,8 @@ class Downtime:
         outs.append(MoveMade(move=rec))
         if not (self.g.clock_seen and not self.g.clock_resync and not self.g.clock_down):
             self.awaiting_clock = rec.ply
+            if plies is not None and self.g.clock_seen:
+                self.gap_parity = (rec.ply, plies)  # the clock read again may run for the other side (clock_back)
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
 

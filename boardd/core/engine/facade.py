@@ -264,7 +264,8 @@ class Engine:
         every one of its scans is a dump, and undoing a call costs a copy of the game.
         """
         d, g = self.downtime, self.g
-        if d.pending or d.held is not None or d.unsure is not None or d.open_gap is not None:
+        if d.pending or d.held is not None or d.unsure is not None or d.open_gap is not None \
+                or d.gap_parity is not None:
             return True
         if type(event) is ClockReading:
             return False

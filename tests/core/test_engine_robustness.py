@@ -251,7 +251,7 @@ def test_missed_updates_more_than_three_plies_are_searched_as_after_a_restart() 
     [gap] = engine.state.moves
     assert (gap.uci, gap.recovered) == ("0000", "gap")
     board = chess.Board()
-    for san in "e4 e5 Nf3 Nc6 Bb5".split():
+    for san in ("e4", "e5", "Nf3", "Nc6", "Bb5"):
         board.push_san(san)
     outs += _moves(engine, board, "a6", 8.0)  # no clock: both parities fit; Black's a6 tells, still several orders
     [event] = events(outs, "MOVES_RECOVERED")

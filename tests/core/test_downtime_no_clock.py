@@ -22,7 +22,7 @@ import chess
 import pytest
 
 from boardd.core.engine import Engine
-from boardd.core.engine.downtime import RESTART_DETAIL
+from boardd.core.engine.downtime import GAP_EVENT_WAIT_S, RESTART_DETAIL
 from boardd.core.events import BoardSnapshot, Content, FillGap, GameInfo, Link, LinkChanged, SquareChanged
 from boardd.core.outputs import Output
 from boardd.core.recovery import BUDGET_EXHAUSTED
@@ -216,3 +216,31 @@ def test_the_first_move_after_a_gap_fills_it_when_one_sequence_of_its_parity_fit
     assert all(m.legal for m in state.moves)
     assert [m.recovered for m in state.moves] == ["search"] * len(missed) + [""] * len(then)
     assert state.moves[0].recovered_reason == (RESTART_DETAIL if restart else "board link down")
+
+
+@pytest.mark.parametrize("restart", [True, False])
+def test_a_gap_whose_event_waits_for_a_move_is_announced_when_none_comes(restart: bool) -> None:
+    """e4 Nf6 missed, no clock: a gap with both kinds, its event waiting for the first move after it. No move comes
+    (the players stopped, the arbiter is called): the engine's timer publishes the gap's event ``GAP_EVENT_WAIT_S``
+    after the gap, as it stands (``ambiguous``), and the gap stays for the arbiter; a move after that fills
+    nothing. (On the branch's previous commit no event came at all: a gap nobody was told of.)"""
+    start = chess.Board()
+    work = start.copy()
+    moves = [work.push_san(s) for s in ("e4", "Nf6", "d4")]
+    r = NoClock(start, random.Random(3), restart=restart)
+    r.down()
+    r.play(moves[:2], seen=False)
+    r.up()
+    assert [m.recovered for m in r.engine.state.moves] == ["gap"] and r.recovered == []
+    due = r.engine.next_deadline()
+    assert due is not None
+    gap_at = r.engine.state.moves[0].made_at
+    assert due == pytest.approx(gap_at + GAP_EVENT_WAIT_S)
+    r.outs += r.engine.advance(due)
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous"
+    r.t = due + 1.0
+    r.play(moves[2:], seen=True)
+    r.finish()
+    assert len(r.recovered) == 1 and r.strong == []
+    assert [m.uci for m in r.engine.state.moves] == ["0000", "d2d4"]

@@ -88,6 +88,9 @@ HOLD_S = 20.0
 SETTLE_S = 1.0
 #: ... and this quiet before a board nothing explains is taken as a gap (not a move in progress).
 GAP_QUIET_S = 1.5
+#: How long a gap's event waits for the first move after it (:meth:`Downtime.after_gap`): then it is published as
+#: it stands (the gap left for the arbiter), so that no gap goes unannounced when play does not go on.
+GAP_EVENT_WAIT_S = 30.0
 #: Searches whose results the engine keeps (``Engine.search_cache``), keyed by all of their inputs.
 SEARCHES_KEPT = 8
 
@@ -140,7 +143,7 @@ class Downtime:
         #: its ``MOVES_RECOVERED``, which waits for that move (one incident, one event: ``unique`` when it fills the
         #: gap, the gap's own otherwise): the recovery, the ply before the gap, the reason.
         self.open_gap: int | None = None
-        self.gap_event: tuple[Recovery, int, str] | None = None
+        self.gap_event: tuple[Recovery, int, str, float] | None = None
         #: A gap left with the clock out of sight, its candidates agreeing on their plies: (its ply, the plies), for
         #: the clock's first reading (:meth:`_gap_longer`).
         self.gap_parity: tuple[int, int] | None = None
@@ -238,7 +241,9 @@ class Downtime:
             self._finish(outs, result, mapped, at)
 
     def due(self) -> float | None:
-        """When the held board will have been quiet long enough (a timer of the engine)."""
+        """When the held board will have been quiet long enough, or a gap's event waited long enough (timers)."""
+        if self.held is None and self.gap_event is not None and self.open_gap == len(self.g.records):
+            return self.gap_event[3] + GAP_EVENT_WAIT_S
         if self.held is None or self.quiet_since is None:
             return None
         due = self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
@@ -607,7 +612,7 @@ class Downtime:
             self.gap(outs, result, squares, at, reason)
         if self.open_gap is not None:
             # the first move after the gap may settle it (after_gap): its one event waits for that move
-            self.gap_event = (result, from_ply, reason)
+            self.gap_event = (result, from_ply, reason, at)
         else:
             self.announce(outs, result, from_ply, at, reason)
         self.e.restoration.divergence_key = None
@@ -618,7 +623,7 @@ class Downtime:
         waiting, self.gap_event = self.gap_event, None
         self.open_gap = None
         if waiting is not None:
-            result, from_ply, reason = waiting
+            result, from_ply, reason, _ = waiting
             self.announce(outs, result, from_ply, at, reason, to_ply=from_ply + 1)
 
     def announce(self, outs: list[Output], result: Recovery, from_ply: int, at: float, reason: str, *,
@@ -728,6 +733,9 @@ class Downtime:
             self.settle_gap(outs, at)  # retracted
             return
         g = self.g
+        if len(records) == ply and self.gap_event is not None and at >= self.gap_event[3] + GAP_EVENT_WAIT_S:
+            self.settle_gap(outs, at)  # no move after it for so long: the arbiter is told, the gap is his
+            return
         if len(records) == ply or g.cand is not None or g.press is not None or g.mask or g.buffer:
             return  # no move after it yet, or one in progress
         after = records[ply]

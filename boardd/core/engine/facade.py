@@ -504,7 +504,7 @@ class Engine:
         g = self.g
         if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
-                and g.undo_due is None and self.downtime.held is None):
+                and g.undo_due is None and self.downtime.held is None and self.downtime.gap_event is None):
             # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
             # readings while a player thinks): every term of _next_deadline_of_all is None then
             return None

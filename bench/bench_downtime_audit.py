@@ -296,7 +296,7 @@ def replay(case: Case) -> Outcome:
     for event in events:
         outs += engine.feed(event)
         last = event.at
-    outs += engine.advance(last + 25.0)
+    outs += engine.advance(last + 60.0)  # the engine's timers (a gap's event waits 30 s at most)
     state = engine.state
     truth = [m.uci() for m in (*case.seen, *case.missed, *case.after)]
     got = [m.uci for m in state.moves]

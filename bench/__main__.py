@@ -22,7 +22,7 @@ BENCHES: list[tuple[str, list[str]]] = [
 
 #: ``python -m bench NAME [ARGS...]`` runs one benchmark with its own arguments (``false-alarms --games 100``).
 ALIASES = {"false-alarms": "bench.bench_false_alarms", "alert-rings": "bench.bench_alert_rings",
-           "downtime-block": "bench.bench_downtime_block"}
+           "downtime-block": "bench.bench_downtime_block", "downtime-audit": "bench.bench_downtime_audit"}
 
 
 def main() -> int:

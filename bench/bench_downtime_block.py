@@ -18,6 +18,10 @@ does: every call, and every ``Engine.work()`` step after it until the engine is 
 figure is then the longest single step (what the loop waits for before it can publish or read again). The
 outcomes must be those of the plain run.
 
+``--scenario`` (default ``restart``): ``eeprom`` (a restart whose board logged every change and press), ``outage``
+(the board link lost while the daemon runs, the clock on its own link), ``outage-jack`` (the clock on the board's
+jack, lost with it); see ``_case``.
+
 Timing is of the engine alone (no broker, no journal): it is the time the daemon's loop cannot yield.
 """
 
@@ -36,7 +40,19 @@ import chess.pgn
 
 from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
-from boardd.core.events import BoardSnapshot, ClockReading, ClockSide, Event, GameInfo, Link, LinkChanged
+from boardd.core.events import (
+    BoardLog,
+    BoardSnapshot,
+    ClockReading,
+    ClockSide,
+    Event,
+    GameInfo,
+    Link,
+    LinkChanged,
+    LogEntry,
+    LoggedChange,
+    LoggedPress,
+)
 from boardd.core.outputs import GameEvent, Output
 from boardd.core.settings import RulesConfig
 
@@ -61,16 +77,32 @@ def _reading(at: float, running: chess.Color) -> ClockReading:
     return ClockReading(at=at, left=3000.0, right=3000.0, running=side, lever_high=side)
 
 
-def _case(moves: list[chess.Move], start: int, plies: int, *,
-          stepwise: bool = False) -> tuple[float, float, float, str]:
-    """One restart: the longest engine call or step (CPU s, wall s), the CPU of all of them, the outcome."""
+def _changes(board: chess.Board, move: chess.Move) -> list[LoggedChange]:
+    """The square changes of *move* (the lifts first, then the puts), as the board logs them."""
+    after = board.copy(stack=False)
+    after.push(move)
+    lifts = [sq for sq in chess.SQUARES if board.piece_at(sq) is not None and board.piece_at(sq) != after.piece_at(sq)]
+    puts = [sq for sq in chess.SQUARES if after.piece_at(sq) is not None and board.piece_at(sq) != after.piece_at(sq)]
+    return [*(LoggedChange(square=sq, content=None) for sq in lifts if sq not in puts),
+            *(LoggedChange(square=sq, content=after.piece_at(sq)) for sq in puts)]
+
+
+def _case(moves: list[chess.Move], start: int, plies: int, *, stepwise: bool = False,
+          scenario: str = "restart") -> tuple[float, float, float, str]:
+    """One restart (or link outage): the longest engine call or step (CPU s, wall s), the CPU of them all, the outcome.
+
+    Scenarios: ``restart`` (the held board's search), ``eeprom`` (a restart whose board logged every change and
+    press: the log's replay), ``outage`` (the board link lost, the clock on its own link: ``forward_jump``'s search
+    at the reconciling dump), ``outage-jack`` (the clock on the board's jack, out of sight with it: the search at
+    the dump, then ``_revise``'s at the clock's first reading).
+    """
     board = chess.Board()
     for move in moves[:start]:
         board.push(move)
     engine = Engine(RulesConfig(), GameInfo(start_fen=board.fen(), time_control="5400+30"))
     engine.stepwise = stepwise
     after = board.copy()
-    for move in moves[start:start + plies]:
+    for move in moves[start:start + plies + 1]:  # the ply seen first, then those missed
         after.push(move)
     calls: list[tuple[float, float]] = []  # CPU, wall
     outs: list[Output] = []
@@ -95,13 +127,36 @@ def _case(moves: list[chess.Move], start: int, plies: int, *,
 
     feed(BoardSnapshot(at=0.0, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES)))
     feed(_reading(0.2, board.turn))
-    feed(LinkChanged(at=1.0, link=Link.CLOCK, up=False, detail=RESTART_DETAIL))
-    feed(LinkChanged(at=1.0, link=Link.BOARD, up=False, detail=RESTART_DETAIL))
-    t = 1.0 + 5.0 * plies
+    # one ply seen before the outage: a record that is not empty (a game whose record is empty takes a board with
+    # pieces missing for pieces still being set up, not for captures missed)
+    first = moves[start]
+    board.push(first)
+    feed(BoardSnapshot(at=0.5, squares=tuple(board.piece_at(sq) for sq in chess.SQUARES)))
+    feed(_reading(0.8, board.turn))
+    advance(0.9)
+    start += 1
+    outage = scenario.startswith("outage")
+    detail = "unplugged" if outage else RESTART_DETAIL
+    if scenario != "outage":
+        feed(LinkChanged(at=1.0, link=Link.CLOCK, up=False, detail=detail))
+    feed(LinkChanged(at=1.0, link=Link.BOARD, up=False, detail=detail))
+    log: list[LogEntry] = []
+    work = board.copy()
+    for i, move in enumerate(moves[start:start + plies]):
+        log += _changes(work, move)
+        side = ClockSide.LEFT if work.turn == chess.WHITE else ClockSide.RIGHT
+        work.push(move)
+        log.append(LoggedPress(side=side, shown=3000.0 - 5 * i))
+        if scenario == "outage":
+            feed(_reading(1.0 + 5.0 * (i + 1), work.turn))  # the clock on its own link: the presses are seen
+    t = 1.0 + 5.0 * plies + 1.0
     feed(LinkChanged(at=t, link=Link.BOARD, up=True, detail="pty"))
+    if scenario == "eeprom":
+        feed(BoardLog(at=t, entries=tuple(log)))
     feed(BoardSnapshot(at=t, squares=tuple(after.piece_at(sq) for sq in chess.SQUARES)))
-    feed(LinkChanged(at=t, link=Link.CLOCK, up=True, detail="pty"))
-    feed(_reading(t + 0.1, after.turn))
+    if scenario != "outage":
+        feed(LinkChanged(at=t, link=Link.CLOCK, up=True, detail="pty"))
+        feed(_reading(t + 0.1, after.turn))
     for dt in (0.5, 1.2, 2.0, 3.0, 25.0):
         advance(t + dt)
     events = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"]
@@ -111,6 +166,9 @@ def _case(moves: list[chess.Move], start: int, plies: int, *,
     return max(c for c, _ in calls), max(w for _, w in calls), sum(c for c, _ in calls), kind
 
 
+SCENARIOS = ("restart", "eeprom", "outage", "outage-jack")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=40)
@@ -118,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-plies", type=int, default=2)
     parser.add_argument("--max-plies", type=int, default=14)
     parser.add_argument("--mode", choices=("plain", "stepwise", "both"), default="both")
+    parser.add_argument("--scenario", choices=SCENARIOS, default="restart")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     lines = _lines(200)
@@ -125,8 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for _ in range(args.cases):
         moves = rng.choice(lines)
         plies = rng.randint(args.min_plies, args.max_plies)
-        cases.append((moves, rng.randrange(0, len(moves) - plies), plies))
-    print(f"downtime-block: {args.cases} restarts of {args.min_plies}-{args.max_plies} plies (seed {args.seed})")
+        cases.append((moves, rng.randrange(0, len(moves) - plies - 1), plies))
+    print(f"downtime-block: {args.scenario}: {args.cases} cases of {args.min_plies}-{args.max_plies} plies "
+          f"(seed {args.seed})")
     outcomes: dict[bool, list[str]] = {}
     for stepwise in {"plain": (False,), "stepwise": (True,), "both": (False, True)}[args.mode]:
         longest: list[float] = []
@@ -134,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         totals: list[float] = []
         kinds: list[str] = []
         for moves, start, plies in cases:
-            worst, wall, total, kind = _case(moves, start, plies, stepwise=stepwise)
+            worst, wall, total, kind = _case(moves, start, plies, stepwise=stepwise, scenario=args.scenario)
             longest.append(worst)
             walls.append(wall)
             totals.append(total)

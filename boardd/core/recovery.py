@@ -208,7 +208,8 @@ def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequenc
     """:func:`recover` in steps: the search pauses (yields) after every *step* positions it visits.
 
     The pauses change neither the order of the visit nor the count of positions: every step size gives the
-    result of :func:`recover`. The board's log is replayed within the first step (it is short).
+    result of :func:`recover`. The replay of the board's log pauses the same way (every *step* positions of its
+    walk, and of the walks after the plies it may lack at its start).
     """
     goal = _target_board(target)
     goal_key = _placement_key(goal)
@@ -216,10 +217,11 @@ def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequenc
         return Recovery(kind=RecoveryKind.NONE)
     changes = [e for e in log if isinstance(e, LoggedChange)]
     if changes:
-        found = _replay(board, log, goal_key, turn, max_moves=max(max_plies, 10) * 3, budget=node_budget)
+        found = yield from _replay(board, log, goal_key, turn, max_moves=max(max_plies, 10) * 3, budget=node_budget,
+                                   step=step)
         if found is None:
-            found = _replay_after_lost(board, log, goal, goal_key, turn, max_moves=max(max_plies, 10) * 3,
-                                       budget=node_budget)
+            found = yield from _replay_after_lost(board, log, goal, goal_key, turn,
+                                                  max_moves=max(max_plies, 10) * 3, budget=node_budget, step=step)
         if found is not None:
             moves, used, nodes = found
             return Recovery(kind=RecoveryKind.UNIQUE, moves=tuple(moves), method="eeprom", changes_used=tuple(used),
@@ -279,8 +281,10 @@ def comes_back(board: chess.Board, moves: Sequence[chess.Move]) -> bool:
 
 
 def _replay(board: chess.Board, log: Sequence[LogEntry], goal_key: tuple[int, ...], turn: chess.Color | None,
-            *, max_moves: int, budget: int) -> tuple[list[chess.Move], list[int], int] | None:
-    """Walk the log's placements from the official one; see the module docstring."""
+            *, max_moves: int, budget: int,
+            step: int = STEP_NODES) -> Steps[tuple[list[chess.Move], list[int], int] | None]:
+    """Walk the log's placements from the official one; see the module docstring. Pauses (yields) after every
+    *step* positions of the walk."""
     placement = board.copy(stack=False)
     keys: list[tuple[int, ...]] = []
     index: list[int] = []
@@ -299,11 +303,15 @@ def _replay(board: chess.Board, log: Sequence[LogEntry], goal_key: tuple[int, ..
     used: list[int] = []
     nodes = 0
 
-    def walk(start: int) -> bool:
+    step = max(1, step)
+
+    def walk(start: int) -> Steps[bool]:
         nonlocal nodes
         nodes += 1
         if nodes > budget:
             return False
+        if nodes % step == 0:
+            yield  # a pause between steps: the walk goes on from here, unchanged
         if _placement_key(work) == goal_key and (turn is None or work.turn == turn):
             return True
         if len(path) >= max_moves:
@@ -321,14 +329,14 @@ def _replay(board: chess.Board, log: Sequence[LogEntry], goal_key: tuple[int, ..
             work.push(move)
             path.append(move)
             used.append(index[j])
-            if walk(j + 1):
+            if (yield from walk(j + 1)):
                 return True
             work.pop()
             path.pop()
             used.pop()
         return False
 
-    if walk(0):
+    if (yield from walk(0)):
         return path, used, nodes
     return None
 
@@ -339,7 +347,7 @@ LOST_PLIES = 2
 
 def _replay_after_lost(board: chess.Board, log: Sequence[LogEntry], goal: chess.BaseBoard,
                        goal_key: tuple[int, ...], turn: chess.Color | None, *, max_moves: int,
-                       budget: int) -> tuple[list[chess.Move], list[int], int] | None:
+                       budget: int, step: int = STEP_NODES) -> Steps[tuple[list[chess.Move], list[int], int] | None]:
     """The log replayed after up to :data:`LOST_PLIES` plies it lacks at its start (found by trying them).
 
     A daemon killed between reading the board's bytes and journaling them loses the changes of that
@@ -370,7 +378,9 @@ def _replay_after_lost(board: chess.Board, log: Sequence[LogEntry], goal: chess.
                 nodes += 1
                 if nodes > budget:
                     return None
-                found = _replay(after, log, goal_key, turn, max_moves=max_moves, budget=budget)
+                if nodes % max(1, step) == 0:
+                    yield  # a pause between steps (the walks below pause on their own)
+                found = yield from _replay(after, log, goal_key, turn, max_moves=max_moves, budget=budget, step=step)
                 if found is not None:
                     moves, used, more = found
                     nodes += more

@@ -22,7 +22,7 @@ import chess
 import pytest
 
 from boardd.core.engine import Engine
-from boardd.core.engine.downtime import RESTART_DETAIL
+from boardd.core.engine.downtime import GAP_EVENT_WAIT_S, RESTART_DETAIL
 from boardd.core.events import BoardSnapshot, Content, FillGap, GameInfo, Link, LinkChanged, SquareChanged
 from boardd.core.outputs import Output
 from boardd.core.recovery import BUDGET_EXHAUSTED
@@ -183,3 +183,64 @@ def test_a_longer_search_out_of_budget_leaves_the_parity_open(budget: int | None
     else:
         assert event["incomplete"] == BUDGET_EXHAUSTED and event["candidates"] == [["e2e4", "b8c6", "f1c4"]]
         assert got == ["0000", "g8f6", "d2d3"]
+
+
+
+@pytest.mark.parametrize("restart", [True, False])
+@pytest.mark.parametrize(("missed", "then"), [(("e4", "Nf6"), ("d4", "e6", "c4")),
+                                              (("e3", "Nf6", "e4"), ("e6", "d4", "d5"))])
+def test_the_first_move_after_a_gap_fills_it_when_one_sequence_of_its_parity_fits(
+        restart: bool, missed: tuple[str, ...], then: tuple[str, ...]) -> None:
+    """No clock; e4 Nf6 (or e3 Nf6 e4) missed: e4 Nf6 leaves White to move, e3 Nf6 e4 Black, both explain the board
+    (the knight cannot reach f6 in two moves): one gap with both kinds. The first move after it says who had the
+    move: of that parity one sequence only fits, so it is the record, as a clock would have told at the board's
+    return (the fewest plies with the running side to move). The gap is filled with it (``recovered: search``), and
+    the incident's one ``MOVES_RECOVERED`` (which waited for that move) says ``unique``: nothing for the arbiter,
+    nobody accused, the game is the game played. Before: a gap for the arbiter's fill-gap although the first move
+    had settled it."""
+    start = chess.Board()
+    work = start.copy()
+    moves = [work.push_san(s) for s in (*missed, *then)]
+    r = NoClock(start, random.Random(3), restart=restart)
+    r.down()
+    r.play(moves[:len(missed)], seen=False)
+    r.up()
+    r.play(moves[len(missed):], seen=True)
+    r.finish()
+    assert r.strong == []
+    [event] = r.recovered  # one incident, one event: it waited for the first move after the gap
+    assert (event["kind"], event["method"], event["moves"]) == ("unique", "search", list(missed))
+    assert (event["from_ply"], event["to_ply"]) == (1, len(missed))
+    state = r.engine.state
+    assert [m.uci for m in state.moves] == [m.uci() for m in moves]
+    assert all(m.legal for m in state.moves)
+    assert [m.recovered for m in state.moves] == ["search"] * len(missed) + [""] * len(then)
+    assert state.moves[0].recovered_reason == (RESTART_DETAIL if restart else "board link down")
+
+
+@pytest.mark.parametrize("restart", [True, False])
+def test_a_gap_whose_event_waits_for_a_move_is_announced_when_none_comes(restart: bool) -> None:
+    """e4 Nf6 missed, no clock: a gap with both kinds, its event waiting for the first move after it. No move comes
+    (the players stopped, the arbiter is called): the engine's timer publishes the gap's event ``GAP_EVENT_WAIT_S``
+    after the gap, as it stands (``ambiguous``), and the gap stays for the arbiter; a move after that fills
+    nothing. (On the branch's previous commit no event came at all: a gap nobody was told of.)"""
+    start = chess.Board()
+    work = start.copy()
+    moves = [work.push_san(s) for s in ("e4", "Nf6", "d4")]
+    r = NoClock(start, random.Random(3), restart=restart)
+    r.down()
+    r.play(moves[:2], seen=False)
+    r.up()
+    assert [m.recovered for m in r.engine.state.moves] == ["gap"] and r.recovered == []
+    due = r.engine.next_deadline()
+    assert due is not None
+    gap_at = r.engine.state.moves[0].made_at
+    assert due == pytest.approx(gap_at + GAP_EVENT_WAIT_S)
+    r.outs += r.engine.advance(due)
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous"
+    r.t = due + 1.0
+    r.play(moves[2:], seen=True)
+    r.finish()
+    assert len(r.recovered) == 1 and r.strong == []
+    assert [m.uci for m in r.engine.state.moves] == ["0000", "d2d4"]

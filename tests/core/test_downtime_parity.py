@@ -315,10 +315,12 @@ def test_the_search_waits_for_the_clocks_first_reading(clock_after: float | None
         r.outs += r.engine.feed(r.clock.reading(r.t))
         r.t += 2.0
         r.outs += r.engine.advance(r.t)
-        [event] = r.recovered
-        assert event["kind"] == "ambiguous"
+        assert [m.recovered for m in r.engine.state.moves][2:] == ["gap"]  # both kinds: the side to move open
+        assert r.recovered == []  # its one event waits for the first move after it (Downtime.after_gap)
         r.play(_sans(r.board, "Kc8 Rb3"), seen=True)
         r.finish()
+        [event] = r.recovered
+        assert event["kind"] == "ambiguous"  # Black had the move: the rook's routes of three plies, several
         assert r.strong == []
         assert [m.uci for m in r.engine.state.moves][3:] == ["d8c8", "a3b3"]
     else:
@@ -326,7 +328,10 @@ def test_the_search_waits_for_the_clocks_first_reading(clock_after: float | None
         assert deadline is not None and deadline == pytest.approx(back + HOLD_S)  # no busy timer meanwhile
         r.t = back + HOLD_S + 0.1
         r.outs += r.engine.advance(r.t)
-        assert len(r.recovered) == 1  # recovered without the clock, as before
+        assert [m.recovered for m in r.engine.state.moves][2:] == ["gap"]  # recovered without the clock, as before
+        r.play(_sans(r.board, "Kc8 Rb3"), seen=True)
+        r.finish()
+        assert len(r.recovered) == 1  # its one event, once the first move after it did not settle it
 
 
 def test_the_arbiter_fills_the_gap_with_the_line_that_fits_the_record() -> None:

@@ -193,23 +193,21 @@ def _jump(moves: str, extra: chess.Square | None = None) -> tuple[Engine, list[O
 @pytest.mark.parametrize(("played", "after"), [("e4 c5", "Nf3 d6"), ("e3 c5 e4", "Nc6 Nf3")])
 def test_missed_updates_of_either_parity_leave_the_side_to_move_to_the_next_move(played: str, after: str) -> None:
     """e4 c5 on the board, no clock: e4 c5 (White to move) or e3 c5 e4 (Black to move) fit; nothing tells which.
-    Neither is recorded (e4 c5 once was, and Black's next move was then out of turn): a gap with both kinds, the
-    next move tells the side to move and is recorded, the arbiter fills the gap."""
+    Neither is recorded (e4 c5 once was, and Black's next move was then out of turn): a gap with both kinds; the
+    next move tells the side to move and is recorded, and of that parity one sequence fits: it fills the gap
+    (``Downtime.after_gap``), and the incident's one event, which waited for that move, says ``unique``."""
     engine, outs = _jump(played)
     [gap] = engine.state.moves
     assert (gap.uci, gap.legal, gap.recovered) == ("0000", False, "gap")
-    [event] = events(outs, "MOVES_RECOVERED")
-    assert event.details["kind"] == "ambiguous"
-    candidates = event.details["candidates"]
-    assert isinstance(candidates, list)
-    assert ["e2e4", "c7c5"] in candidates and ["e2e3", "c7c5", "e3e4"] in candidates
+    assert events(outs, "MOVES_RECOVERED") == []  # waits for the first move after the gap
     board = chess.Board()
     for san in played.split():
         board.push_san(san)
     more = _moves(engine, board, after, 8.0)
-    assert [m.san for m in engine.state.moves][1:] == after.split() and not codes(outs + more)
-    engine.feed(FillGap(at=12.0, ply=1, moves=tuple(played.split())))
-    assert [m.san for m in engine.state.moves] == played.split() + after.split()
+    assert [m.san for m in engine.state.moves] == played.split() + after.split() and not codes(outs + more)
+    assert [m.recovered for m in engine.state.moves] == ["search"] * len(played.split()) + [""] * 2
+    [event] = events(outs + more, "MOVES_RECOVERED")
+    assert (event.details["kind"], event.details["moves"]) == ("unique", played.split())
 
 
 def test_missed_updates_three_plies_recovered() -> None:
@@ -252,6 +250,10 @@ def test_missed_updates_more_than_three_plies_are_searched_as_after_a_restart() 
     assert not codes(outs)
     [gap] = engine.state.moves
     assert (gap.uci, gap.recovered) == ("0000", "gap")
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3", "Nc6", "Bb5"):
+        board.push_san(san)
+    outs += _moves(engine, board, "a6", 8.0)  # no clock: both parities fit; Black's a6 tells, still several orders
     [event] = events(outs, "MOVES_RECOVERED")
     assert (event.details["kind"], event.details["reason"]) == ("ambiguous", "board link down")
     assert ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"] in event.details["candidates"]  # type: ignore[operator]

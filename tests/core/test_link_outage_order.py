@@ -42,7 +42,7 @@ from boardd.core.events import (
     LoggedPress,
     SquareChanged,
 )
-from boardd.core.outputs import GameEvent, MovesRetracted, Output
+from boardd.core.outputs import Completion, GameEvent, IrregularityRaised, MovesRetracted, Output
 from boardd.core.settings import RulesConfig
 from tests.conftest import PGN_DIR
 from tests.core.scenario import ClockSim
@@ -169,7 +169,8 @@ class Outage(Played):
         self.outs += self.engine.feed(BoardSnapshot(at=self.t, squares=tuple(self.phys)))
         if self.clock_at == "on-the-board":
             self.outs += self.engine.feed(LinkChanged(at=self.t, link=Link.CLOCK, up=True, detail="usb"))
-            self.outs += self.engine.feed(self.clock.reading(self.t + 0.1))
+            self.back_reading = self.clock.reading(self.t + 0.1)
+            self.outs += self.engine.feed(self.back_reading)
         self.t += 2.0
         self.outs += self.engine.advance(self.t)
 
@@ -310,15 +311,18 @@ def test_presses_seen_meanwhile_tell_a_pawn_that_took_two_moves() -> None:
     assert [(n["presses"], n["matched"]) for n in notes] == [(3, 3)]
 
 
-def test_without_the_presses_the_pawns_two_moves_are_the_arbiters() -> None:
+def test_without_the_presses_the_first_move_after_tells_the_pawns_two_moves() -> None:
     """The clock on the board's jack went down with it: no press seen, and the clock read again shows Black's
-    time running: e4 d6 (Black not pressed yet) or e3 d6 e4. A gap with both kinds."""
+    time running: e4 d6 (Black not pressed yet) or e3 d6 e4. A gap with both kinds; Black's Nc6, the first move
+    after it, says Black had the move: e3 d6 e4, the only sequence of that parity, fills it (``search``), and the
+    incident's one event, which waited for that move, says ``unique``. (Before: the gap stayed for the arbiter.)"""
     r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", eeprom=False)
-    [event] = r.recovered  # e4 d6 was recorded at the dump, and retracted at the clock's first reading
-    assert (event["kind"], event["reason"]) == ("ambiguous", "board link down")
-    assert [o.to_ply for o in r.outs if isinstance(o, MovesRetracted)] == [2]
-    assert sorted(event["candidates"]) == [["e2e3", "d7d6", "e3e4"], ["e2e4", "d7d6"]]  # type: ignore[type-var]
-    assert [m.uci for m in r.engine.state.moves][3:] == ["b8c6", "b1c3"]
+    [event] = r.recovered  # e4 d6 was recorded at the dump, retracted at the clock's first reading (a gap), filled
+    assert (event["kind"], event["method"], event["reason"]) == ("unique", "search", "board link down")
+    assert event["moves"] == ["e3", "d6", "e4"] and (event["from_ply"], event["to_ply"]) == (3, 5)
+    assert [o.to_ply for o in r.outs if isinstance(o, MovesRetracted)] == [2, 2]
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
+    assert [m.recovered for m in r.engine.state.moves] == ["", "", "search", "search", "search", "", ""]
 
 
 def test_with_the_boards_log_the_order_is_the_logs() -> None:
@@ -368,3 +372,63 @@ def test_transposed_moves_with_the_log_are_recorded_without_it_a_gap() -> None:
         r.engine.feed(FillGap(at=r.t + 1.0, ply=3, moves=("c3", "h6", "d3")))
         assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3"]
         assert "3. d3" in r.engine.pgn()
+
+
+@pytest.mark.parametrize(("sans", "missed", "eeprom"), [("Nf3 Nf6 e3 d6 e4 Nc6 Nc3 e5 d4", range(2, 6), True),
+                                                      ("e4 d5 exd5 Qxd5 Nc3 Qa5 d4", range(2, 4), False)])
+def test_the_last_move_pressed_during_a_link_outage_is_completed_at_the_clocks_first_reading(
+        sans: str, missed: range, eeprom: bool) -> None:
+    """The clock on the board's jack, lost with it; plies missed and all pressed, Black's the last (the board's log
+    tells the order, or the search finds one sequence). The clock read again shows White's time running: Black's
+    last move was pressed during the outage, so it is completed at that first reading (``press``) with the time it
+    shows for Black, as after a restart (``Downtime.clock_back``). Before: completed by Black's next move, with
+    Black's time after that move as its ``[%clk]`` (the clock of another press)."""
+    r = _line(chess.Board(), sans, missed, "on-the-board", eeprom=eeprom)
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci() for m in r.board.move_stack]
+    first = r.back_reading
+    last = moves[missed.stop - 1]
+    assert last.side == chess.BLACK and last.recovered == ("eeprom" if eeprom else "search")
+    assert last.completion is Completion.PRESS and last.completed_at == first.at
+    assert last.clock_black == first.right  # White on the left: Black's time as the first reading shows it
+
+
+@pytest.mark.parametrize("clock_at", CLOCKS)
+def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: str) -> None:
+    """Twenty plies of a real game seen; the board link lost; two more plies, then the game over and the pieces set
+    up for the next one (the start position) before the link is back. No takeback was seen: the record stays as it
+    was (nothing retracted), and the arbiter gets one finding, ``POSITION_DIVERGENCE``, which says the board shows
+    the start position. Before: the dump was taken for a takeback of the whole game (``TAKEBACK_DETECTED`` to ply 0,
+    every move retracted)."""
+    fen, _, ucis = next(g for g in _games() if not g[1] and len(g[2]) > 30)
+    start = chess.Board(fen)
+    moves = [chess.Move.from_uci(u) for u in ucis[:22]]
+    r = Outage(start, random.Random(11), clock_at)
+    r.play(moves[:20], seen=True)
+    r.down()
+    r.play(moves[20:22], seen=False)
+    r.phys = [start.piece_at(sq) for sq in chess.SQUARES]  # set up again
+    r.up(eeprom=False)
+    r.finish()
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in moves[:20]]
+    assert not [o for o in r.outs if isinstance(o, MovesRetracted)]
+    assert r.strong == ["POSITION_DIVERGENCE ply 20"]
+    [irr] = [o.irregularity for o in r.outs if isinstance(o, IrregularityRaised)
+             and o.irregularity.code == "POSITION_DIVERGENCE"]
+    assert "the board shows the start position" in irr.suggestion.text
+
+
+def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fits_one_ply_more() -> None:
+    """The clock on the board's jack, lost with it; Ra3 Ke8 Kd2 Kd8 missed. The fewest plies, Ra3 Kd8 Kd2 or Kd2
+    Kd8 Ra3, commute (a gap) and agree: Black to move. The clock read again runs for White: either White has not
+    pressed yet, or the black king took two steps (four plies, White to move), as a restart's search would list.
+    The side to move is left open: White's Rb3 next is White's move after the gap, recorded, nobody accused.
+    Before: the gap kept Black to move, and White's Rb3 raised ``OUT_OF_TURN_CHANGE`` against White."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = _line(start, "Kd1 Ke7 Ra3 Ke8 Kd2 Kd8 Rb3 Kc8", range(2, 6), "on-the-board", eeprom=False)
+    [event] = r.recovered
+    assert event["kind"] == "ambiguous"
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == ["e1d1", "e8e7", "0000", "a3b3", "d8c8"]
+    assert all(m.legal for m in moves if m.uci != "0000")
+    assert moves[2].side == chess.BLACK  # the gap ends with Black's move: White moved next

@@ -49,12 +49,14 @@ def test_moves_recovered_after_a_restart_keep_the_downtime_words() -> None:
 
 
 def test_a_gap_of_a_link_outage_filled_by_the_arbiter_says_the_link_was_down() -> None:
-    """The clock on the board's jack went down with it: e4 d6 or e3 d6 e4, a gap. The arbiter's moves replace it;
-    they were missed while the link was down, and the PGN says so."""
-    r = _line(chess.Board(), "Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", eeprom=False)
+    """The clock on the board's jack went down with it: Ra3 Kd8, or the rook by one of several routes of two moves
+    (Black's Kc8 next says three plies: still several), a gap. The arbiter's moves replace it; they were missed while
+    the link was down, and the PGN says so."""
+    start = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    r = _line(start, "Kd1 Ke7 Ra2 Kd8 Ra3 Kc8 Rb3", range(2, 5), "on-the-board", eeprom=False)
     [gap] = [m for m in r.engine.state.moves if m.recovered == "gap"]
     assert gap.recovered_reason == OUTAGE_DETAIL and gap.san.startswith(GAP_TEXT[OUTAGE_DETAIL])
-    r.engine.feed(FillGap(at=r.t + 1.0, ply=gap.ply, moves=("e3", "d6", "e4")))
+    r.engine.feed(FillGap(at=r.t + 1.0, ply=gap.ply, moves=("Ra2", "Kd8", "Ra3")))
     assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in r.board.move_stack]
     pgn = r.engine.pgn()
     assert pgn.count("recovered after the board link was down (arbiter)") == 3 and "downtime" not in pgn

@@ -158,8 +158,10 @@ def test_clock_read_again_longer_search_out_of_budget_retracts() -> None:
     enough = _outage("Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", 20)
     real = _outage("Nf3 Nf6 e3 d6 e4 Nc6 Nc3", range(2, 5), "on-the-board", None)
     assert enough.recovered == real.recovered and "incomplete" not in real.recovered[0]
-    assert sorted(real.recovered[0]["candidates"]) == [  # type: ignore[type-var]
-        ["e2e3", "d7d6", "e3e4"], ["e2e4", "d7d6"]]
+    # with budget enough both kinds fit (e4 d6, e3 d6 e4): a gap, the side to move open; Black's Nc6 after it says
+    # Black had the move, and e3 d6 e4 is the only sequence of that parity (Downtime.after_gap): one event, unique
+    assert (real.recovered[0]["kind"], real.recovered[0]["moves"]) == ("unique", ["e3", "d6", "e4"])
+    assert [m.uci for m in real.engine.state.moves] == [m.uci() for m in real.board.move_stack]
 
 
 def test_restart_search_out_of_budget_with_nothing_found_is_a_gap_that_says_so() -> None:

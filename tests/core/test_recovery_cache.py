@@ -116,7 +116,7 @@ def test_the_cache_changes_no_result() -> None:
             outs = _restart(engine, shown, clock=False)
             for t in (31.2, 32.0, 33.0, 60.0):
                 if not cached:
-                    engine.downtime._last_search = None
+                    engine.search_cache.clear()
                 outs += engine.advance(t)
             results.append(([(m.uci, m.recovered) for m in engine.state.moves], _recovered(outs)))
         assert results[0] == results[1]

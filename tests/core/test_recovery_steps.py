@@ -15,6 +15,7 @@ import pytest
 from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.events import (
+    BoardLog,
     BoardSnapshot,
     ClockReading,
     ClockSide,
@@ -22,6 +23,9 @@ from boardd.core.events import (
     GameInfo,
     Link,
     LinkChanged,
+    LogEntry,
+    LoggedChange,
+    LoggedPress,
     SetPlayers,
     SquareChanged,
 )
@@ -171,3 +175,127 @@ def test_stepwise_turned_off_while_busy_finishes_first() -> None:
     assert not engine.busy
     plain = _run(*_restart(10, 6, 2), stepwise=False)
     assert outs == plain[0]
+
+
+# --- the searches made in the middle of a call: probed, undone, searched in steps, the call processed again ---
+
+
+def _changes(board: chess.Board, san: str) -> list[LoggedChange]:
+    """The square changes of *san* from *board* as the board logs them: the lifts, then the puts."""
+    after = play([san], board)
+    differ = [sq for sq in chess.SQUARES if board.piece_at(sq) != after.piece_at(sq)]
+    return [*(LoggedChange(square=sq, content=None) for sq in differ if after.piece_at(sq) is None),
+            *(LoggedChange(square=sq, content=after.piece_at(sq)) for sq in differ if after.piece_at(sq) is not None)]
+
+
+def _outage(start: int, plies: int, after: int, clock_at: str) -> tuple[Engine, list[Call]]:
+    """RUY up to *start*, one ply seen, the board link lost for *plies* (the clock on its own link: its presses
+    seen; on the board's jack: lost with it, read again after the dump), then *after* plies seen."""
+    board = play(RUY[:start])
+    engine = Engine(RulesConfig(), GameInfo(start_fen=board.fen(), time_control="5400+30"))
+    calls: list[Call] = [BoardSnapshot(at=0.0, squares=placement(board)), _reading(0.2, board.turn),
+                         *_moves(board, RUY[start:start + 1], 0.5), 1.5]
+    seen = play(RUY[start:start + 1], board)
+    calls.append(LinkChanged(at=2.0, link=Link.BOARD, up=False, detail="unplugged"))
+    if clock_at == "jack":
+        calls.append(LinkChanged(at=2.0, link=Link.CLOCK, up=False, detail="board link down"))
+    shown = seen
+    for i, san in enumerate(RUY[start + 1:start + 1 + plies]):
+        shown = play([san], shown)
+        if clock_at == "own-link":
+            calls.append(_reading(2.0 + 5.0 * (i + 1), shown.turn))
+    t = 3.0 + 5.0 * plies
+    calls += [LinkChanged(at=t, link=Link.BOARD, up=True, detail="usb"), BoardSnapshot(at=t, squares=placement(shown))]
+    if clock_at == "jack":
+        calls += [LinkChanged(at=t, link=Link.CLOCK, up=True, detail="usb"), _reading(t + 0.1, shown.turn)]
+    calls += [SetPlayers(at=t + 0.2, white="W", black="B"),  # a command while the search runs
+              *_moves(shown, RUY[start + 1 + plies:start + 1 + plies + after], t + 0.5), t + 4.0, t + 30.0]
+    return engine, calls
+
+
+def _eeprom_restart(start: int, plies: int, after: int) -> tuple[Engine, list[Call]]:
+    """A restart whose board logged every change and press (the DGT's EEPROM): the log replayed at the dump."""
+    board = play(RUY[:start])
+    engine = Engine(RulesConfig(), GameInfo(start_fen=board.fen(), time_control="5400+30"))
+    log: list[LogEntry] = []
+    shown = board
+    for i, san in enumerate(RUY[start:start + plies]):
+        log += _changes(shown, san)
+        side = ClockSide.LEFT if shown.turn == chess.WHITE else ClockSide.RIGHT
+        shown = play([san], shown)
+        log.append(LoggedPress(side=side, shown=3000.0 - 5 * i))
+    t = 1.0 + 5.0 * plies
+    calls: list[Call] = [
+        BoardSnapshot(at=0.0, squares=placement(board)), _reading(0.2, board.turn),
+        LinkChanged(at=1.0, link=Link.CLOCK, up=False, detail=RESTART_DETAIL),
+        LinkChanged(at=1.0, link=Link.BOARD, up=False, detail=RESTART_DETAIL),
+        LinkChanged(at=t, link=Link.BOARD, up=True, detail="pty"), BoardLog(at=t, entries=tuple(log)),
+        BoardSnapshot(at=t, squares=placement(shown)),
+        LinkChanged(at=t, link=Link.CLOCK, up=True, detail="pty"), _reading(t + 0.1, shown.turn),
+        SetPlayers(at=t + 0.2, white="W", black="B"),
+        *_moves(shown, RUY[start + plies:start + plies + after], t + 0.5), t + 4.0, t + 30.0]
+    return engine, calls
+
+
+def _dump_index(calls: list[Call]) -> int:
+    """The reconciling dump's call (the last board dump)."""
+    return max(i for i, c in enumerate(calls) if isinstance(c, BoardSnapshot))
+
+
+def _run_counting(engine: Engine, calls: list[Call], *, stepwise: bool, step_nodes: int,
+                  at_call: int) -> tuple[list[Output], GameState, bool, int]:
+    """Outputs, state, busy after call *at_call* (its search not done within it), steps."""
+    engine.stepwise = stepwise
+    engine.downtime.step_nodes = step_nodes
+    outs: list[Output] = []
+    busy_after = False
+    steps = 0
+    for i, call in enumerate(calls):
+        outs += engine.feed(call) if not isinstance(call, float) else engine.advance(call)
+        if i == at_call:
+            busy_after = engine.busy
+        if engine.busy:
+            steps += 1
+            outs += engine.work()
+    while engine.busy:
+        steps += 1
+        outs += engine.work()
+    return outs, engine.state, busy_after, steps
+
+
+@pytest.mark.parametrize(("start", "plies", "after", "clock_at"),
+                         [(10, 8, 3, "own-link"), (10, 6, 2, "jack"), (20, 9, 2, "own-link"), (4, 5, 2, "jack")])
+def test_a_link_outage_is_searched_in_steps(start: int, plies: int, after: int, clock_at: str) -> None:
+    """The board link lost while the daemon runs: the reconciling dump's search (``Restoration.forward_jump``) and,
+    the clock on the board's jack, the search at its first reading (``Downtime._revise``) no longer run within the
+    call: the dump returns with the engine busy, the search is done in steps, the calls that came meanwhile
+    (a command, play) are processed after it; the outputs and the record are those of the engine without steps.
+    (Before: the dump's call did the whole search, never busy.)"""
+    engine, calls = _outage(start, plies, after, clock_at)
+    plain = _run_counting(engine, calls, stepwise=False, step_nodes=20, at_call=_dump_index(calls))
+    engine, calls = _outage(start, plies, after, clock_at)
+    stepped = _run_counting(engine, calls, stepwise=True, step_nodes=20, at_call=_dump_index(calls))
+    assert [e for e in plain[0] if isinstance(e, GameEvent) and e.type == "MOVES_RECOVERED"]
+    assert stepped[0] == plain[0]
+    assert stepped[1] == plain[1]
+    assert stepped[1].white == "W"
+    assert not plain[2] and plain[3] == 0
+    assert stepped[2], "the dump's search ran within its call"
+    assert stepped[3] > 5
+
+
+@pytest.mark.parametrize(("start", "plies"), [(4, 8), (10, 10)])
+def test_the_board_log_is_replayed_in_steps(start: int, plies: int) -> None:
+    """A restart with the board's own log (EEPROM): its replay (``Downtime._try_log``, at the clock's first reading
+    that places the logged presses) is done in steps, with the outputs of the engine without steps."""
+    engine, calls = _eeprom_restart(start, plies, 2)
+    reading = 1 + next(i for i, c in enumerate(calls) if isinstance(c, LinkChanged) and c.link is Link.CLOCK and c.up)
+    plain = _run_counting(engine, calls, stepwise=False, step_nodes=2, at_call=reading)
+    engine, calls = _eeprom_restart(start, plies, 2)
+    stepped = _run_counting(engine, calls, stepwise=True, step_nodes=2, at_call=reading)
+    [event] = [e for e in plain[0] if isinstance(e, GameEvent) and e.type == "MOVES_RECOVERED"]
+    assert event.details["method"] == "eeprom" and len(event.details["moves"]) == plies  # type: ignore[arg-type]
+    assert stepped[0] == plain[0]
+    assert stepped[1] == plain[1]
+    assert stepped[2], "the log's replay ran within the clock reading's call"
+    assert stepped[3] > 2

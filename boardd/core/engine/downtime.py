@@ -21,6 +21,7 @@ they leave the same gap, through the same :meth:`Downtime.apply`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import chess
@@ -68,7 +69,7 @@ from boardd.core.recovery import (
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
-__all__ = ["GAP_TEXT", "MISSED_DETAIL", "OUTAGE_DETAIL", "RESTART_DETAIL", "Downtime"]
+__all__ = ["GAP_TEXT", "MISSED_DETAIL", "OUTAGE_DETAIL", "RESTART_DETAIL", "SEARCHES_KEPT", "Downtime", "SearchNeeded"]
 
 #: ``LinkChanged.detail`` of the outage the daemon reports when it starts again on a game in progress.
 RESTART_DETAIL = "daemon restarted"
@@ -87,6 +88,25 @@ HOLD_S = 20.0
 SETTLE_S = 1.0
 #: ... and this quiet before a board nothing explains is taken as a gap (not a move in progress).
 GAP_QUIET_S = 1.5
+#: How long a gap's event waits for the first move after it (:meth:`Downtime.after_gap`): then it is published as
+#: it stands (the gap left for the arbiter), so that no gap goes unannounced when play does not go on.
+GAP_EVENT_WAIT_S = 30.0
+#: Searches whose results the engine keeps (``Engine.search_cache``), keyed by all of their inputs.
+SEARCHES_KEPT = 8
+
+
+class SearchNeeded(BaseException):
+    """Stepwise, probing (``Engine.probing``): a search the call needs and no result is kept for.
+
+    Raised where the search would run within the call; the engine undoes the call (it restores the state it
+    had before it), does the search in steps (:meth:`Engine.work`), which keeps its result, and processes the
+    call again: the search is then found kept. A ``BaseException``: the engine's ``except Exception`` (never
+    crash on input) must not take it for a failure.
+    """
+
+    def __init__(self, steps: Steps[Recovery]) -> None:
+        super().__init__("a recovery search is needed")
+        self.steps = steps
 
 
 class Downtime:
@@ -119,10 +139,16 @@ class Downtime:
         #: Positions each search may visit (:data:`NODE_BUDGET`; smaller in tests). Running out proves nothing:
         #: what was found is a gap's candidates, never the record (:attr:`Recovery.exhausted`).
         self.node_budget = NODE_BUDGET
-        #: The last :meth:`_recover` and its inputs: a held gap is searched again after ``GAP_QUIET_S`` of quiet
-        #: with the same board, log and clock (the answer is a pure function of them): the second search is
-        #: skipped. Any change of an input (a change on the board, a clock reading, another record) misses.
-        self._last_search: tuple[tuple[object, ...], Recovery] | None = None
+        #: The ply of a gap that left the side to move open (:meth:`after_gap`: the first move after it tells), and
+        #: its ``MOVES_RECOVERED``, which waits for that move (one incident, one event: ``unique`` when it fills the
+        #: gap, the gap's own otherwise): the recovery, the ply before the gap, the reason.
+        self.open_gap: int | None = None
+        self.gap_event: tuple[Recovery, int, str, float] | None = None
+        #: A gap left with the clock out of sight, its candidates agreeing on their plies: (its ply, the plies), for
+        #: the clock's first reading (:meth:`_gap_longer`).
+        self.gap_parity: tuple[int, int] | None = None
+        #: :meth:`_recover_steps` found its result kept (no step to do).
+        self._kept_hit = False
         #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
         self.step_nodes = STEP_NODES
         #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
@@ -130,6 +156,8 @@ class Downtime:
         self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
 
     def on_link(self, outs: list[Output], event: LinkChanged, at: float) -> None:
+        if event.link is Link.BOARD and not event.up:
+            self.settle_gap(outs, at)  # a gap waiting for the first move after it: the board is out of sight again
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
             self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
         if event.link is Link.CLOCK and not event.up:
@@ -204,12 +232,18 @@ class Downtime:
         if self._wants_clock():
             return  # the first clock reading places the logged presses: it comes within a second
         mapped = self._mapped_held()
-        result = recover(self.g.board, mapped, log=self._mapped_log(), node_budget=self.node_budget, max_plies=0)
+        board, log, budget = self.g.board.copy(stack=False), self._mapped_log(), self.node_budget
+        key: tuple[object, ...] = ("log", board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log),
+                                   budget)
+        result = self._now(key, lambda: recover_steps(board, mapped, log=log, node_budget=budget, max_plies=0,
+                                                      step=self.step_nodes))
         if result.kind is RecoveryKind.UNIQUE:
             self._finish(outs, result, mapped, at)
 
     def due(self) -> float | None:
-        """When the held board will have been quiet long enough (a timer of the engine)."""
+        """When the held board will have been quiet long enough, or a gap's event waited long enough (timers)."""
+        if self.held is None and self.gap_event is not None and self.open_gap == len(self.g.records):
+            return self.gap_event[3] + GAP_EVENT_WAIT_S
         if self.held is None or self.quiet_since is None:
             return None
         due = self.quiet_since + (GAP_QUIET_S if self.gap_seen else SETTLE_S)
@@ -281,9 +315,13 @@ class Downtime:
 
     def _recover(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
                  overdue: bool = False, board_off: bool = True) -> Recovery:
-        """:meth:`_recover_steps` at once."""
-        return finish(self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies, overdue=overdue,
-                                          board_off=board_off))
+        """:meth:`_recover_steps` within the call (stepwise and probing: :class:`SearchNeeded` unless kept)."""
+        self._kept_hit = False
+        steps = self._recover_steps(mapped, max_plies=max_plies, min_plies=min_plies, overdue=overdue,
+                                    board_off=board_off)
+        if self.e.probing and not self._kept_hit:
+            raise SearchNeeded(steps)
+        return finish(steps)
 
     def _recover_steps(self, mapped: list[Content], *, max_plies: int = DEFAULT_MAX_PLIES, min_plies: int = 1,
                        overdue: bool = False, board_off: bool = True) -> Steps[Recovery]:
@@ -303,18 +341,49 @@ class Downtime:
         # without a clock reading: its first one tells (the restart waits for it; a link outage, _revise)
         wait_clock = self._clock_pending() and not overdue
         board = self.g.board.copy(stack=False)
-        key: tuple[object, ...] = (board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log), turn,
-                                   wait_clock, board_off, self.node_budget, max_plies, min_plies)
-        if self._last_search is not None and self._last_search[0] == key:
-            _LOGGER.debug("recovery: the same inputs as the last search: its result reused")
-            return _done(self._last_search[1])
+        key: tuple[object, ...] = ("recover", board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log),
+                                   turn, wait_clock, board_off, self.node_budget, max_plies, min_plies)
+        kept = self.e.search_cache.get(key)
+        if kept is not None:
+            _LOGGER.debug("recovery: the same inputs as a search made before: its result reused")
+            self._kept_hit = True
+            return _done(kept)
         return self._searched(key, board, list(mapped), log, turn, max_plies=max_plies, min_plies=min_plies,
                               wait_clock=wait_clock, board_off=board_off)
+
+    def _keep(self, key: tuple[object, ...], result: Recovery) -> None:
+        """Keep *result* for the inputs *key* (the answer is a pure function of them), the last few only."""
+        cache = self.e.search_cache
+        cache.pop(key, None)
+        cache[key] = result
+        while len(cache) > SEARCHES_KEPT:
+            del cache[next(iter(cache))]
+
+    def _kept_steps(self, key: tuple[object, ...], steps: Steps[Recovery]) -> Steps[Recovery]:
+        """*steps*, its result kept for *key*."""
+        result = yield from steps
+        self._keep(key, result)
+        return result
+
+    def _now(self, key: tuple[object, ...], make: Callable[[], Steps[Recovery]]) -> Recovery:
+        """A search needed within the call: kept from before, else done now, or (stepwise, probing) asked for.
+
+        A held gap is searched again after ``GAP_QUIET_S`` of quiet with the same board, log and clock: the
+        second search is the first one kept. Stepwise, the engine probes the calls that may search
+        (``Engine.probing``): a search not kept raises :class:`SearchNeeded` instead of running within the call.
+        """
+        kept = self.e.search_cache.get(key)
+        if kept is not None:
+            return kept
+        steps = self._kept_steps(key, make())
+        if self.e.probing:
+            raise SearchNeeded(steps)
+        return finish(steps)
 
     def _searched(self, key: tuple[object, ...], board: chess.Board, mapped: list[Content], log: list[LogEntry],
                   turn: chess.Color | None, *, max_plies: int, min_plies: int, wait_clock: bool,
                   board_off: bool) -> Steps[Recovery]:
-        """:meth:`_recover_steps` itself (no cache), in steps; its result kept for the same *key*."""
+        """:meth:`_recover_steps` itself (nothing kept for *key*), in steps; its result kept for *key*."""
         result = yield from recover_steps(board, mapped, log=log, node_budget=self.node_budget,
                                           max_plies=max_plies, min_plies=min_plies, step=self.step_nodes)
         lines = result.sequences()
@@ -325,7 +394,7 @@ class Downtime:
                     result = yield from self._parity_open(board, mapped, result, min_plies)
             elif (board.turn if plies % 2 == 0 else not board.turn) != turn:
                 result = yield from self._longer(result, board, mapped, turn, plies=plies, min_plies=min_plies)
-        self._last_search = (key, result)
+        self._keep(key, result)
         return result
 
     def _longer(self, result: Recovery, board: chess.Board, mapped: list[Content], turn: chess.Color, *, plies: int,
@@ -416,9 +485,34 @@ class Downtime:
         if ply is None or ply != len(self.g.records) or lever is None:
             return
         rec = self.g.records[ply - 1]
+        parity, self.gap_parity = self.gap_parity, None
+        if parity is not None and parity[0] == ply and lever == rec.side and self.g.adopted_open is None:
+            self._gap_longer(ply, parity[1], lever)
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def _gap_longer(self, ply: int, plies: int, lever: chess.Color) -> None:
+        """A gap left while the clock was out of sight (on the board's jack), its candidates agreeing on the side to
+        move; the clock read again runs for the gap's last mover. Either he has not pressed yet (the candidates'
+        side to move), or a sequence one ply longer was played and pressed (the running side to move), as
+        :meth:`_longer` finds after a restart. When one fits (or the search runs out of budget: no proof), the side
+        to move is left open: the first move after the gap tells (``Restoration.adopted_turn``), and no move of the
+        other side is taken for an illegal or out-of-turn one."""
+        before = self.e.restoration.replay_board(ply - 1)
+        if before is None:
+            return
+        gap = self.g.records[ply - 1]
+        squares = tuple(chess.Board(gap.fen_after, chess960=before.chess960).piece_at(sq) for sq in chess.SQUARES)
+        budget = self.node_budget
+        key: tuple[object, ...] = ("gap-longer", before.fen(en_passant="fen"), before.chess960, squares, lever, plies,
+                                   budget)
+        longer = self._now(key, lambda: recover_steps(before, squares, turn=lever, max_plies=plies + 1,
+                                                      min_plies=plies + 1, node_budget=budget, step=self.step_nodes))
+        if longer.sequences() or longer.exhausted:
+            _LOGGER.info("gap at ply %d: a sequence of %d plies fits the clock too; the side to move is open", ply,
+                         plies + 1)
+            self.g.adopted_open = ply
 
     def settle_unsure(self, outs: list[Output], at: float) -> None:
         """Plies recovered while the clock was out of sight, its reading not come (the board lost again): announced
@@ -453,8 +547,11 @@ class Downtime:
         before = self.e.restoration.replay_board(ply)
         if before is None:
             return False
-        longer = recover(before, squares, turn=lever, max_plies=plies + 1, min_plies=2,
-                         node_budget=self.node_budget)
+        budget = self.node_budget
+        key: tuple[object, ...] = ("revise", before.fen(en_passant="fen"), before.chess960, squares, lever, plies,
+                                   budget)
+        longer = self._now(key, lambda: recover_steps(before, squares, turn=lever, max_plies=plies + 1, min_plies=2,
+                                                      node_budget=budget, step=self.step_nodes))
         other = longer.sequences()
         if not other and not longer.exhausted:
             return False  # the last mover has not pressed yet: the only way
@@ -508,22 +605,36 @@ class Downtime:
         if result.kind is RecoveryKind.NONE:
             return
         from_ply = len(self.g.records)
+        self.settle_gap(outs, at)
         if result.kind is RecoveryKind.UNIQUE:
             self._recovered(outs, result, at, reason)
         else:
             self.gap(outs, result, squares, at, reason)
-        self.announce(outs, result, from_ply, at, reason)
+        if self.open_gap is not None:
+            # the first move after the gap may settle it (after_gap): its one event waits for that move
+            self.gap_event = (result, from_ply, reason, at)
+        else:
+            self.announce(outs, result, from_ply, at, reason)
         self.e.restoration.divergence_key = None
 
+    def settle_gap(self, outs: list[Output], at: float) -> None:
+        """A gap whose event waited for the first move after it (:meth:`after_gap`), settled otherwise (the board
+        lost again, the arbiter's fill, a new game, an illegal move after it): its event as it stood."""
+        waiting, self.gap_event = self.gap_event, None
+        self.open_gap = None
+        if waiting is not None:
+            result, from_ply, reason, _ = waiting
+            self.announce(outs, result, from_ply, at, reason, to_ply=from_ply + 1)
+
     def announce(self, outs: list[Output], result: Recovery, from_ply: int, at: float, reason: str, *,
-                 to_ply: int | None = None) -> None:
+                 to_ply: int | None = None, text: str | None = None) -> None:
         """The one ``MOVES_RECOVERED`` of an incident: what was recovered after ply *from_ply* (up to *to_ply*, by
         default the record's end), or the gap."""
         details: dict[str, object] = {
             "kind": result.kind.value, "method": result.method, "from_ply": from_ply + 1,
             "to_ply": len(self.g.records) if to_ply is None else to_ply, "moves": list(result.sans),
             "candidates": [[m.uci() for m in c] for c in result.candidates], "reason": reason,
-            "text": result.describe()}
+            "text": result.describe() if text is None else text}
         if result.exhausted:
             details["incomplete"] = BUDGET_EXHAUSTED  # the candidates are those found before it ran out
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details=details))
@@ -602,12 +713,66 @@ class Downtime:
                     f"{names[records[ply].side]}'s move {records[ply].san}")
         return None
 
-    def fill(self, outs: list[Output], ply: int, moves: tuple[str, ...], at: float) -> None:
-        """Replace the gap at *ply* by the arbiter's moves; the rest of the record is rebuilt and republished."""
+    def after_gap(self, outs: list[Output], at: float) -> None:
+        """A gap that left the side to move open (no clock: candidates of both parities): the first move after it
+        tells who had the move; the fewest plies that leave that side to move, when one sequence only, fill it.
+
+        What the clock would have told at the restart (the side whose clock runs has the move: :meth:`_recover`
+        then takes the fewest plies of that parity), the first move tells now (its colour moved next, 6.2.1 has no
+        press without a clock). The search with that side to move (the board before the gap, the gap's placement):
+        one sequence (within the budget, no piece away and back: :func:`recover` says ``unique``) fills the gap as
+        the arbiter's ``fill-gap`` would, its moves marked ``search``, one ``MOVES_RECOVERED`` (``kind: filled``,
+        ``method: search``) saying so; several or none: the gap stays for the arbiter. Done at the end of a call
+        (no caller holds a ply number), once nothing is in progress on the board.
+        """
+        if self.open_gap is None:
+            return
+        ply = self.open_gap
+        records = self.g.records
+        if ply > len(records) or records[ply - 1].recovered != "gap":
+            self.settle_gap(outs, at)  # retracted
+            return
+        g = self.g
+        if len(records) == ply and self.gap_event is not None and at >= self.gap_event[3] + GAP_EVENT_WAIT_S:
+            self.settle_gap(outs, at)  # no move after it for so long: the arbiter is told, the gap is his
+            return
+        if len(records) == ply or g.cand is not None or g.press is not None or g.mask or g.buffer:
+            return  # no move after it yet, or one in progress
+        after = records[ply]
+        before = self.e.restoration.replay_board(ply - 1)
+        if not after.legal or after.uci == "0000" or before is None:
+            self.settle_gap(outs, at)  # an illegal move (another gap) after it: it does not tell who had the move
+            return
+        gap = records[ply - 1]
+        squares = tuple(chess.Board(gap.fen_after, chess960=before.chess960).piece_at(sq) for sq in chess.SQUARES)
+        turn, budget = after.side, self.node_budget
+        key: tuple[object, ...] = ("after-gap", before.fen(en_passant="fen"), before.chess960, squares, turn, budget)
+        result = self._now(key, lambda: recover_steps(before, squares, turn=turn, node_budget=budget,
+                                                      step=self.step_nodes))
+        side = "White" if turn == chess.WHITE else "Black"
+        if result.kind is not RecoveryKind.UNIQUE:
+            _LOGGER.info("gap at ply %d: %s with %s to move; it stays for the arbiter", ply, result.describe(), side)
+            self.settle_gap(outs, at)
+            return
+        waiting, self.gap_event, self.open_gap = self.gap_event, None, None
+        self.fill(outs, ply, tuple(m.uci() for m in result.moves), at, by=True)
+        reason = gap.recovered_reason or (waiting[2] if waiting is not None else RESTART_DETAIL)
+        text = f"{result.describe()} (the first move after the board's return, {after.san}, showed {side} to move)"
+        self.announce(outs, dataclasses.replace(result, detail="", candidates=()), ply - 1, at, reason,
+                      to_ply=ply - 1 + len(result.moves), text=text)
+
+    def fill(self, outs: list[Output], ply: int, moves: tuple[str, ...], at: float, *, by: bool = False) -> None:
+        """Replace the gap at *ply* by the arbiter's moves; the rest of the record is rebuilt and republished.
+
+        *by*: not the arbiter's moves but those the search found once the side to move was known
+        (:meth:`after_gap`, which publishes the incident's one event): marked ``search``, no ``ARBITER_ACTION``.
+        """
         error = self.fill_error(ply, moves)
         if error is not None:
             _LOGGER.warning("fill-gap refused: %s", error)
             return
+        if not by:
+            self.settle_gap(outs, at)  # the gap's own event first, when it waited for a move after it
         records = self.g.records
         gap = records[ply - 1]
         later = records[ply:]
@@ -626,8 +791,8 @@ class Downtime:
             rebuilt.append(MoveRecord(
                 ply=len(rebuilt) + 1, uci=move.uci(), san=san, side=side, fen_after=board.fen(),
                 made_at=gap.made_at, completed_at=completed_at,
-                completion=Completion.NEXT_MOVE if completed_at is not None else None, recovered="arbiter",
-                recovered_reason=gap.recovered_reason))
+                completion=Completion.NEXT_MOVE if completed_at is not None else None,
+                recovered="search" if by else "arbiter", recovered_reason=gap.recovered_reason))
         last_filled = len(rebuilt)
         for rec in later:
             move = chess.Move.from_uci(rec.uci) if rec.legal and rec.uci != "0000" else None
@@ -655,11 +820,17 @@ class Downtime:
         self.g.keys[:] = [self._key(n) for n in range(len(rebuilt) + 1)]
         self.g.adopted_open = None
         self.g.cand = None
-        outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason="downtime gap filled by the arbiter"))
+        if by:
+            self.g.clockless = {p if p < ply else p + shift for p in self.g.clockless if p != ply} \
+                | set(range(ply, last_filled + 1))
+        outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason="downtime gap filled: the side to move is known"
+                                   if by else "downtime gap filled by the arbiter"))
         for rec in rebuilt[ply - 1:]:
             outs.append(MoveMade(move=rec))
             if rec.completed_at is not None:
                 outs.append(MoveCompleted(move=rec))
+        if by:
+            return
         outs.append(GameEvent(at=at, type="MOVES_RECOVERED", details={
             "kind": "filled", "method": "arbiter", "from_ply": ply, "to_ply": last_filled, "moves": filled,
             "candidates": [], "reason": "fill-gap", "text": f"gap at ply {ply} filled by the arbiter: "
@@ -816,11 +987,16 @@ class Downtime:
         self.g.uncompleted[rec.side] = rec.ply
         self.g.clockless.add(rec.ply)
         self.g.adopted_open = None if plies is not None else rec.ply
+        # candidates of both parities, none out of budget: the first move after the gap tells the side to move, then
+        # the fewest plies of that parity may be one sequence (after_gap)
+        self.open_gap = rec.ply if len(lengths) == 2 and not result.exhausted else None
         self.g.cand = None
         self.e.clock_readings.new_segment(at)
         outs.append(MoveMade(move=rec))
         if not (self.g.clock_seen and not self.g.clock_resync and not self.g.clock_down):
             self.awaiting_clock = rec.ply
+            if plies is not None and self.g.clock_seen:
+                self.gap_parity = (rec.ply, plies)  # the clock read again may run for the other side (clock_back)
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
 
@@ -829,6 +1005,7 @@ def _done(result: Recovery) -> Steps[Recovery]:
     """*result*, known already, as steps (none)."""
     yield from ()
     return result
+
 
 
 def _pressed(board: chess.Board, moves: tuple[chess.Move, ...], presses: list[chess.Color]) -> bool:

@@ -110,7 +110,9 @@ the façade. The phase of the game and the device links are the state machines o
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from collections.abc import Callable
 
 import chess
 
@@ -126,7 +128,7 @@ from boardd.core.engine.common import (
 )
 from boardd.core.engine.correction import Correction
 from boardd.core.engine.dismissals import Dismissals
-from boardd.core.engine.downtime import Downtime
+from boardd.core.engine.downtime import Downtime, SearchNeeded
 from boardd.core.engine.findings import Findings
 from boardd.core.engine.gestures import Gestures
 from boardd.core.engine.links import Links
@@ -169,9 +171,13 @@ from boardd.core.outputs import (
     StateChanged,
     Status,
 )
+from boardd.core.recovery import Recovery, Steps
 from boardd.core.settings import RulesConfig
 
 __all__ = ["Engine"]
+
+#: What undoing a probed call (``Engine._probed``) leaves as it is: the stepwise machinery and the kept searches.
+_NOT_UNDONE = frozenset({"rules", "stepwise", "_held_back", "_queue", "search_cache", "probing", "_probe", "_retry"})
 
 
 class Engine:
@@ -192,6 +198,16 @@ class Engine:
         #: started, held back until it ends, and the calls that came meanwhile, in order.
         self._held_back: tuple[Event | None, float] | None = None
         self._queue: list[tuple[Event | None, float]] = []
+        #: The recovery searches' results, keyed by all of their inputs (``Downtime._keep``): kept across the
+        #: undoing of a probed call, so its second processing finds the search done in steps.
+        self.search_cache: dict[tuple[object, ...], Recovery] = {}
+        #: Stepwise, within a call that may search (:meth:`_may_search`): a search not kept raises
+        #: :class:`SearchNeeded` (the call is undone, the search done in steps, the call processed again).
+        self.probing = False
+        #: Stepwise: the search a probed call asked for (:meth:`work` steps it), and that call: (event or ``None``
+        #: for ``advance``, its time, the outputs before it when it is the rest of a call, or ``None``).
+        self._probe: Steps[Recovery] | None = None
+        self._retry: tuple[Event | None, float, tuple[Output, ...] | None] | None = None
         self._last_t: float | None = None
         self._backwards = 0
         self._backwards_reported: float | None = None
@@ -235,7 +251,48 @@ class Engine:
     @property
     def busy(self) -> bool:
         """Stepwise: a search is in progress or calls wait for it (:meth:`work` until it is False)."""
-        return self.downtime.search is not None or self._held_back is not None or bool(self._queue)
+        return (self.downtime.search is not None or self._held_back is not None or bool(self._queue)
+                or self._probe is not None or self._retry is not None)
+
+    def _searching(self) -> bool:
+        return self.downtime.search is not None or self._probe is not None
+
+    def _may_search(self, event: Event | None) -> bool:
+        """Stepwise: may processing *event* (``None``: the timers) search within the call? Then it is probed.
+
+        The searches within a call: a restart's dump (held or reconciled) and the board's log at once
+        (``Downtime.reconcile``, ``_try_log``), a board link outage's reconciling dump (``Restoration.forward_jump``),
+        the clock read again after plies recovered without it (``Downtime._revise``), a dump after lost field
+        updates, the first move after a gap that left the side to move open (``Downtime.after_gap``). A snapshot-only
+        board's lost frames (``_JUMP_DEPTH`` plies, the board in sight) are not probed:
+        every one of its scans is a dump, and undoing a call costs a copy of the game.
+        """
+        d, g = self.downtime, self.g
+        if d.pending or d.held is not None or d.unsure is not None or d.open_gap is not None \
+                or d.gap_parity is not None:
+            return True
+        if type(event) is ClockReading:
+            return False
+        return g.board_down or type(event) in (LinkChanged, BoardLog) or (type(event) is BoardSnapshot
+                                                                           and g.field_updates)
+
+    def _probed(self, call: Callable[[], list[Output]], event: Event | None, at: float,
+                before: list[Output] | None) -> list[Output]:
+        """*call* with :attr:`probing` on; a search it asks for (:class:`SearchNeeded`): the call undone (the state
+        restored as it was before it), the search left to :meth:`work`, the call processed again after it."""
+        kept = {k: v for k, v in vars(self).items() if k not in _NOT_UNDONE}
+        backup = copy.deepcopy(kept, {id(self): self, id(self.rules): self.rules})
+        prefix = None if before is None else tuple(before)
+        self.probing = True
+        try:
+            return call()
+        except SearchNeeded as need:
+            vars(self).update(backup)
+            self._probe = need.steps
+            self._retry = (event, at, prefix)
+            return []
+        finally:
+            self.probing = False
 
     def work(self) -> list[Output]:
         """Stepwise: one bounded step of the search in progress (:data:`boardd.core.recovery.STEP_NODES` positions).
@@ -245,6 +302,8 @@ class Engine:
         of all of that. The record and the outputs are those of the same calls without steps.
         """
         outs: list[Output] = []
+        if self._probe is not None:
+            return self._probe_step()
         if self.downtime.search is not None:
             try:
                 if not self.downtime.step(outs):
@@ -257,11 +316,58 @@ class Engine:
         held, self._held_back = self._held_back, None
         if held is not None:  # the search's outputs and the call's together, as within that call without steps
             event, at = held
-            outs = self._advance_rest(outs, at) if event is None else self._feed_rest(outs, event)
-        while self._queue and self.downtime.search is None:
+            outs = self._rest(outs, event, at)
+        return self._queued(outs)
+
+    def _queued(self, outs: list[Output]) -> list[Output]:
+        """The calls that came while a search ran, in order, until one of them starts another."""
+        while self._queue and not self._searching():
             event, at = self._queue.pop(0)
             outs.extend(self._advance_now(at) if event is None else self._feed_now(event))
         return outs
+
+    def _probe_step(self) -> list[Output]:
+        """One step of the search a probed call asked for; when it is over, that call again (then the queue)."""
+        assert self._probe is not None and self._retry is not None
+        failed = False
+        try:
+            next(self._probe)
+        except StopIteration:
+            pass  # its result is kept (Engine.search_cache): the call finds it
+        except Exception:  # never crash on input: the call again, searching within it (as without steps)
+            _LOGGER.exception("engine failed in the recovery search")
+            failed = True
+        else:
+            return []
+        self._probe = None
+        (event, at, prefix), self._retry = self._retry, None
+        if failed:
+            self.stepwise, stepwise = False, self.stepwise
+            try:
+                outs = self._call(event, at, prefix)
+            finally:
+                self.stepwise = stepwise
+        else:
+            outs = self._call(event, at, prefix)
+        return self._queued(outs)
+
+    def _call(self, event: Event | None, at: float, prefix: tuple[Output, ...] | None) -> list[Output]:
+        """A probed call processed again: the whole call, or its rest after the held board's search."""
+        if prefix is None:
+            return self._advance_now(at) if event is None else self._feed_now(event)
+        return self._rest(list(prefix), event, at)
+
+    def _rest(self, outs: list[Output], event: Event | None, at: float) -> list[Output]:
+        """The rest of a call after the held board's search (its outputs *outs*), probed when it may search."""
+        if event is None:
+            def call() -> list[Output]:
+                return self._advance_rest(outs, at)
+        else:
+            def call() -> list[Output]:
+                return self._feed_rest(outs, event)
+        if self.stepwise and self._may_search(event):
+            return self._probed(call, event, at, outs)
+        return call()
 
     def finish_work(self) -> list[Output]:
         """Stepwise: every step left at once (:meth:`work` until not :attr:`busy`)."""
@@ -279,20 +385,25 @@ class Engine:
         Stepwise, while :attr:`busy` the event waits (queued, in order) and nothing is returned: :meth:`work`
         processes it once the search has ended. Busy with stepwise turned off: the rest is done first, at once.
         """
-        if (type(event) is SquareChanged and self.quiet and self.downtime.search is None and self._held_back is None
-                and not self._queue and self.downtime.held is None):
-            return self._feed_square(event)  # not busy, no held board: what _feed_now would do next
         downtime = self.downtime
-        if downtime.search is not None or self._held_back is not None or self._queue:  # (self.busy, inline)
+        if self.busy:  # (not inlined: the merge of the stepwise searches showed an inlined copy drifting from it)
             if not self.stepwise:  # stepwise turned off meanwhile: the rest at once, then this event
                 return [*self.finish_work(), *self._feed_now(event)]
             self._queue.append((event, event.at))
             return []
-        if downtime.held is None:  # (what _feed_now does then, without the call: every event of a game)
+        if downtime.held is None and not (self.stepwise and self._may_search(event)):
+            # (what _feed_now does then, without the calls: every event of a game, no search to probe for)
+            if type(event) is SquareChanged and self.quiet:
+                return self._feed_square(event)
             return self._feed_rest([], event)
         return self._feed_now(event)
 
     def _feed_now(self, event: Event) -> list[Output]:
+        if self.stepwise and self._may_search(event):
+            return self._probed(lambda: self._feed_whole(event), event, event.at, None)
+        return self._feed_whole(event)
+
+    def _feed_whole(self, event: Event) -> list[Output]:
         outs: list[Output] = []
         at = event.at
         last = self._last_t
@@ -310,9 +421,11 @@ class Engine:
         at = event.at
         last = self._last_t
         g = self.g
-        if last is None or at < last or g.press is not None or self.downtime.pending \
-                or g.board_link.state is not LinkState.UP:
-            return self._feed_rest([], event)
+        downtime = self.downtime
+        if last is None or at < last or g.press is not None or downtime.pending \
+                or g.board_link.state is not LinkState.UP or downtime.open_gap is not None \
+                or downtime.gap_event is not None:
+            return self._feed_rest([], event)  # (a gap's first move after it, its event's timer: the full path)
         outs: list[Output] = []
         armed = (g.cand is not None or g.model_started or g.impossible_since is not None
                  or g.restore_check is not None or g.oot_recheck is not None or g.undo_due is not None)
@@ -343,8 +456,9 @@ class Engine:
         g = self.g
         if (type(event) is ClockReading and last is not None and at >= last and g.press is None
                 and g.cand is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None and g.oot_recheck is None and g.undo_due is None):
-            # fast path of the most frequent event: no timer can be due
+                and g.restore_check is None and g.oot_recheck is None and g.undo_due is None
+                and self.downtime.open_gap is None):
+            # fast path of the most frequent event: no timer can be due, no gap waiting for the move after it
             self._last_t = at
             try:
                 self.clock_readings.on_clock(outs, event, at)
@@ -381,6 +495,8 @@ class Engine:
                 self.clock_readings.on_clock(outs, event, at)
             else:
                 self._dispatch(outs, event, at)
+            if self.downtime.open_gap is not None:
+                self.downtime.after_gap(outs, at)
         except Exception:  # never crash on input: log, count, keep going
             _LOGGER.exception("engine failed on %r", event)
             self.findings.raise_finding(outs, "SENSOR_FAULT", None, at, [Evidence(at=at, event=type(event).__name__)],
@@ -400,6 +516,11 @@ class Engine:
         return self._advance_now(now)
 
     def _advance_now(self, now: float) -> list[Output]:
+        if self.stepwise and self._may_search(None):
+            return self._probed(lambda: self._advance_whole(now), None, now, None)
+        return self._advance_whole(now)
+
+    def _advance_whole(self, now: float) -> list[Output]:
         outs: list[Output] = []
         if self._last_t is not None and now < self._last_t:
             return outs
@@ -413,6 +534,13 @@ class Engine:
     def _advance_rest(self, outs: list[Output], now: float) -> list[Output]:
         """:meth:`advance` after the held board's tick."""
         self._fire_safely(outs, now, inclusive=True)
+        if self.downtime.open_gap is not None:
+            try:
+                self.downtime.after_gap(outs, now)
+            except Exception:  # never crash on input
+                _LOGGER.exception("engine failed after a gap")
+                self.findings.raise_finding(outs, "SENSOR_FAULT", None, now, [Evidence(at=now, event="gap")],
+                                            text="internal error while filling a gap (logged)")
         # the daemon's own clock may run a little ahead of the event stamps of queued events: advancing does
         # not move the event time line, so such events are not "time going backwards"
         if outs:
@@ -424,7 +552,7 @@ class Engine:
         g = self.g
         if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
                 and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
-                and g.undo_due is None and self.downtime.held is None):
+                and g.undo_due is None and self.downtime.held is None and self.downtime.gap_event is None):
             # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
             # readings while a player thinks): every term of _next_deadline_of_all is None then
             return None
@@ -595,6 +723,7 @@ class Engine:
             case BoardLog():
                 self.downtime.on_log(event)
             case NewGame():
+                self.downtime.settle_gap(outs, at)  # the old game's gap waiting for a move after it: its event
                 self._reset(event.game, at, self.g)
                 outs.append(GameEvent(at=at, type="GAME_START", details={"game_id": event.game.id}))
                 outs.append(StateChanged(at=at))

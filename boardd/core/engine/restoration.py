@@ -121,6 +121,11 @@ class Restoration:
                                  recovered=True, clock=ClockState())
                 if not last or any(p.side == side for p in blind):
                     self.g.clockless.add(rec.ply)  # whether it was pressed cannot be told: no press codes for it
+                elif self.g.clock_seen and (self.g.clock_resync or self.g.clock_down):
+                    # the clock out of sight with the board (on its jack): its first reading tells whether the last
+                    # move was pressed meanwhile (the opponent's time running), as after a restart: completed then,
+                    # with that reading's clock, not by the next move with a clock of a later press
+                    down.awaiting_clock = rec.ply
                 continue
             press = presses[side].pop(0) if presses[side] else None
             if press is not None:
@@ -206,8 +211,11 @@ class Restoration:
                                                                                              event="board dump")],
                           text="the board differs from the official position and no sequence of up to "
                                f"{depth} legal moves{searched} explains it: "
-                               f"{describe_change(self.g.board, self.g.phys.squares)}; reinstate the last official "
-                               "position" + ("; clock presses are not judged until this is resolved"
+                               f"{describe_change(self.g.board, self.g.phys.squares)}"
+                               + ("; the board shows the start position (set up for the next game? the game's "
+                                  "result is not known)" if self.g.keys and key == self.g.keys[0] else "")
+                               + "; reinstate the last official position"
+                               + ("; clock presses are not judged until this is resolved"
                                              if self.g.board_down else ""),
                           reinstate_ply=len(self.g.records))
         if self.g.board_down:

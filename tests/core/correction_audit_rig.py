@@ -53,6 +53,18 @@ class Rig:
         self.phys[sq] = piece
         self.feed(SquareChanged(at=self.t if at is None else at, square=sq, content=piece))
 
+    def by_hand(self, rng: random.Random, move: chess.Move, piece: chess.Piece, *,
+                think: tuple[float, float] = (0.3, 1.5)) -> None:
+        """*move* (legal or not) made by hand, as players do: the piece lifted, a piece on the target square lifted,
+        *piece* put down there, then *think* seconds (randomised) before whatever comes next (the press)."""
+        self.lift(move.from_square)
+        self.t += rng.uniform(0.2, 0.8)
+        if move.to_square in self.phys:
+            self.lift(move.to_square)
+            self.t += rng.uniform(0.05, 0.3)
+        self.place(move.to_square, piece)
+        self.t += rng.uniform(*think)
+
     def play(self, move: chess.Move, gap: float = 1.5) -> None:
         """A clean legal move (one hand) and the press."""
         for ev in move_events(self.board, move, self.t, self.clock):

@@ -238,13 +238,7 @@ def illegal_then_press(case: Case) -> list[str]:
     if victim is not None and rng.random() < 0.5:
         rig.lift(ill.to_square)
         rig.t += rng.uniform(0.1, 0.6)
-    rig.lift(ill.from_square)
-    rig.t += rng.uniform(0.2, 0.8)
-    if ill.to_square in rig.phys:
-        rig.lift(ill.to_square)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(ill.to_square, piece)
-    rig.t += rng.uniform(0.3, 1.5)
+    rig.by_hand(rng, ill, piece)
     finding, problems = _judged_at_press(rig, rng, offender, case, lambda first: len(first) == 1
                                          and is_illegal_move_class(first[0].code, case.edition))
     if finding is None:
@@ -456,13 +450,7 @@ def found_later(case: Case) -> list[str]:
     clocking = random_clocking(rng)
     hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
     use_tablet = rng.random() < 0.5
-    rig.lift(ill.from_square)
-    rig.t += rng.uniform(0.2, 0.8)
-    if ill.to_square in rig.phys:
-        rig.lift(ill.to_square)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(ill.to_square, piece)
-    rig.t += rng.uniform(0.3, 1.5)
+    rig.by_hand(rng, ill, piece)
     rig.press(offender)
     rig.t += rng.uniform(0.5, 3.0)
     rig.outs += rig.engine.advance(rig.t)

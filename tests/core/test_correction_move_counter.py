@@ -68,13 +68,7 @@ def counter_after_illegal(seed: int, edition: int, corrected: bool) -> list[str]
     ill = rng.choice(candidates)
     piece = rig.board.piece_at(ill.from_square)
     assert piece is not None
-    rig.lift(ill.from_square)
-    rig.t += rng.uniform(0.2, 0.8)
-    if ill.to_square in rig.phys:
-        rig.lift(ill.to_square)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(ill.to_square, piece)
-    rig.t += rng.uniform(0.3, 1.5)
+    rig.by_hand(rng, ill, piece)
     rig.press(offender)
     rig.t += rng.uniform(0.5, 3.0)
     rig.outs += rig.engine.advance(rig.t)

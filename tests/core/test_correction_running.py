@@ -74,13 +74,7 @@ def _illegal_move(rig: Rig, rng: random.Random, *, no_king: bool = False) -> tup
     if ill.to_square in rig.phys and rng.random() < 0.5:
         rig.lift(ill.to_square)
         rig.t += rng.uniform(0.1, 0.6)
-    rig.lift(ill.from_square)
-    rig.t += rng.uniform(0.2, 0.8)
-    if ill.to_square in rig.phys:
-        rig.lift(ill.to_square)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(ill.to_square, piece)
-    rig.t += rng.uniform(0.3, 1.5)
+    rig.by_hand(rng, ill, piece)
     return chess.Move(ill.from_square, ill.to_square), piece
 
 
@@ -387,13 +381,7 @@ def away(case: Case, kind: str) -> list[str]:
         return []
     ill = rng.choice(candidates)
     piece = rig.phys[ill.from_square]
-    rig.lift(ill.from_square)
-    rig.t += rng.uniform(0.2, 0.8)
-    if ill.to_square in rig.phys:
-        rig.lift(ill.to_square)
-        rig.t += rng.uniform(0.05, 0.3)
-    rig.place(ill.to_square, piece)
-    rig.t += rng.uniform(0.5, 1.5)
+    rig.by_hand(rng, ill, piece, think=(0.5, 1.5))
     rig.press(offender)
     rig.settle(3.0)
     second = [i for i in rig.strong() if i.id != finding.id and is_illegal_move_class(i.code, case.edition)]

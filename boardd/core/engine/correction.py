@@ -215,12 +215,12 @@ class Correction:
         after it is a step of that reinstatement too (the moves taken back one by one). Not in the "otherwise"
         regime, where the opponent's move made the illegal move stand (A.5.2: a return is a takeback).
 
-        Only an illegal move of the last plies (:meth:`_depth`) can be reopened: with no illegal-move finding
+        Only an illegal move of the last plies (:meth:`depth`) can be reopened: with no illegal-move finding
         that recent (``g.illegal_ply``, the latest, whatever its status) there is nothing to look for (most
         board changes of a game)."""
         g = self.g
         n = len(g.records)
-        depth = self._depth()
+        depth = self.depth()
         if g.illegal_ply < max(0, n - depth) or g.regime == Regime.OTHERWISE.value or n < 2:
             return
         key = g.phys.key()
@@ -233,7 +233,7 @@ class Correction:
                         return
                 return
 
-    def _depth(self) -> int:
+    def depth(self) -> int:
         """How far back (plies) an illegal move found later is looked for: the last ``_TAKEBACK_DEPTH`` on a running
         clock (the players putting it back, play going on); with the clock paused (the arbiter at the board, 7.5.1:
         "if during a game it is found that an illegal move has been completed") the whole game: the arbiter
@@ -344,7 +344,7 @@ class Correction:
             # (a cycle put right, 7.5.2's queen or a finished move standing in the record, has nothing to bring back)
             return [cycle.before] if cycle.reinstated_at is None and cycle.fixed is None and n > cycle.ply + 1 \
                 and not g.records[cycle.ply].legal else []
-        if g.illegal_ply < max(0, n - self._depth()):
+        if g.illegal_ply < max(0, n - self.depth()):
             return []
         return [chess.BaseBoard(g.fen_before(irr.ply).split(" ")[0]) for irr in self._recent_reinstatable(n - 1)
                 if not g.records[irr.ply].legal]
@@ -532,9 +532,9 @@ class Correction:
         return any(not (on_board and g.records[irr.ply].legal) for irr in self._recent_reinstatable(len(g.records)))
 
     def _recent_reinstatable(self, upto: int) -> Iterator[Irregularity]:
-        """The reinstatable illegal-move findings (:func:`_reinstatable`) of the last plies (:meth:`_depth`) of the
+        """The reinstatable illegal-move findings (:func:`_reinstatable`) of the last plies (:meth:`depth`) of the
         record, before ply *upto*."""
-        low = len(self.g.records) - self._depth()
+        low = len(self.g.records) - self.depth()
         return (irr for irr in self.g.irr.values() if low <= irr.ply < upto and _reinstatable(irr, self.confirmed))
 
     def press_during_restoration(self) -> str | None:

@@ -68,8 +68,10 @@ class Recognition:
             return  # (quiet: in play, no fix pending, no adopted position open: the gate lets the change through)
         correction = self.e.correction
         if not (quiet and correction.unpublished is None and correction.cycle is None
-                and g.illegal_ply < max(0, len(g.records) - _TAKEBACK_DEPTH)) and correction.board_reinstated(outs, at):
-            return  # (quiet: no move kept back, no cycle, no illegal move recent enough to be found later)
+                and g.illegal_ply < max(0, len(g.records) - correction.depth())) \
+                and correction.board_reinstated(outs, at):
+            return  # (quiet: no move kept back, no cycle, no illegal move recent enough to be found later: as far
+            # back as Correction.depth looks, the whole game on a paused clock)
         g.undo_due = None  # (the board changed: a position before the made move must stand anew)
         turn = g.board.turn
         mover = not turn

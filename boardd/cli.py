@@ -13,6 +13,7 @@ import argparse
 import importlib
 import logging
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from boardd import __version__
@@ -54,6 +55,14 @@ def _chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help text wrapped at spaces only: a name with hyphens (``released-changed``, ``--time-control``) stays whole
+    on one line, so that it can be read, copied and searched for."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only *command*'s module is imported and configured.
 
@@ -66,7 +75,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                         help="more logging on stderr (-v info, -vv debug, -vvv trace)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub = subparsers.add_parser(name, help=help_text, description=help_text, formatter_class=_HelpFormatter)
         sub.set_defaults(_module=module_name)
         if name != command:
             continue

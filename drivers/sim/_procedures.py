@@ -665,6 +665,17 @@ def _restoration_order(rng: random.Random, board: chess.Board, from_square: int,
 # --- a released move taken back before the press ------------------------------------------
 
 
+def _one_gesture(s: _Script, steps: list[tuple[int, Content]], t_settle: float) -> None:
+    """*steps* by hand as one gesture: each lift or placement within ``T_settle`` of the one before."""
+    for index, (square, content) in enumerate(steps):
+        if index:
+            s.wait(0.05, min(0.30, 0.75 * t_settle))
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)
+
+
 def takeback_order(rng: random.Random, before: chess.Board, after: chess.Board) -> list[tuple[int, Content]]:
     """The squares of *after* set back to *before* by hand, in a random valid order: ``(square, content)``.
 
@@ -711,13 +722,7 @@ def script_released_taken_back(s: _Script, board: chess.Board, first: chess.Move
     s.wait(t_settle + 0.5, t_settle + 10.0)
     after = board.copy(stack=False)
     after.push(first)
-    for index, (square, content) in enumerate(takeback_order(s.rng, board, after)):
-        if index:
-            s.wait(0.05, min(0.30, 0.75 * t_settle))
-        if content is None:
-            s.lift(square)
-        else:
-            s.put(square, content)
+    _one_gesture(s, takeback_order(s.rng, board, after), t_settle)
     s.wait(1.0, max(1.0, think_high))
 
 
@@ -734,10 +739,4 @@ def script_released_changed(s: _Script, board: chess.Board, first: chess.Move, m
     shown.push(first)
     target = board.copy(stack=False)
     target.push(move)
-    for index, (square, content) in enumerate(takeback_order(s.rng, target, shown)):
-        if index:
-            s.wait(0.05, min(0.30, 0.75 * t_settle))
-        if content is None:
-            s.lift(square)
-        else:
-            s.put(square, content)
+    _one_gesture(s, takeback_order(s.rng, target, shown), t_settle)

@@ -427,8 +427,7 @@ class Engine:
                 or downtime.gap_event is not None:
             return self._feed_rest([], event)  # (a gap's first move after it, its event's timer: the full path)
         outs: list[Output] = []
-        armed = (g.cand is not None or g.model_started or g.impossible_since is not None
-                 or g.restore_check is not None or g.oot_recheck is not None or g.undo_due is not None)
+        armed = self._timers_armed()
         if armed:
             self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
@@ -453,10 +452,7 @@ class Engine:
         """:meth:`feed` after the held board's tick."""
         at = event.at
         last = self._last_t
-        g = self.g
-        if (type(event) is ClockReading and last is not None and at >= last and g.press is None
-                and g.cand is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None and g.oot_recheck is None and g.undo_due is None
+        if (type(event) is ClockReading and last is not None and at >= last and not self._timers_armed()
                 and self.downtime.open_gap is None):
             # fast path of the most frequent event: no timer can be due, no gap waiting for the move after it
             self._last_t = at
@@ -485,9 +481,7 @@ class Engine:
             else:
                 _LOGGER.debug("event time went backwards (%d so far)", self._backwards)
             at = self._last_t
-        if (self.g.press is not None or self.g.cand is not None or self.g.model_started
-                or self.g.impossible_since is not None or self.g.restore_check is not None
-                or self.g.oot_recheck is not None or self.g.undo_due is not None):
+        if self._timers_armed():
             self._fire_safely(outs, at, inclusive=False)
         self._last_t = at
         try:
@@ -549,10 +543,8 @@ class Engine:
 
     def next_deadline(self) -> float | None:
         """When the next timer is due, or None."""
-        g = self.g
-        if (g.cand is None and g.press is None and not g.model_started and g.impossible_since is None
-                and g.restore_check is None and g.oot_recheck is None and g.held_reading is None
-                and g.undo_due is None and self.downtime.held is None and self.downtime.gap_event is None):
+        downtime = self.downtime
+        if not self._timers_armed() and downtime.held is None and downtime.gap_event is None:
             # nothing armed (the usual case: the daemon and the replay ask before every event, most of them clock
             # readings while a player thinks): every term of _next_deadline_of_all is None then
             return None
@@ -639,6 +631,15 @@ class Engine:
         words.append(self.g.result)
         return "\n".join(lines) + "\n\n" + " ".join(words) + "\n"
 
+    def _timers_armed(self) -> bool:
+        """Whether a timer of :meth:`_fire` is armed (else none can be due): the one list of their fields, asked by
+        the fast paths of :meth:`feed`, :meth:`next_deadline` (which adds the held board's and the gap's) and
+        :meth:`_fire` itself. (Inlined copies of it drifted apart at merges: keep it the only one.)"""
+        g = self.g
+        return (g.press is not None or g.cand is not None or g.model_started or g.impossible_since is not None
+                or g.restore_check is not None or g.held_reading is not None or g.oot_recheck is not None
+                or g.undo_due is not None)
+
     def _fire_safely(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         """The due timers, as :meth:`_fire`; an internal error is logged and reported as the events' are."""
         try:
@@ -649,10 +650,7 @@ class Engine:
                                         text="internal error while processing the timers (logged)")
 
     def _fire(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
-        if (self.g.press is None and self.g.cand is None and not self.g.model_started
-                and self.g.impossible_since is None
-                and self.g.restore_check is None and self.g.held_reading is None and self.g.oot_recheck is None
-                and self.g.undo_due is None):
+        if not self._timers_armed():
             return
         t = self.rules.timing
         for _ in range(10000):

@@ -860,12 +860,12 @@ UNFINISHED = ("rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand")
 
 def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     """Castling pressed before it is finished (R16; rules-spec §3.3: king on its final square with the rook not
-    yet moved or in hand, the rook moved with the king off the board): CASTLING_INCOMPLETE_AT_PRESS. Only pieces
-    in hand, nothing put down (a king or rook alone in hand, or both): CLOCK_PRESS_PIECE_IN_HAND (nothing on the
-    board says castling). A lone king step that is a legal king move, pressed: that king move (R27), nothing
-    raised. Otherwise the hands then finish the castling on the opponent's time (as players do) and the opponent
-    replies: the castling is the record, and everything raised belongs to the one incident (one alert: one
-    primary finding, the others carry its id as ``incident``)."""
+    yet moved or in hand, the rook moved with the king off the board, king and rook both in hand: the only legal
+    move they both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
+    CLOCK_PRESS_PIECE_IN_HAND (nothing on the board says castling). A lone king step that is a legal king move,
+    pressed: that king move (R27), nothing raised. Otherwise the hands then finish the castling on the opponent's
+    time (as players do) and the opponent replies: the castling is the record, and everything raised belongs to
+    the one incident (one alert: one primary finding, the others carry its id as ``incident``)."""
     rng = random.Random(case.seed)
     board = reach(rng, case.n, case.color, case.kingside)
     if board is None:
@@ -895,8 +895,8 @@ def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
         want = "CASTLING_INCOMPLETE_AT_PRESS"
         before = [(ks, None), (rs, None), (rd, rook)]
         after = [(kd, king)]
-    else:
-        want = "CLOCK_PRESS_PIECE_IN_HAND"
+    else:  # king and rook both in hand: the castling under way (rules-spec §3.3), incomplete at the press
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
         before = [(ks, None), (rs, None)]
         after = [(rd, rook), (kd, king)] if rng.random() < 0.5 or kd == rs else [(kd, king), (rd, rook)]
     step = chess.Move(ks, kd)

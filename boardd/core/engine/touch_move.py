@@ -90,6 +90,10 @@ class TouchMove:
         if bound is not None and code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"):
             castling = code.startswith("CASTLING")
             released = _castling_king_square(pre, bound) if castling else bound.to_square
+            if castling and self.g.phys.squares[released] != pre.piece_at(bound.from_square):
+                # the king not put down on its castling square (both in hand, or the king beside the board):
+                # king and rook touched to castle (4.4.1)
+                return (f"{pre.san(bound)} (4.4.1: the king and the rook were touched to castle)",)
             return (f"{pre.san(bound)} ({'4.7.2' if castling else '4.7.1'}: the {'king' if castling else 'pawn'} "
                     f"was released on {chess.square_name(released)})",)
         if code == "PAWN_NOT_REPLACED" and diff.move is not None and self.g.edition >= 2014:

@@ -580,13 +580,22 @@ def _inject(s: _Script, h: _Handler, injection: Injection, board: chess.Board, m
     kind = injection.kind
     if kind is InjectionKind.ROOK_FIRST:  # T05: rook on f1 for < T_settle, king lifted > T_scan after the rook
         king_from, king_to, rook_from, rook_to = _king_rook(board, move)
-        s.lift(rook_from)
-        s.wait(0.10, 0.15)
-        s.put(rook_to, chess.Piece(chess.ROOK, color))
-        s.wait(0.20, 0.28)
-        s.lift(king_from)
-        s.wait(0.20, 0.35)
-        s.put(king_to, chess.Piece(chess.KING, color))
+        if rook_to == king_from:  # Chess960: the rook's square is the king's; the rook held while the king moves
+            s.lift(rook_from)
+            s.wait(0.30, 0.43)
+            s.lift(king_from)
+            s.wait(0.20, 0.35)
+            s.put(king_to, chess.Piece(chess.KING, color))
+            s.wait(0.10, 0.30)
+            s.put(rook_to, chess.Piece(chess.ROOK, color))
+        else:
+            s.lift(rook_from)
+            s.wait(0.10, 0.15)
+            s.put(rook_to, chess.Piece(chess.ROOK, color))
+            s.wait(0.20, 0.28)
+            s.lift(king_from)
+            s.wait(0.20, 0.35)
+            s.put(king_to, chess.Piece(chess.KING, color))
         h.press_delay(s)
         s.press(color)
     elif kind is InjectionKind.TWO_HANDS_CASTLING:  # T08

@@ -246,7 +246,12 @@ def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has
         has_next: whether the game has another move after this one (late press needs the reply).
     """
     standard_castling = board.is_castling(move) and not board.chess960
-    if kind in (InjectionKind.ROOK_FIRST, InjectionKind.TWO_HANDS_CASTLING):
+    if kind is InjectionKind.ROOK_FIRST:  # a castling that moves king and rook (Chess960 too: R27 carries 4.4 over)
+        if not board.is_castling(move):
+            return False
+        king_from, king_to, rook_from, rook_to = _king_rook(board, move)
+        return king_from != king_to and rook_from != rook_to
+    if kind is InjectionKind.TWO_HANDS_CASTLING:
         return standard_castling
     if kind is InjectionKind.PAWN_NOT_REPLACED:
         return move.promotion == chess.QUEEN

@@ -60,19 +60,22 @@ class Castling960(enum.StrEnum):
     #: F.3 Recommendation 1: king off the board beside its final square, rook moved, king placed.
     KING_OFF_BOARD = "king-off-board"
     #: The king held in the hand while the same hand moves the rook (both in the air), put down in either order.
+    #: The king is touched first (4.4.1; the rook first is the 4.4.2 case: the ``rook-first`` injection).
     KING_IN_HAND = "king-in-hand"
     #: F.3 b.1 double move: a king move followed by a rook move.
     DOUBLE_MOVE = "double-move"
-    #: F.3 b.2 transposition: king and rook swap squares (both in the air at once).
+    #: F.3 b.2 transposition: king and rook swap squares (both in the air at once): the king lifted first, or the
+    #: two neighbours grasped together (inside one scan, either reported first: order unknown, 4.4.1).
     SWAP = "swap"
     #: F.3 b.3 king move only (the rook already stands on its final square).
     KING_ONLY = "king-only"
     #: F.3 b.4 rook move only (the king already stands on its final square).
     ROOK_ONLY = "rook-only"
     #: "King takes rook": the way the DGT e-board software and chess GUIs take a Chess960 castling, carried to the
-    #: board by players used to it: the rook taken off (before or after the king is lifted, one hand as in a
-    #: capture), the king put down on the rook's square for a moment or a while, then king and rook put on their
-    #: final squares in either order (the king stays where the rook's square is its final square).
+    #: board by players used to it: the king lifted, the rook taken off by the same hand as in a capture, the king
+    #: put down on the rook's square for a moment or a while, then king and rook put on their final squares in
+    #: either order (the king stays where the rook's square is its final square). The rook taken first is the
+    #: 4.4.2 case (the ``rook-first`` injection).
     KING_ON_ROOK = "king-on-rook"
 
 
@@ -107,12 +110,14 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
             s.wait(0.30, 0.90)
         s.put(king_to, king)
     elif method is Castling960.KING_IN_HAND:
-        # The king stays in the hand that fetches the rook, however far (usually king first), and the
-        # two are put down in either order: each destination is free once both are in the air.
-        lifts = [king_from, rook_from] if rng.random() < 0.8 else [rook_from, king_from]
-        s.lift(lifts[0])
+        # The king stays in the hand that fetches the rook, however far, and the two are put down in either
+        # order: each destination is free once both are in the air. The king first (4.4.1): the rook touched
+        # first is the rook-first injection (4.4.2, which rules-spec R27 carries over); the order draw is kept so
+        # that the random stream stays as it was.
+        rng.random()
+        s.lift(king_from)
         s.wait(0.05, 0.30)
-        s.lift(lifts[1])
+        s.lift(rook_from)
         s.wait(0.25, 0.60)
         placements = [(rook_to, rook), (king_to, king)]
         if rng.random() < 0.4:
@@ -131,7 +136,10 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
     elif method is Castling960.SWAP:
         first, second = (king_from, rook_from) if rng.random() < 0.5 else (rook_from, king_from)
         s.lift(first)
-        s.wait(0.05, 0.50)
+        if first == king_from:
+            s.wait(0.05, 0.50)
+        else:  # the neighbours grasped together: inside one scan, the rook reported first (order unknown, 4.4.1)
+            s.wait(0.02, 0.20)
         s.lift(second)
         s.wait(0.20, 0.60)
         placements = [(king_to, king), (rook_to, rook)]
@@ -140,10 +148,10 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
         s.wait(0.05, 0.50)
         s.put(*placements[1])
     elif method is Castling960.KING_ON_ROOK:
-        first, second = (king_from, rook_from) if rng.random() < 0.6 else (rook_from, king_from)
-        s.lift(first)
+        rng.random()  # (the order draw kept, the random stream as it was: the king first, 4.4.1)
+        s.lift(king_from)
         s.wait(0.15, 0.30)  # one hand, as in a capture
-        s.lift(second)
+        s.lift(rook_from)
         s.wait(0.25, 0.60)
         s.put(rook_from, king)
         s.wait(0.05, 1.50)  # a moment, or a while as a GUI user waits for the software

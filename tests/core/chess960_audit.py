@@ -190,6 +190,8 @@ class Play:
                              GameInfo(chess960=True, start_fen=start.fen(), time_control="5400+30", edition=edition))
         self.clock = ClockSim(white=5400, black=5400, running=start.turn, lever=start.turn, last=0.0)
         self.outs: list[Output] = []
+        #: the time of each square's first lift
+        self.lifts: dict[int, float] = {}
         self.t = 0.3
         if press:
             self.feed(self.clock.reading(0.3))
@@ -197,6 +199,8 @@ class Play:
     def feed(self, event: Event) -> None:
         while (deadline := self.engine.next_deadline()) is not None and deadline < event.at:
             self.outs += self.engine.advance(deadline)
+        if isinstance(event, SquareChanged) and event.content is None:
+            self.lifts.setdefault(event.square, event.at)
         self.outs += self.engine.feed(event)
 
     def steps(self, steps: list[Step], *, place_before_lift: bool = False, fast: bool = False) -> None:
@@ -359,7 +363,22 @@ def run(case: Case) -> tuple[str, str, list[str]]:
     else:
         problems += pgn_problems(play.engine.pgn(), board, [move, reply])
     strong = play.findings(Severity.WARNING, Severity.ILLEGAL_MOVE)
-    if strong:
+    ks, kd, rs, rd = _geometry(board, move)
+    king_t, rook_t = play.lifts.get(ks), play.lifts.get(rs)
+    # 4.4.2 (R27: 4.4 carries over): in a castling that moves king and rook, the rook lifted more than a scan
+    # before the king -> CASTLING_ROOK_FIRST, one alert; the rook released on its square first was a made rook
+    # move (4.7): RELEASED_MOVE_CHANGED joins it. Rook-only castling has the rook first as its normal way.
+    rook_first = ks != kd and rs != rd and rook_t is not None and king_t is not None \
+        and rook_t < king_t - RulesConfig().timing.t_scan
+    if rook_first:
+        if "CASTLING_ROOK_FIRST" not in strong or set(strong) - {"CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"} \
+                or ("RELEASED_MOVE_CHANGED" in strong and "slow" not in procedure):
+            problems.append(f"rook first: findings {strong}")
+        primaries = [o.irregularity.code for o in play.outs if isinstance(o, IrregularityRaised)
+                     and o.irregularity.severity is not Severity.INFO and o.irregularity.incident is None]
+        if len(primaries) != 1:
+            problems.append(f"rook first: {len(primaries)} alerts {primaries}")
+    elif strong:
         problems.append(f"findings {strong}")
     info = set(play.findings(Severity.INFO)) - SENSOR_NOTES
     if info - {ORDER_NOTE} or (info and "slow" not in procedure):
@@ -726,9 +745,14 @@ def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
             break
     assert steps is not None
     rig.t += rng.uniform(0.8, 2.0)
-    play_steps(rig, rng, steps)
+    lifts = play_steps(rig, rng, steps)
     rig.t += rng.uniform(0.3, 0.9)
     rig.press(castler)
+    ks, kd, rs, rd = _geometry(later, castle)
+    # the castler's rook lifted first in a castling that moves both (4.4.2): his own occurrence (CASTLING_ROOK_FIRST,
+    # RELEASED_MOVE_CHANGED where the rook settled first), not the offender's
+    castler_rook_first = ks != kd and rs != rd and rs in lifts and ks in lifts \
+        and lifts[rs] < lifts[ks] - RulesConfig().timing.t_scan
     history = [later.copy()]
     later.push(castle)
     played = 1
@@ -744,7 +768,9 @@ def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
             rig.board = saved
             played += 1
     rig.outs += rig.engine.advance(rig.t)
-    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
+    mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id
+           and not (castler_rook_first and i.side == castler
+                    and i.code in ("CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"))]
     problems = [f"before the correction: {mid}"] if mid else []
     clocking = random_clocking(rng)
     hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
@@ -764,7 +790,8 @@ def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
     _correct(rig, rng, start, offender, reinstate_ply=ply, hands=hands,
              clocking=dataclasses.replace(clocking, tablet="none"), penalty=PENALTY[(case.edition, "5400+30")])
     _finish(rig, rng, ill.from_square)
-    problems += _check(rig, finding)
+    problems += _check(rig, finding, allow=("CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED") if castler_rook_first
+                       else ())
     label = f"{procedure}/{'tablet' if use_tablet else 'by hand'}/{played} later"
     return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
 
@@ -860,12 +887,12 @@ UNFINISHED = ("rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand")
 
 def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     """Castling pressed before it is finished (R16; rules-spec §3.3: king on its final square with the rook not
-    yet moved or in hand, the rook moved with the king off the board): CASTLING_INCOMPLETE_AT_PRESS. Only pieces
-    in hand, nothing put down (a king or rook alone in hand, or both): CLOCK_PRESS_PIECE_IN_HAND (nothing on the
-    board says castling). A lone king step that is a legal king move, pressed: that king move (R27), nothing
-    raised. Otherwise the hands then finish the castling on the opponent's time (as players do) and the opponent
-    replies: the castling is the record, and everything raised belongs to the one incident (one alert: one
-    primary finding, the others carry its id as ``incident``)."""
+    yet moved or in hand, the rook moved with the king off the board, king and rook both in hand: the only legal
+    move they both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
+    CLOCK_PRESS_PIECE_IN_HAND (nothing on the board says castling). A lone king step that is a legal king move,
+    pressed: that king move (R27), nothing raised. Otherwise the hands then finish the castling on the opponent's
+    time (as players do) and the opponent replies: the castling is the record, and everything raised belongs to
+    the one incident (one alert: one primary finding, the others carry its id as ``incident``)."""
     rng = random.Random(case.seed)
     board = reach(rng, case.n, case.color, case.kingside)
     if board is None:
@@ -895,8 +922,8 @@ def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
         want = "CASTLING_INCOMPLETE_AT_PRESS"
         before = [(ks, None), (rs, None), (rd, rook)]
         after = [(kd, king)]
-    else:
-        want = "CLOCK_PRESS_PIECE_IN_HAND"
+    else:  # king and rook both in hand: the castling under way (rules-spec §3.3), incomplete at the press
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
         before = [(ks, None), (rs, None)]
         after = [(rd, rook), (kd, king)] if rng.random() < 0.5 or kd == rs else [(kd, king), (rd, rook)]
     step = chess.Move(ks, kd)

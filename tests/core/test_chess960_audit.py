@@ -271,7 +271,9 @@ INCOMPLETE = later_cases(9960, 120, "incomplete")
 def test_castling_pressed_before_it_is_finished_is_one_alert() -> None:
     """R16: the clock pressed with the rook not yet moved or in hand (the king on its final square), or with
     the king off the board (the recommended procedure pressed before the king is put on): one
-    CASTLING_INCOMPLETE_AT_PRESS; nothing put down yet: CLOCK_PRESS_PIECE_IN_HAND; a lone king step that is a
+    CASTLING_INCOMPLETE_AT_PRESS; nothing put down yet, king and rook both in hand: CASTLING_INCOMPLETE_AT_PRESS
+    too (rules-spec §3.3; it was CLOCK_PRESS_PIECE_IN_HAND before); the king or rook alone in hand:
+    CLOCK_PRESS_PIECE_IN_HAND; a lone king step that is a
     legal king move: that move (R27). Then the castling finished on the opponent's time and his reply: the
     castling recorded, one incident. Passed before as well (a measurement of a procedure the audit lacked)."""
     results = [run_incomplete(c) for c in INCOMPLETE]

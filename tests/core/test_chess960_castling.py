@@ -4,7 +4,9 @@ Four methods: king move plus rook move, king-rook swap, king move only, rook mov
 physical procedure puts the king off the board beside its final square, moves the rook, then places the
 king. Every placement order that a physical board allows (a piece can only be put on a square that is
 empty at that moment) is generated for random start arrays, both wings and both colours, with random
-timing: each must be recorded as castling with no two-hands, rook-first or changed-move finding.
+timing: each must be recorded as castling with no two-hands or changed-move finding; where king and rook both
+move and the rook is lifted more than a scan before the king, CASTLING_ROOK_FIRST (4.4.2, which R27 carries over;
+II.3.2 has the king first), one alert.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import pytest
 
 from boardd.core.events import BoardSnapshot, GameInfo
 from boardd.core.outputs import GameEvent, Severity
+from boardd.core.settings import RulesConfig
 from tests.core.scenario import POSITIONS
 from tests.core.test_scenarios import Scn, _code, check, run
 
+T_SCAN = RulesConfig().timing.t_scan
 #: info notes a castling may carry: R27's order note (a lone adjacent king step, then the rook)
 ALLOWED_INFO = ("CHESS960_CASTLING_ORDER", "ADJUST_OBSERVED")
 
@@ -134,9 +138,30 @@ def test_chess960_castling_every_method_and_order(n: int, color: chess.Color, mo
     events = _events(fen, move, order, seed)
     scn = Scn(fen, events, (san,), chess960=True, allow_info=ALLOWED_INFO)
     r = run(scn)
-    check(scn, r)
+    if not _rook_lifted_first(events, order):
+        check(scn, r)
     assert [m.uci for m in r.engine.state.moves] == [move.uci()], events
-    assert not [c for c, i in zip(map(_code, r.raised), r.raised, strict=True) if i.severity is not Severity.INFO]
+    strong = [c for c, i in zip(map(_code, r.raised), r.raised, strict=True) if i.severity is not Severity.INFO]
+    if _rook_lifted_first(events, order):
+        # 4.4.2 (R27: 4.4 carries over): king and rook both move, the rook lifted more than a scan before the king;
+        # the rook put down on its square before the king was lifted may have been released (4.7): one alert
+        assert "CASTLING_ROOK_FIRST" in strong, events
+        allowed = {"CASTLING_ROOK_FIRST"}
+        if order.index(("P", "R")) < order.index(("L", "K")):
+            allowed.add("RELEASED_MOVE_CHANGED")
+        assert set(strong) <= allowed, (events, strong)
+        assert len([i for i in r.raised if i.severity is not Severity.INFO and i.incident is None]) == 1
+    else:
+        assert not strong, (events, strong)
+
+
+def _rook_lifted_first(events: str, order: list[tuple[str, str]]) -> bool:
+    """King and rook both move and the rook's lift came more than one scan before the king's."""
+    if ("L", "K") not in order or ("L", "R") not in order:
+        return False
+    lifts = [int(item.split()[0]) for item in events.split(" · ") if item.split()[1] == "L"]
+    at = dict(zip([name for kind, name in order if kind == "L"], lifts, strict=True))
+    return at["R"] < at["K"] - 1000 * T_SCAN
 
 
 def _engine_with_variant(variant: str):  # type: ignore[no-untyped-def]

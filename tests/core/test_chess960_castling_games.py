@@ -4,9 +4,11 @@ II.3; rules-spec R27), with the other pieces on the board and the game going on 
 The four methods (king and rook moves, a swap, the king alone, the rook alone) and the ways hands do them: king
 first, rook first, the recommended procedure (king off the board, rook, king), both lifted and placed in either
 order, both lifted or placed within one board scan, the king slid square by square, the king set down on the
-rook's square for a moment; with random timing, some of it slower than the release time (a king step or a rook
-move may settle as a move of its own before the other piece comes: R27's order note, info). Each game is checked
-for its record, no finding above info, and its PGN (Variant, SetUp, FEN as boardd writes them, read back by
+rook's square for a moment; with random timing, some of it slower than the release time (a king step may settle
+as a move of its own before the rook comes: R27's order note, info). Each game is checked for its record, no
+finding above info but CASTLING_ROOK_FIRST where king and rook both move and the rook was lifted more than a scan
+before the king (4.4.2, which R27 carries over; with RELEASED_MOVE_CHANGED where that rook had settled), and its
+PGN (Variant, SetUp, FEN as boardd writes them, read back by
 python-chess to the same moves). Castling that the Laws do not allow (rights gone, king in check, a square
 attacked or in the way) is an illegal move at the press, whatever the physical method (R04, R16).
 """
@@ -124,6 +126,8 @@ class Game:
         self.outs += self.engine.feed(self.clock.reading(0.3))
         self.t = 0.3
         self.used: Counter[str] = Counter()
+        #: castlings (king and rook both moving) whose rook was lifted more than a scan before the king (4.4.2)
+        self.rook_first = 0
 
     def _gap(self, slide: bool) -> float:
         if slide:  # a slide: the hand does not stop on the squares it passes
@@ -146,6 +150,7 @@ class Game:
         slide = procedure in ("king_slide", "king_on_rook_square")
         self.t += self.rng.uniform(0.8, 3.0)
         in_scan = 0
+        lifts: dict[int, float] = {}
         for step in steps:
             if step == "scan":
                 in_scan = 2
@@ -155,6 +160,8 @@ class Game:
                 continue
             assert not isinstance(step, str)
             square, content = step
+            if content is None:
+                lifts.setdefault(square, self.t)
             self.outs += self.engine.feed(SquareChanged(at=self.t, square=self.raw(square), content=content))
             if in_scan:
                 in_scan -= 1
@@ -164,7 +171,20 @@ class Game:
         if press:
             self.t += self.rng.uniform(0.15, 0.9)
             self.outs += self.engine.feed(self.clock.press(self.board.turn, self.t))
+        if self.board.is_castling(move):
+            ks, kd, rs, rd = _squares(self.board, move)
+            if ks != kd and rs != rd and lifts[rs] < lifts[ks] - RulesConfig().timing.t_scan:
+                self.rook_first += 1
         self.board.push(move)
+
+    def strong_ok(self) -> bool:
+        """Nothing above info but what the rook-first castlings raise: CASTLING_ROOK_FIRST each (4.4.2, which R27
+        carries over to a castling that moves king and rook), a RELEASED_MOVE_CHANGED with it where the rook was
+        released on its square before the king came (4.7)."""
+        strong = Counter(self.codes(Severity.WARNING, Severity.ILLEGAL_MOVE))
+        return strong["CASTLING_ROOK_FIRST"] == self.rook_first \
+            and set(strong) <= {"CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"} \
+            and strong["RELEASED_MOVE_CHANGED"] <= self.rook_first
 
     def finish(self) -> None:
         self.t += 5.0
@@ -206,7 +226,7 @@ def test_chess960_games_castle_every_way_and_go_on(chunk: int) -> None:
     for seed in range(chunk * 50, chunk * 50 + 50):
         game = _random_game(seed)
         assert [m.uci for m in game.engine.state.moves] == [m.uci() for m in game.board.move_stack], seed
-        assert game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE) == [], seed
+        assert game.strong_ok(), (seed, game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE))
         assert set(game.codes(Severity.INFO)) <= ALLOWED_INFO, (seed, game.codes(Severity.INFO))
         _check_pgn(game)
         used += game.used
@@ -236,7 +256,7 @@ def test_each_start_array_castles_both_wings_by_each_procedure(n: int, procedure
             game.finish()
             assert [m.uci for m in game.engine.state.moves] == [move.uci(), reply.uci()], (n, color, move)
             assert game.engine.state.moves[0].san in ("O-O", "O-O-O")
-            assert game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE) == [], (n, color, move)
+            assert game.strong_ok(), (n, color, move, game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE))
             assert set(game.codes(Severity.INFO)) <= ALLOWED_INFO
             _check_pgn(game)
 
@@ -321,7 +341,7 @@ def test_a_board_turned_round_shows_the_chess960_array_and_castles(variant: str,
         game.play(rng.choice(castles) if castles and rng.random() < 0.85 else rng.choice(legal))
     game.finish()
     assert [m.uci for m in game.engine.state.moves] == [m.uci() for m in game.board.move_stack]
-    assert game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE) == []
+    assert game.strong_ok(), game.codes(Severity.WARNING, Severity.ILLEGAL_MOVE)
     _check_pgn(game)
 
 
@@ -331,23 +351,27 @@ RELEASED_FIRST = [
     ("4k3/8/8/8/8/8/8/RK6 w A - 0 1", [("b1", None, 0.3), ("c1", _K, 0.8), ("a1", None, 0.3), ("d1", _R, 0.4)],
      ["CHESS960_CASTLING_ORDER"], "king step onto its castling square released, then the rook (R27)"),
     ("4k3/8/8/8/8/8/8/4K2R w H - 0 1", [("h1", None, 0.3), ("f1", _R, 0.8), ("e1", None, 0.3), ("g1", _K, 0.4)],
-     ["CHESS960_CASTLING_ORDER"], "rook onto its castling square released, then the king (R27)"),
+     ["CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"],
+     "rook onto its castling square released, then the king (4.4.2 and 4.7, as T04; R27 carries 4.4 over)"),
     ("4k3/8/8/8/8/8/8/4K2R w H - 0 1", [("e1", None, 0.3), ("f1", _K, 0.8), ("f1", None, 0.1), ("g1", _K, 0.3),
                                         ("h1", None, 0.3), ("f1", _R, 0.4)],
      ["RELEASED_MOVE_CHANGED"], "king stopped on f1 (Kf1 released) on its way to g1 (4.7)"),
     ("4k3/8/8/8/8/8/8/R3K3 w A - 0 1", [("a1", None, 0.3), ("b1", _R, 0.8), ("b1", None, 0.1), ("d1", _R, 0.3),
                                         ("e1", None, 0.3), ("c1", _K, 0.4)],
-     ["RELEASED_MOVE_CHANGED"], "rook stopped on b1 (Rb1 released) on its way to d1 (4.7)"),
+     ["CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"], "rook stopped on b1 (Rb1 released) on its way to d1 (4.7), "
+                                                       "the rook first (4.4.2)"),
 ]
 
 
 @pytest.mark.parametrize("case", RELEASED_FIRST, ids=[c[-1] for c in RELEASED_FIRST])
 def test_a_piece_released_before_the_castling_was_finished(case: tuple[str, list[tuple[str, Content, float]],
                                                                         list[str], str]) -> None:
-    """R27's order note is for a king step onto its castling square, or the rook onto its own, then the other
-    piece: castling in an order that could be read as a move, info for the arbiter. A king or rook released on
-    another square first (the hand stopped longer than the release time) made that move (4.7): changed, it is
-    RELEASED_MOVE_CHANGED, as in standard chess (R07, §3.4.4)."""
+    """R27's order note is for a king step onto its castling square, then the rook (the double-move castling,
+    II.3.2.1): castling in an order that could be read as a king move, info for the arbiter. The rook released
+    first, on its own square or elsewhere, then the king: the rook touched first (4.4.2, CASTLING_ROOK_FIRST) and
+    that rook move made (4.7, RELEASED_MOVE_CHANGED), as in standard chess (T04). A king released on another
+    square first (the hand stopped longer than the release time) made that move (4.7): RELEASED_MOVE_CHANGED (R07,
+    §3.4.4)."""
     fen, steps, codes, _name = case
     board = chess.Board(fen, chess960=True)
     game = Game(board, random.Random(3))
@@ -359,3 +383,6 @@ def test_a_piece_released_before_the_castling_was_finished(case: tuple[str, list
     game.finish()
     assert [m.san for m in game.engine.state.moves] in (["O-O"], ["O-O-O"])
     assert game.codes(*Severity) == codes
+    # one alert: what the rook first raises is one incident
+    raised = [o.irregularity for o in game.outs if isinstance(o, IrregularityRaised)]
+    assert len([i for i in raised if i.severity is not Severity.INFO and i.incident is None]) <= 1

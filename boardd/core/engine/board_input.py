@@ -203,7 +203,7 @@ class BoardInput:
         elif isinstance(content, chess.Piece):
             if not snapshot and g.phase.state is not Phase.SETTING_UP:
                 if not (self.e.quiet and content.piece_type not in (chess.KING, chess.ROOK)):
-                    self.e.two_hands.check_two_hands_castling(outs, at, content)  # (quiet: only a king or a rook)
+                    self.e.two_hands.check_two_hands_castling(outs, at, sq, content)  # (quiet: only a king or a rook)
                 if not (self.e.quiet and not g.seg_places):
                     self.e.two_hands.check_two_hands_places(outs, at, sq, content)  # (quiet: no earlier placement)
             g.seg_places.append((at, sq, content))

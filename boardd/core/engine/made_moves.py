@@ -361,11 +361,12 @@ class MadeMoves:
         halves = ((move.from_square, _castling_king_square(base, move)),  # the king onto its castling square
                   (move.to_square, chess.square(5 if base.is_kingside_castling(move) else 3, rank))  # the rook
                   ) if base.is_castling(move) else ()
-        if base.chess960 and (old_move.from_square, old_move.to_square) in halves:
-            # R27: a lone king step next to its start onto its castling square, then the rook (or the rook first
-            # onto its own, then the king): castling in an order the Laws do not forbid in Chess960 (F.3,
-            # Guidelines II.3). A king or rook released elsewhere first (a slide that stopped) is a released
-            # move changed (4.7), as in standard chess
+        if base.chess960 and halves and (old_move.from_square, old_move.to_square) == halves[0]:
+            # R27: a lone king step next to its start onto its castling square, then the rook: the double-move
+            # castling (Guidelines II.3.2.1, a king move followed by a rook move; F.3 b.1). The rook released first
+            # on its square, then the king, is the 4.4.2 case (CASTLING_ROOK_FIRST, TouchMove) and that rook move
+            # was made (4.7): a released move changed, as in standard chess (T04); so is a king or rook released
+            # elsewhere first (a slide that stopped)
             now = base.san(move)
             self.once_per_ply(outs, "CHESS960_CASTLING_ORDER", ply=old.ply, side=side, at=at,
                               evidence=self.g.seg_evidence[-4:], move=None, now=now,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _bits, _nearest_legal, _Press, _side_letter
+from boardd.core.engine.common import _bits, _castling_rook_square, _nearest_legal, _Press, _side_letter
 from boardd.core.engine.modes import Phase
 from boardd.core.outputs import (
     Completion,
@@ -266,6 +266,15 @@ class Presses:
             if self.g.promo_seen and len(missing) == 1:
                 self.illegal_press(outs, side, at, ev, "PROMOTION_INCOMPLETE_AT_PRESS", subtype=None, diff=diff)
                 return
+            castling = self._castling_in_hand(missing)
+            if castling is not None:
+                # king and rook both in the hand (or the king beside the board): a castling under way, the only legal
+                # move they both take part in (rules-spec §3.3) -> the castling incomplete at the press (R16), one
+                # incident, not a press with a piece in hand
+                partial = Diff(DiffClass.PARTIAL, move=castling, candidates=(castling,),
+                               subtype="CASTLING_INCOMPLETE_AT_PRESS", changed=diff.changed)
+                self.illegal_press(outs, side, at, ev, "CASTLING_INCOMPLETE_AT_PRESS", subtype=None, diff=partial)
+                return
             self.e.findings.raise_finding(outs, "CLOCK_PRESS_PIECE_IN_HAND", side, at, [ev],
                         penalty=self.e.findings.penalty(side,
                                                         "CLOCK_PRESS_PIECE_IN_HAND"), text="press with a piece in hand")
@@ -294,6 +303,19 @@ class Presses:
             return
         code = "DISPLACED_NOT_RESTORED_AT_PRESS" if knock else "POSITION_MISMATCH_AT_PRESS"
         self.illegal_press(outs, side, at, ev, code, subtype=None, diff=diff)
+
+    def _castling_in_hand(self, missing: list[int]) -> chess.Move | None:
+        """The legal castling whose king and rook are the two pieces off the board (*missing*), if any."""
+        board = self.g.board
+        if len(missing) != 2:
+            return None
+        king = board.king(board.turn)
+        if king not in missing:
+            return None
+        for move in board.generate_castling_moves():
+            if move.from_square == king and _castling_rook_square(board, move) in missing:
+                return move
+        return None
 
     def press_completed(self, outs: list[Output], side: chess.Color, at: float, ev: Evidence) -> None:
         """R19: a move made with two hands (suspected) and completed by a press."""

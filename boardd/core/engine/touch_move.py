@@ -31,10 +31,13 @@ class TouchMove:
                            replaced: MoveRecord | None) -> None:
         t_scan = self.rules.timing.t_scan
         own = [x for x in lifts if x[2].color == side]
-        if pre.is_castling(move) and not pre.chess960:
+        if pre.is_castling(move) and self._king_and_rook_move(pre, move):
+            # 4.4.2: the rook touched (lifted) first, then the king. In Chess960 too (rules-spec R27: 4.4 carries
+            # over) where king and rook both move: Guidelines II.3.2 has the king move first (II.3.2.1) or the king
+            # off the board first (II.3.2.5.1); only a rook-only castling has the rook first as its normal way
             king_lift = next((x for x in own if x[1] == move.from_square and x[2].piece_type == chess.KING), None)
             rook_from = _castling_rook_square(pre, move)
-            rook_lift = next((x for x in own if x[1] == rook_from), None)
+            rook_lift = next((x for x in own if x[1] == rook_from and x[2].piece_type == chess.ROOK), None)
             if king_lift and rook_lift and rook_lift[0] < king_lift[0] - t_scan:
                 self.e.findings.raise_finding(outs, "CASTLING_ROOK_FIRST", side, at,
                             [Evidence(at=rook_lift[0], event=f"L {chess.square_name(rook_from)}"),
@@ -72,6 +75,16 @@ class TouchMove:
                                  "could move (4.3.1); j'adoube is not observable",
                             constraints=(f"move the piece on {chess.square_name(first[1])}",))
 
+    @staticmethod
+    def _king_and_rook_move(pre: chess.Board, move: chess.Move) -> bool:
+        """The castling *move* moves both king and rook (always in standard chess; not a Chess960 castling by the
+        king or the rook alone, II.3.2.3-4)."""
+        if not pre.chess960:
+            return True
+        rank = chess.square_rank(move.from_square)
+        rook_to = chess.square(5 if pre.is_kingside_castling(move) else 3, rank)
+        return _castling_king_square(pre, move) != move.from_square and _castling_rook_square(pre, move) != rook_to
+
     def first_touched(self, pre: chess.Board) -> int | None:
         """The square of the first own piece lifted from its square in the mover's segment (4.3), if any."""
         for _, sq, piece in self.g.extra_lifts + self.g.seg_lifts:
@@ -90,6 +103,10 @@ class TouchMove:
         if bound is not None and code in ("CASTLING_INCOMPLETE_AT_PRESS", "EN_PASSANT_INCOMPLETE_AT_PRESS"):
             castling = code.startswith("CASTLING")
             released = _castling_king_square(pre, bound) if castling else bound.to_square
+            if castling and self.g.phys.squares[released] != pre.piece_at(bound.from_square):
+                # the king not put down on its castling square (both in hand, or the king beside the board):
+                # king and rook touched to castle (4.4.1)
+                return (f"{pre.san(bound)} (4.4.1: the king and the rook were touched to castle)",)
             return (f"{pre.san(bound)} ({'4.7.2' if castling else '4.7.1'}: the {'king' if castling else 'pawn'} "
                     f"was released on {chess.square_name(released)})",)
         if code == "PAWN_NOT_REPLACED" and diff.move is not None and self.g.edition >= 2014:

@@ -108,8 +108,14 @@ class TwoHands:
         king_sq = sq0 if p0.piece_type == chess.KING else sq
         return any(board.is_castling(m) and m.to_square == king_sq for m in board.legal_moves)
 
-    def check_two_hands_castling(self, outs: list[Output], at: float, piece: chess.Piece) -> None:
-        """R01 (c): king and rook both off the board for more than one scan while castling."""
+    def check_two_hands_castling(self, outs: list[Output], at: float, sq: int, piece: chess.Piece) -> None:
+        """R01 (c): king and rook taken off the board together (their lifts within T_simul, R01 (a)'s timing) and
+        both off for more than one scan while castling, judged when the first of them is put down.
+
+        Both off the board is not two hands on its own: one hand puts the king down beside the board, moves the
+        rook, then puts the king on its square (the Chess960 way, Guidelines II.3.2.5.1, which players use in
+        standard chess too), or takes the rook off as in a capture and puts the king down on the rook's square
+        (the "king takes rook" way): one hand in turn (4.1), the lifts apart by the time the hand needs."""
         side = self.g.board.turn
         if piece.color != side or piece.piece_type not in (chess.KING, chess.ROOK) or self.g.board.chess960:
             return
@@ -122,8 +128,13 @@ class TwoHands:
             return
         if any(p.piece_type in (chess.KING, chess.ROOK) and p.color == side for _, _, p in self.g.seg_places):
             return  # one of them was already put down
+        timing = self.rules.timing
+        if abs(king[0] - rook[0]) > timing.t_simul:
+            return  # one hand in turn: the king put down beside the board, or held, while the hand fetched the rook
+        if piece.piece_type == chess.KING and sq == rook[1]:
+            return  # the king put down on the rook's square: "king takes rook", one hand as in a capture (R01)
         both_off = at - max(king[0], rook[0])
-        if both_off > self.rules.timing.t_scan:
+        if both_off > timing.t_scan:
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=king[0], event=f"L {chess.square_name(king[1])}"),

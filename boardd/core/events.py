@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, TypeAlias
 
 import chess
@@ -357,6 +357,34 @@ class GameInfo:
     def effective_variant(self) -> str:
         """The variant rule in force: :attr:`variant`, or what :attr:`chess960` says."""
         return self.variant or ("chess960" if self.chess960 else "standard")
+
+    def start_read(self) -> GameInfo:
+        """The game as its variant reads its :attr:`start_fen`: under ``auto``, a Chess960 position (a start array
+        other than the standard one, or castling rights that name rooks standard chess cannot castle with, X-FEN or
+        Shredder-FEN) is a Chess960 game; otherwise the game as it is."""
+        if self.chess960 or self.effective_variant != "auto" or self.start_fen is None \
+                or not is_chess960_position(self.start_fen):
+            return self
+        return replace(self, chess960=True)
+
+
+def is_chess960_position(fen: str) -> bool:
+    """Is ``fen`` a legal Chess960 position that standard chess reads otherwise (refuses, or reads other castling
+    rights)? The standard start array (518) and standard positions are not."""
+    try:
+        board = chess.Board(fen, chess960=True)
+    except ValueError:
+        return False
+    if not board.is_valid():
+        return False
+    number = board.chess960_pos()
+    if number is not None:
+        return number != 518
+    try:
+        standard = chess.Board(fen)
+    except ValueError:
+        return True
+    return not standard.is_valid() or standard.castling_rights != board.castling_rights
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -155,6 +155,10 @@ def _new_game(f: _Fields, at: float, defaults: ev.GameInfo, _white_at_a1: bool) 
     # Shredder-FEN), not as a standard position
     is960 = (bool(chess960) if chess960 is not None else start_fen is not None and defaults.chess960) \
         or variant == "chess960"
+    # `auto` (said, or the board's configuration when the command says neither): a Chess960 position is one
+    auto = variant == "auto" if variant is not None else chess960 is None and defaults.variant == "auto"
+    if auto and not is960 and start_fen is not None and chess960 is None:
+        is960 = ev.is_chess960_position(start_fen)
     if start_fen is not None:
         try:
             board = chess.Board(start_fen, chess960=is960)

@@ -217,3 +217,95 @@ async def test_round_upload_preview_reassign_and_send(mosquitto: Broker, pgn_dir
             assert errors == []
         finally:
             answering.cancel()
+
+
+async def test_round_upload_with_a_chess960_start(mosquitto: Broker, pgn_dir: Path, tmp_path: Path) -> None:
+    """The round upload's Chess960 start (as ``boardd round import --chess960 N|FEN``): a bad one is refused with
+    nothing sent; a number is previewed (its array shown) and sent to every board as its X-FEN with ``variant:
+    chess960``, which the daemon takes as a Chess960 game from that array; a FEN is taken as well."""
+    import asyncio
+    import json
+
+    import aiomqtt
+    import chess
+
+    from boardd.core import events as ev
+    from boardd.daemon.commands import parse_command
+    from tests.core.trf import swiss, trf_text
+
+    (real,) = load_games(pgn_dir / "tatamast22.pgn", 1)
+    boards = {name: Feed(script(real, board=name, board_no=i + 1, round_no=1, seed=i, max_plies=2), prefix=PREFIX)
+              for i, name in enumerate(["t1", "t2", "t3", "t4"])}
+    await publish(mosquitto, interleave([f.publications() for f in boards.values()]))
+    trf = tmp_path / "open.trf"
+    trf.write_bytes(trf_text(swiss(8, 1), eol="\r").encode("latin-1"))
+    received: list[tuple[str, dict[str, Any]]] = []
+
+    async def daemons() -> None:
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:
+            await client.subscribe(f"{PREFIX}/+/cmd/new-game", qos=1)
+            async for message in client.messages:
+                board = message.topic.value.split("/")[1]
+                body = json.loads(bytes(message.payload))  # type: ignore[arg-type]
+                received.append((board, body))
+                topic, payload, retain, qos = boards[board].cmd_result(body["id"])
+                await client.publish(topic, payload, qos=qos, retain=retain)
+
+    array = chess.Board.from_chess960_pos(357)
+    async with running_web(mosquitto) as service, browser() as chromium:
+        answering = asyncio.create_task(daemons())
+        try:
+            await wait_until(lambda: len(service.hub.hall.boards) == 4, 10)
+            page = await chromium.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+            base = f"http://127.0.0.1:{service.http_port}"
+            await login(page, base)
+            await page.goto(f"{base}/arbiter/hall")
+            await page.click("#show-round")
+            await page.set_input_files("#round-file", str(trf))
+            await page.fill("#round-no", "2")
+            # a number out of range: refused, no plan, nothing sent
+            await page.fill("#round-chess960", "960")
+            await page.click("#round-preview")
+            await page.locator("#round-message.error").wait_for(timeout=5000)
+            refused = await page.locator("#round-message").inner_text()
+            assert "Chess960 start: a start array is numbered 0-959" in refused
+            assert not await page.locator("#round-send").is_visible()
+            # start array 357: previewed with its array, sent with it to every board
+            await page.fill("#round-chess960", "357")
+            await page.click("#round-preview")
+            await page.locator("#round-send").wait_for(state="visible", timeout=5000)
+            message = await page.locator("#round-message").inner_text()
+            assert f"Chess960 start 357 ({array.board_fen()})" in message, message
+            assert received == []
+            await page.click("#round-send")
+            await page.wait_for_function(
+                "() => document.querySelectorAll('#round-plan td.answer.ok').length === 4", timeout=10000)
+            assert sorted(b for b, _ in received) == ["t1", "t2", "t3", "t4"]
+            for _, body in received:
+                assert body["start_fen"] == array.fen() and body["variant"] == "chess960"
+                game = parse_command("new-game", json.dumps(body).encode(), at=1.0).event
+                assert isinstance(game, ev.NewGame) and game.game.chess960
+                assert chess.Board(game.game.start_fen, chess960=True).chess960_pos() == 357
+            # a FEN (Shredder-FEN castling rights) is taken as well; empty: the boards' own variant
+            received.clear()
+            await page.fill("#round-chess960", chess.Board.from_chess960_pos(0).fen(shredder=True))
+            await page.click("#round-preview")
+            await page.locator("#round-send").wait_for(state="visible", timeout=5000)
+            await page.click("#round-send")
+            await wait_until(lambda: len(received) == 4, 10)
+            assert {body["start_fen"] for _, body in received} == {chess.Board.from_chess960_pos(0).fen()}
+            received.clear()
+            await page.fill("#round-chess960", "")
+            await page.click("#round-preview")
+            await page.locator("#round-send").wait_for(state="visible", timeout=5000)
+            assert "Chess960" not in await page.locator("#round-message").inner_text()
+            await page.click("#round-send")
+            await wait_until(lambda: len(received) == 4, 10)
+            assert all("start_fen" not in body and "variant" not in body for _, body in received)
+            await page.screenshot(path=str(SCREENSHOTS / "hall-round-upload-chess960.png"))
+            assert errors == []
+        finally:
+            answering.cancel()

@@ -323,3 +323,85 @@ async def test_a_press_card_dismisses_the_press_only_and_keeps_the_illegal_move(
         assert replay.engine.state.illegal_moves_white == 1
         assert errors == [] and dialogs == []
         del service
+
+
+#: after White's illegal knight move f3-f5 (dismissed at _PLAYED_ON_RULE), the game goes on from the board: 3...Nf6
+#: 4.d3, each pressed
+_PLAY_ON = "6000 L g8 · 6300 P f6 bN · 6600 C B · 8000 L d2 · 8300 P d3 wP · 8600 C W"
+_PLAYED_ON_RULE = 4.0
+
+
+async def test_a_dismissal_undone_after_play_went_on_reopens_the_finding_for_a_reinstatement(
+        mosquitto: Broker) -> None:
+    """White's illegal knight move (f3-f5) dismissed by mistake (a sensor fault, the arbiter thought); the game goes
+    on from the board (3...Nf6 4.d3). Then the arbiter finds it was an illegal move after all and presses Undo on
+    the dismissed card. What he expects (7.5.1, "if during a game it is found that an illegal move has been
+    completed"; seed 004): the Undo is still allowed, the finding is open again, with its suggestion (reinstate the
+    position before it, ply 4) and counted again; the correction cycle the dismissal ended is not restarted by
+    itself (play went on: the moves since stay in the record, nothing is awaited on the board, no takeback or
+    reinstatement is read into the next changes); nothing rings (the same incident, reopened by him). He reinstates
+    from the reopened card: the moves after it are taken back and the position before it awaited."""
+    from boardd.core.engine.modes import Phase
+    from tests.consumers.test_web import browser, running_web
+    from tests.consumers.test_web_two_hands import daemon_side, log_in
+
+    events = _events("L", f"{_knight(0)} · {_PLAY_ON}")
+    replay, publications = _replayed(events, _PLAYED_ON_RULE)
+    (illegal,) = [i for i in replay.engine.irregularities if i.code == "ILLEGAL_MOVE"]
+    assert illegal.suggestion.reinstate_ply == 4 and replay.engine.state.illegal_moves_white == 1
+    times = [_PLAYED_ON_RULE - 1.0]
+    received: list[tuple[str, dict[str, Any]]] = []
+    async with running_web(mosquitto) as service, browser() as chromium, \
+            daemon_side(mosquitto, replay, times[0], received, times):
+        await publish(mosquitto, publications)
+        await wait_until(lambda: _white_count(service) == 1)
+        errors: list[str] = []
+        dialogs: list[str] = []
+        page = await log_in(chromium, service.http_port, errors, dialogs)
+        board = page.locator(f'.tboard[data-board="{BOARD}"]')
+        card = board.locator(f'.open-incidents .flag[data-flag="{illegal.id}"]')
+        await card.wait_for(timeout=5000)
+        await card.locator("button.dismiss").click()
+        name, payload = await _rulings(received, 1)
+        assert name == "resolve" and payload["irregularity"] == illegal.id and payload["accept"] is False
+        await card.wait_for(state="detached", timeout=5000)
+        assert replay.engine.correction.cycle is None and replay.engine.state.illegal_moves_white == 0
+        # the game goes on from the board
+        played = _pubs([p for e in events if e.at >= times[-1] for p in replay.feed(e)])
+        times.append(events[-1].at + 1.0)
+        played += _pubs(list(replay.fire_timers(times[-1])))
+        await publish(mosquitto, played)
+        moves = [m.uci for m in replay.engine.state.moves]
+        assert moves[4:] == ["f3f5", "g8f6", "d2d3"]
+        await wait_until(lambda: len((service.hub.hall.boards[BOARD].state or {}).get("moves") or []) == 7)
+        # Undo from the dismissed card in the board's Resolved section
+        await page.locator(".quiet-boards > summary").click()
+        await board.locator(".quiet-row > summary").click()
+        await board.locator(".resolved-log > summary").click()
+        undo = board.locator(f'.resolved-log .flag[data-flag="{illegal.id}"] button.undo')
+        await undo.wait_for(timeout=5000)
+        await undo.click()
+        name, payload = await _rulings(received, 2)
+        assert name == "reopen" and payload["irregularity"] == illegal.id
+        found = {i.id: i for i in replay.engine.irregularities}
+        assert found[illegal.id].status is Status.OPEN and found[illegal.id].ruling is None
+        assert replay.engine.state.illegal_moves_white == 1  # counted again
+        # play went on: the cycle is not restarted, the record stays, nothing awaited
+        assert replay.engine.correction.cycle is None and replay.engine.g.phase.state is Phase.PLAY
+        assert [m.uci for m in replay.engine.state.moves] == moves
+        assert [i.code for i in replay.engine.irregularities] == ["ILLEGAL_MOVE"]
+        # the card is open again with its reinstatement (ply 4), and nothing rang
+        await card.wait_for(timeout=5000)
+        assert await card.locator("input.ply").input_value() == "4"
+        assert await card.locator("button.undo").count() == 0
+        assert await page.locator("#banner").is_hidden()
+        await wait_until(lambda: _white_count(service) == 1, 5)
+        # he reinstates from it (the tablet asks him to confirm)
+        await card.locator("button.reinstate").click()
+        name, payload = await _rulings(received, 3)
+        assert name == "reinstate" and payload["ply"] == 4 and dialogs and "ply 4" in dialogs[-1]
+        assert [m.uci for m in replay.engine.state.moves] == moves[:4]
+        assert replay.engine.g.phase.state is Phase.AWAIT_RESTORE
+        cycle = replay.engine.correction.cycle
+        assert cycle is not None and cycle.irregularity_id == illegal.id
+        assert errors == []

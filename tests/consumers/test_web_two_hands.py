@@ -54,10 +54,13 @@ def two_hands_board() -> tuple[Replay, float, list[tuple[str, bytes, bool, int]]
 
 @contextlib.asynccontextmanager
 async def daemon_side(broker: Broker, replay: Replay, last_at: float,
-                      received: list[tuple[str, dict[str, Any]]]) -> Any:
-    """The daemon's command handler for the board: parse, feed the engine, publish its outputs and the answer."""
+                      received: list[tuple[str, dict[str, Any]]], times: list[float] | None = None) -> Any:
+    """The daemon's command handler for the board: parse, feed the engine, publish its outputs and the answer.
+
+    *times*: the board's time line, shared with a test that feeds the board more events meanwhile (a command is
+    applied a second after its last entry, and appended to it)."""
     ready = asyncio.Event()
-    times = [last_at]
+    times = times if times is not None else [last_at]
 
     async def serve() -> None:
         async with aiomqtt.Client("127.0.0.1", broker.port) as client:

@@ -17,7 +17,7 @@ import random
 import chess
 import pytest
 
-from boardd.core.events import BoardSnapshot, GameInfo
+from boardd.core.events import BoardSnapshot, GameInfo, SquareChanged
 from boardd.core.outputs import GameEvent, Severity
 from boardd.core.settings import RulesConfig
 from tests.core.scenario import POSITIONS
@@ -197,3 +197,33 @@ def test_auto_keeps_the_standard_game_for_the_standard_array() -> None:
     outs = engine.feed(_dump(chess.Board(), 0.5))
     assert not [o for o in outs if isinstance(o, GameEvent) and o.type == "CHESS960_START"]
     assert not engine.state.chess960 and not engine.irregularities
+
+
+@pytest.mark.parametrize("shredder", [False, True], ids=["X-FEN", "Shredder-FEN"])
+def test_auto_with_a_chess960_start_fen_plays_chess960(shredder: bool) -> None:
+    """A game of variant ``auto`` given a Chess960 start array (a log's or a configuration's ``start_fen``, which say
+    ``chess960`` false) is a Chess960 game: its castling is Chess960 castling. Before, the engine read the array as
+    standard chess (the castling rights of rooks a standard king cannot castle with, dropped): castling was no move."""
+    from boardd.core.engine import Engine
+    from boardd.core.settings import RulesConfig
+
+    fen = _castling_fen(0, chess.WHITE)  # BBQNNRKR, only kings, rooks and pawns: rooks f1 and h1, king g1
+    fen = chess.Board(fen, chess960=True).fen(shredder=shredder)
+    engine = Engine(RulesConfig(), GameInfo(variant="auto", start_fen=fen, time_control="?"))
+    assert engine.state.chess960
+    board = chess.Board(fen, chess960=True)
+    queenside = next(m for m in board.legal_moves if board.is_queenside_castling(m))
+    engine.feed(_dump(board, 0.5))
+    # O-O-O: the king from g1 to c1, the rook from f1 to d1 (the king lifted first, the rook moved, the king put down)
+    rook_to = chess.square(3, 0)
+    king_to = chess.square(2, 0)
+    at = 1.0
+    for square, content in ((queenside.from_square, None), (queenside.to_square, None),
+                            (rook_to, chess.Piece(chess.ROOK, chess.WHITE)),
+                            (king_to, chess.Piece(chess.KING, chess.WHITE))):
+        engine.feed(SquareChanged(at=at, square=square, content=content))
+        at += 0.3
+    engine.advance(at + 5.0)
+    assert [m.uci for m in engine.state.moves] == [queenside.uci()]
+    assert engine.state.moves[0].san == "O-O-O"
+    assert not [i for i in engine.irregularities if i.severity is not Severity.INFO]

@@ -135,3 +135,42 @@ def test_new_game_takes_a_chess960_start_position_however_it_says_chess960(n: in
         assert isinstance(ng, ev.NewGame)
         assert ng.game.start_fen == fen and ng.game.chess960 and ng.game.effective_variant == "chess960"
         assert chess.Board(ng.game.start_fen, chess960=True).chess960_pos() == n
+
+
+@pytest.mark.parametrize("fields", [{"variant": "auto"}, {}], ids=["variant auto", "the board's configured auto"])
+@pytest.mark.parametrize("n", [0, 959, 357, 518])
+def test_new_game_with_variant_auto_reads_a_chess960_start_position_as_one(n: int, fields: dict[str, object]) -> None:
+    """`variant: auto` (said, or the board's configuration) accepts a Chess960 start array on the board: it must
+    accept one given as the `start_fen` too. Before, the FEN was checked as standard chess: refused
+    ('BAD_CASTLING_RIGHTS') for every array but the standard one. The standard array (518) stays a standard game."""
+    import chess
+
+    board = chess.Board.from_chess960_pos(n)
+    defaults = ev.GameInfo(variant="auto") if not fields else DEFAULTS
+    for fen in (board.fen(), board.fen(shredder=True)):
+        ng = parse_command("new-game", json.dumps({"id": "c", "start_fen": fen, **fields}).encode(), at=1.0,
+                           defaults=defaults).event
+        assert isinstance(ng, ev.NewGame)
+        assert ng.game.start_fen == fen and ng.game.effective_variant == "auto"
+        assert ng.game.chess960 is (n != 518)
+        assert chess.Board(fen, chess960=True).chess960_pos() == n
+
+
+def test_new_game_with_variant_auto_keeps_standard_positions_and_refuses_nonsense() -> None:
+    import chess
+
+    standard = chess.Board()
+    standard.push_uci("e2e4")
+    ng = parse("new-game", {"id": "c", "variant": "auto", "start_fen": standard.fen()})
+    assert isinstance(ng, ev.NewGame) and not ng.game.chess960
+    # a Chess960 position later in the game (castling rights of rooks standard chess cannot castle with)
+    later = chess.Board.from_chess960_pos(0)
+    later.push_uci("e2e4")
+    ng = parse("new-game", {"id": "c", "variant": "auto", "start_fen": later.fen(shredder=True)})
+    assert isinstance(ng, ev.NewGame) and ng.game.chess960
+    # `chess960: false` said: standard chess, the array refused as before
+    with pytest.raises(CommandError, match="not a legal position"):
+        parse("new-game", {"id": "c", "variant": "auto", "chess960": False,
+                           "start_fen": chess.Board.from_chess960_pos(0).fen()})
+    with pytest.raises(CommandError, match="not a legal position"):
+        parse("new-game", {"id": "c", "variant": "auto", "start_fen": "8/8/8/8/8/8/8/8 w - - 0 1"})

@@ -90,9 +90,14 @@ class BoardExtra:
     last_move: dict[str, Any] | None = None
     irregularities: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_EVENTS_KEPT))
-    #: findings the arbiter dismissed from a tablet (``resolve`` with ``accept`` false, answered ok), until
-    #: reopened or ruled on again: the tablet offers their Undo
-    dismissed: set[str] = field(default_factory=set)
+    #: findings of the board's current game the arbiter dismissed (``resolve`` with ``accept`` false, answered ok),
+    #: until reopened or ruled on again: the tablet offers their Undo. Id -> ``(session, seq)`` of the news that
+    #: told it (the answer, or the state listing it). Cleared with the game (ids are unique within a game only);
+    #: a daemon whose state lists its dismissals (``dismissed_in_state``) is followed: a newer state that no longer
+    #: lists one (reopened or upheld, from any tablet) drops it.
+    dismissed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the board's daemon lists the dismissals in its state (seen once): its state is their whole truth
+    dismissed_in_state: bool = False
 
 
 class Hub:
@@ -119,8 +124,9 @@ class Hub:
         self.watches: dict[str, LinkWatch] = {}
         self._link_keys: dict[str, tuple[object, ...] | None] = {}
         self._public_links: dict[str, str] = {}  # board -> the link the broadcast screen was last sent
-        #: rulings sent from a tablet, until answered: command id -> (board, name, irregularity, accept)
-        self._rulings: OrderedDict[str, tuple[str, str, str, bool]] = OrderedDict()
+        #: rulings sent from a tablet, until answered: command id -> (board, name, irregularity, accept, the board's
+        #: game when sent: an answer that arrives after a new game is about the old one)
+        self._rulings: OrderedDict[str, tuple[str, str, str, bool, object]] = OrderedDict()
 
     # Input.
 
@@ -230,7 +236,10 @@ class Hub:
         irregularity = payload.get("irregularity")
         if name not in ("resolve", "reopen") or not isinstance(irregularity, str):
             return
-        self._rulings[str(payload["id"])] = (board, name, irregularity, payload.get("accept", True) is not False)
+        record = self.hall.boards.get(board)
+        game = _game_id(record.state) if record is not None and record.state is not None else None
+        self._rulings[str(payload["id"])] = (board, name, irregularity, payload.get("accept", True) is not False,
+                                             game)
         while len(self._rulings) > _CMD_RESULTS_KEPT:
             self._rulings.popitem(last=False)
 
@@ -253,12 +262,17 @@ class Hub:
         out = [Message("arbiter", _dumps({"t": "cmd-result", "board": board, "result": body}))]
         ruling = self._rulings.pop(ident, None)
         if ruling is not None and ruling[0] == board and body.get("ok") is True:
-            _, name, irregularity, accept = ruling
+            _, name, irregularity, accept, game = ruling
+            record = self.hall.boards.get(board)
+            if record is None or record.state is None or _game_id(record.state) != game:
+                # answered after the board's game changed (the answer was delayed or redelivered): its id is the
+                # old game's, and the same id may name another finding of the new one
+                return out
             dismissed = self.extra.setdefault(board, BoardExtra()).dismissed
             if name == "resolve" and not accept:
-                dismissed.add(irregularity)
+                dismissed[irregularity] = _key(body)
             else:
-                dismissed.discard(irregularity)
+                dismissed.pop(irregularity, None)
             out += self._board_messages(board, now, public=False)
         return out
 
@@ -464,11 +478,19 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
     if isinstance(dismissed, list):
         # the arbiter's dismissals a reopen can take back (a newer daemon): their Undo survives a restart of
         # this service (which has lost the answers to its own commands)
-        for item in dismissed:
-            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
-                if _key(extra.irregularities.get(item["id"])) < key:
-                    extra.irregularities[item["id"]] = {**item, "session": key[0], "seq": key[1]}
-                extra.dismissed.add(item["id"])
+        extra.dismissed_in_state = True
+    listed: set[str] = set()
+    for item in dismissed if isinstance(dismissed, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+            listed.add(item["id"])
+            if _key(extra.irregularities.get(item["id"])) < key:
+                extra.irregularities[item["id"]] = {**item, "session": key[0], "seq": key[1]}
+            extra.dismissed[item["id"]] = max(extra.dismissed.get(item["id"], key), key)
+    if extra.dismissed_in_state:
+        # the state is the whole truth of the dismissals (absent: none): one it no longer lists was reopened or
+        # upheld (from this tablet, another one or the command line), unless the news of it is newer than the state
+        for ident in [i for i, told in extra.dismissed.items() if i not in listed and told < key]:
+            del extra.dismissed[ident]
     items = state.get("irregularities")
     if items is None:
         return

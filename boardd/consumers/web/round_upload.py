@@ -3,11 +3,14 @@
 ``POST /arbiter/api/round`` (session, CSRF token and same origin as every tablet POST), a JSON body::
 
     {"file": "<base64 of the TRF / pairing-engine output / CSV>", "players": "<base64 TRF>"?,
-     "round": 3, "board_id": "t{n}"?, "map": {"12": "t40"}?, "send": false, "event": "..."?}
+     "round": 3, "board_id": "t{n}"?, "map": {"12": "t40"}?, "send": false, "event": "..."?,
+     "chess960": "518" | "<FEN>"?}
 
 reads the file exactly as the command does (:mod:`boardd.core.tournament`, all or nothing) and answers
 the plan: one entry per game (board number, board id, players, ratings, FIDE ids; ``known``: whether
-the hall has seen the board), the byes, the format and the board rule. A bad file is a 400 whose text
+the hall has seen the board), the byes, the format, the board rule and the round's Chess960 start (``chess960``:
+its number and X-FEN, as ``boardd round import --chess960 N|FEN``: every game from that array, sent with
+``variant: chess960``; empty or absent: the boards' own variant). A bad file is a 400 whose text
 names the line and the column. With ``"send": true`` (after the arbiter saw the plan, and with the
 boards reassigned in ``map``), every board must be known to the hall (else 409, nothing sent); then
 the roster goes out retained on ``{prefix}/_round/{N}`` and ``new-game`` to every board; the answers
@@ -25,10 +28,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import aiomqtt
+import chess
 from aiohttp import web
 
-from boardd.consumers.round import BoardsMap, plan_round, roster_payload, roster_topic
-from boardd.core.errors import BoarddError
+from boardd.consumers.round import BoardsMap, chess960_start, plan_round, roster_payload, roster_topic
+from boardd.core.errors import BoarddError, ConfigError
 from boardd.core.tournament import Player, read_round
 
 if TYPE_CHECKING:
@@ -89,14 +93,21 @@ async def handle_round(service: WebService, request: web.Request, user: str) -> 
     template = body.get("board_id") or "t{n}"
     mapping = body.get("map") or {}
     event = body.get("event") or ""
-    if not isinstance(template, str) or not isinstance(mapping, dict) or not isinstance(event, str):
-        raise web.HTTPBadRequest(text="board_id must be text, map an object {board_no: board id}")
+    chess960 = body.get("chess960") or ""
+    if not isinstance(template, str) or not isinstance(mapping, dict) or not isinstance(event, str) \
+            or not isinstance(chess960, str | int) or isinstance(chess960, bool):
+        raise web.HTTPBadRequest(text="board_id must be text, map an object {board_no: board id}, chess960 a "
+                                      "start number or a FEN")
+    try:
+        start_fen = chess960_start(str(chess960)) if str(chess960).strip() else ""
+    except ConfigError as exc:
+        raise web.HTTPBadRequest(text=f"Chess960 start: {str(exc).removeprefix('--chess960: ')}") from None
     try:
         boards = BoardsMap.parse(template, [f"{k}={v}" for k, v in mapping.items()])
         round_file = read_round(data, round_no, players_trf=players, source=str(body.get("name") or "upload")[:80])
         event = event or round_file.event
         plans = plan_round(round_file, boards, event=event, token=service.config.command_token or "",
-                           stamp=f"web{uuid.uuid4().hex[:10]}")
+                           stamp=f"web{uuid.uuid4().hex[:10]}", start_fen=start_fen)
     except BoarddError as exc:
         raise web.HTTPBadRequest(text=str(exc)) from None
     known = set(service.hub.hall.boards)
@@ -106,7 +117,9 @@ async def handle_round(service: WebService, request: web.Request, user: str) -> 
     answer: dict[str, Any] = {"round": round_no, "format": round_file.format, "board_rule": round_file.board_rule,
                               "event": event or None, "games": games,
                               "byes": [{"player": _player(b.player), "kind": b.kind} for b in round_file.byes],
-                              "sent": False}
+                              "sent": False, "chess960": None}
+    if start_fen:
+        answer["chess960"] = {"position": chess.Board(start_fen, chess960=True).chess960_pos(), "fen": start_fen}
     if body.get("send") is not True:
         return web.json_response(answer)
     unknown = [g["board"] for g in games if not g["known"]]

@@ -268,16 +268,19 @@ class Downtime:
         passed since the dump, then a marked gap.
         Presses meanwhile stay unjudged (for the engine the board link is still down).
         """
-        if self.held is None or self.quiet_since is None or at - self.quiet_since < SETTLE_S:
+        # (each wait compared as :meth:`due` computes it, ``since + wait``: ``at - since`` rounds below the wait at the
+        # deadline itself for some times (127.0125 + 1.0 is 128.0125, 128.0125 - 127.0125 is 0.99999...), and the timer
+        # fired at its deadline did nothing, so it stayed due at the same time for ever)
+        if self.held is None or self.quiet_since is None or at < self.quiet_since + SETTLE_S:
             return
-        if self.gap_seen and at - self.quiet_since < GAP_QUIET_S:
+        if self.gap_seen and at < self.quiet_since + GAP_QUIET_S:
             return
         if not self.g.playing or self.g.setting_up:
             squares = tuple(self.held)
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
             return
-        overdue = self.held_since is not None and at - self.held_since >= HOLD_S
+        overdue = self.held_since is not None and at >= self.held_since + HOLD_S
         if self._clock_pending() and not overdue:
             return  # the search is checked against the running clock (_recover): its first reading comes soon
         mapped = self._mapped_held()
@@ -307,7 +310,7 @@ class Downtime:
                    overdue: bool) -> None:
         """:meth:`tick` after the search: held on (nothing explains the board yet), or finished."""
         assert self.quiet_since is not None
-        if result.kind is RecoveryKind.GAP and not overdue and at - self.quiet_since < GAP_QUIET_S:
+        if result.kind is RecoveryKind.GAP and not overdue and at < self.quiet_since + GAP_QUIET_S:
             self.gap_seen = True  # a move in progress, or a gap: a longer quiet tells
             _LOGGER.info("restart: board held at %.2f: %s", at, result.describe())
             return

@@ -63,6 +63,7 @@ class Game:
                  field_updates: bool = False) -> None:
         self.rules = rules
         self.irr_counter = irr_counter
+        game = game.start_read()  # variant auto: a Chess960 start position is one
         #: the board sends field updates (DGT): its snapshots are dumps, not scans (kept across games)
         self.field_updates = field_updates
         self._init_rules(game)

@@ -225,6 +225,7 @@ async function postRound(send) {
   }
   const body = {file: roundState.file, players: roundState.players, round: Number(document.getElementById("round-no").value),
     board_id: document.getElementById("round-template").value || "t{n}", map, send,
+    chess960: document.getElementById("round-chess960").value.trim(),
     name: (document.getElementById("round-file").files[0] || {}).name || "upload"};
   const response = await fetch("/arbiter/api/round", {method: "POST", credentials: "same-origin",
     headers: {"Content-Type": "application/json",
@@ -267,6 +268,7 @@ function showPlan(plan) {
   for (const [id, result] of roundState.answers) renderAnswer(id, result);  // answers faster than the POST
   document.getElementById("round-send").hidden = plan.sent;
   roundMessage(`Round ${plan.round}: ${plan.games.length} games (${plan.format}; ${plan.board_rule})` +
+    (plan.chess960 ? `, Chess960 start ${plan.chess960.position ?? ""} (${plan.chess960.fen.split(" ")[0]})` : "") +
     (plan.sent ? " — sent, waiting for the boards' answers" : ""), false);
 }
 

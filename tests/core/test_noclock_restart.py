@@ -28,7 +28,8 @@ T_SETTLE = RulesConfig().timing.t_settle
 CASES = [c for c in cases(5151, 96) if c.kind == "wrong-side"]
 
 
-def _run(events: list[Event], edition: int, restart: tuple[int, float, float] | None) -> tuple[list[str], list[str], float]:
+def _run(events: list[Event], edition: int,
+         restart: tuple[int, float, float] | None) -> tuple[list[str], list[str], float]:
     """The engine fed *events*; *restart*: (index, down, up): the daemon down before ``events[index]`` from
     *down* (after the journal's last event) and the board's dump at *up* (before that event). The record, the
     findings above info, when the first was raised."""
@@ -40,7 +41,7 @@ def _run(events: list[Event], edition: int, restart: tuple[int, float, float] | 
         while (deadline := engine.next_deadline()) is not None and deadline < at:
             outs += engine.advance(deadline)
 
-    squares: list[Content] = list(chess.Board().piece_at(sq) for sq in chess.SQUARES)
+    squares: list[Content] = [chess.Board().piece_at(sq) for sq in chess.SQUARES]
     for i, event in enumerate(events):
         if restart is not None and i == restart[0]:
             _, down, up = restart

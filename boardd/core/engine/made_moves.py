@@ -114,6 +114,9 @@ class MadeMoves:
         self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
         self.released: _Released | None = None
+        #: the move a press completed while it was taken back on the board, and its TAKEBACK_DETECTED
+        #: (:meth:`taken_back_at_press`): (its ply, the finding's id)
+        self.stood_back: tuple[int, str] | None = None
         #: :meth:`law_moves`: the records counted, and the moves White and Black completed in the first *i* of them
         self._counted: list[MoveRecord] = []
         self._completed: list[tuple[int, int]] = [(0, 0)]
@@ -541,12 +544,40 @@ class MadeMoves:
             return False
         self.released = None
         rec = released.first
-        self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", side, at, [*self.g.seg_evidence[-3:], ev],
+        finding = self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", side, at,
+                    [*self.g.seg_evidence[-3:], ev],
                     text=f"{rec.san} was presumed released, taken back on the board and the clock pressed without a "
-                         "move. Under the Laws a released legal move stands (4.7)",
+                         "move. Under the Laws a released legal move stands (4.7): the record keeps it, completed "
+                         "by this press (6.2.1), until the arbiter rules",
                     move=rec.san, reinstate_ply=rec.ply)
         outs.append(GameEvent(at=at, type="TAKEBACK_DETECTED", details={"to_ply": rec.ply - 1, "moves": [rec.san]}))
+        # 4.7, R29: the released move stands and the press completed it (6.2.1): it enters the record again as it
+        # was made (released then, the same move time), completed now; the board shows the position before it
+        # until the move is put back or the arbiter rules (the finding's reinstate_ply is the position after it)
+        again = self.make(outs, chess.Move.from_uci(rec.uci), rec.made_at, completed=True,
+                          completion=Completion.PRESS, press_at=at, recovered=True)
+        self.stood_back = (again.ply, finding.id)
         return True
+
+    def stands_taken_back(self, ply: int) -> bool:
+        """The board shows the position of *ply*, the one before the last move, which a press completed while it
+        was taken back (:meth:`taken_back_at_press`): flagged already (``TAKEBACK_DETECTED``, open), the record
+        keeping the move (4.7), not a new takeback of the players'."""
+        stood = self.stood_back
+        g = self.g
+        if stood is None or stood[0] != len(g.records) or ply != stood[0] - 1:
+            return False
+        irr = g.irr.get(stood[1])
+        return irr is not None and irr.status is not Status.RESOLVED
+
+    def putting_back(self, squares: list[int]) -> bool:
+        """The squares are the last move's, which stands taken back (:meth:`stands_taken_back`): the move being
+        put back on the board (the player's hands or the arbiter's ruling), not a change out of turn."""
+        g = self.g
+        if not squares or not self.stands_taken_back(len(g.records) - 1):
+            return False
+        base = self.e.recognition.base_index()
+        return all(base.piece_at(sq) != g.index.piece_at(sq) for sq in squares)
 
     def complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
         """The player's previous move, not completed yet, is completed now by this move (6.2.1.2)."""

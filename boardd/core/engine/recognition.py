@@ -336,7 +336,9 @@ class Recognition:
                 self.g.mask.discard(sq)
             restored = [sq for sq in restored if isinstance(self.g.phys.squares[sq], chess.Piece)]
             if restored and not self.g.mask and not self.g.oot_raised and not snapshot \
-                    and not self.e.correction.restoring(restored):  # the correction's hands (7.5.1)
+                    and not self.e.correction.restoring(restored) \
+                    and not self.e.made_moves.putting_back(restored):  # the correction's hands (7.5.1), the
+                # move a press completed while taken back put back on the board (4.7)
                 sq = restored[0]
                 piece = self.g.phys.squares[sq]
                 self.e.findings.raise_finding(outs, "ADJUST_OUT_OF_TURN", mover, at, self.g.seg_evidence[-2:],

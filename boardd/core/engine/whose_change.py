@@ -218,7 +218,8 @@ class WhoseChange:
         # takeback: the physical board is an earlier official position
         ply = self.e.recognition.earlier_position(_TAKEBACK_DEPTH)
         if ply is not None:
-            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at):
+            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at) \
+                    or self.e.made_moves.stands_taken_back(ply):
                 return
             if not self.g.oot_raised and not snapshot:
                 self.g.oot_raised = True

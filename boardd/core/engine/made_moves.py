@@ -193,6 +193,27 @@ class MadeMoves:
         """The board no longer shows the candidate's move before it settled (:meth:`replied_before_settled`)."""
         self.unsettled = None if cand.replace else (cand, _fen(self.g.board), self.g.parked)
 
+    def reply_under_way(self, since: float | None = None) -> bool:
+        """The last move's candidate was dropped before it settled and the board, read from the position after it,
+        is the opponent's reply under way or done (:meth:`replied_before_settled` will make it as at its settling):
+        the opponent's hands since are on his own turn (rules-spec §3.4.1; blitz, or no clock and a quick reply).
+        *since*: the candidate's move stood on the board before that time, and whatever the board shows now (a
+        piece of the reply set down on its way) the reply may still show."""
+        unsettled = self.unsettled
+        if unsettled is None:
+            return False
+        cand, key, _ = unsettled
+        if since is not None and cand.at >= since:
+            return False
+        if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
+            return False
+        if since is not None:
+            return True
+        after = self.g.board.copy(stack=False)
+        after.push(cand.move)
+        return PositionIndex(after).classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
+                                                                   DiffClass.PARTIAL)
+
     def replied_before_settled(self, outs: list[Output], at: float) -> bool:
         """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
         the piece just set down (a change on its square: the candidate dropped) or starting at once. The board
@@ -213,6 +234,11 @@ class MadeMoves:
             return False
         self.unsettled = None
         g = self.g
+        early = self.e.recognition.early_pending
+        if early is not None and early[0] > cand.at:
+            # what was held as the opponent starting before the move was made came after it stood on the board:
+            # his reply, which shows the move was released (4.7), not an early start (one incident, none here)
+            self.e.recognition.early_pending = None
         lifts = [x for x in g.seg_lifts if x[0] > cand.at]
         places = [x for x in g.seg_places if x[0] > cand.at]
         evidence = [x for x in g.seg_evidence if x.at > cand.at]

@@ -137,7 +137,10 @@ class Recognition:
         if self.early_pending is not None and self.g.mask and (
                 diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
                                                     for sq in self.g.mask)) \
-                and not self.e.made_moves.changing_from_base():
+                and not self.e.made_moves.changing_from_base() \
+                and not self.e.made_moves.reply_under_way(self.early_pending[0]):
+            # (the opponent's reply to the last move under way after that move stood, not settled yet: judged when
+            # the reply shows, MadeMoves.replied_before_settled)
             self.flush_early(outs)
         if post_open and (diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED)
                           or (not snapshot and self.e.made_moves.hands_on_released())):
@@ -337,8 +340,10 @@ class Recognition:
             restored = [sq for sq in restored if isinstance(self.g.phys.squares[sq], chess.Piece)]
             if restored and not self.g.mask and not self.g.oot_raised and not snapshot \
                     and not self.e.correction.restoring(restored) \
-                    and not self.e.made_moves.putting_back(restored):  # the correction's hands (7.5.1), the
-                # move a press completed while taken back put back on the board (4.7)
+                    and not self.e.made_moves.putting_back(restored) \
+                    and not self.e.made_moves.reply_under_way():  # the correction's hands (7.5.1), the move a
+                # press completed while taken back put back on the board (4.7), the opponent's reply to a move not
+                # settled yet (his piece touched on his own turn, §3.4.1)
                 sq = restored[0]
                 piece = self.g.phys.squares[sq]
                 self.e.findings.raise_finding(outs, "ADJUST_OUT_OF_TURN", mover, at, self.g.seg_evidence[-2:],

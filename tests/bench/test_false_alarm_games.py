@@ -43,3 +43,18 @@ def test_no_clock_quick_reply_games_raise_nothing_unwarranted(label: str) -> Non
     assert outcome is not None and not outcome.error
     assert outcome.exact, outcome.difference
     assert outcome.unwarranted == []
+
+
+@pytest.mark.parametrize("label", ["clumsy:408", "clumsy:727", "clumsy:747", "clumsy:847", "clumsy:887"])
+def test_no_clock_quick_touch_is_the_opponents(label: str) -> None:
+    """The same no-clock games with replies from 0.15 s: the opponent lifts a piece of his that the move just set
+    down could capture, 0.2-0.4 s after it (inside ``T_settle``), and puts it back, then moves another piece. The
+    lift dropped the move's candidate (read as the mover's capture under way) and the put-back made a new one: the
+    move was made at the put-back and the touch was the mover's, so the warranted TOUCH_MOVE_SUSPECTED of the
+    opponent was missing (5 games at 93a9970). The move stood on its squares (rules-spec §3.4.1): made as placed,
+    the touch the opponent's."""
+    profile, _, index = label.partition(":")
+    outcome = judge(Item(profile, int(index)), reply_from=0.15)
+    assert outcome is not None and not outcome.error
+    assert outcome.exact, outcome.difference
+    assert outcome.missing == [] and outcome.unwarranted == []

@@ -214,7 +214,31 @@ class MadeMoves:
         return PositionIndex(after).classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
                                                                    DiffClass.PARTIAL)
 
-    def replied_before_settled(self, outs: list[Output], at: float) -> bool:
+    def touched_back_before_settled(self, outs: list[Output], at: float) -> bool:
+        """The last move's candidate was dropped before it settled by a lift of the opponent's piece (one the move
+        could have captured: read as the mover's capture under way), and the board shows that move again, the
+        piece put back on its square, nothing of the mover's touched since: the move stood on its squares all the
+        while (rules-spec §3.4.1: made once its squares stand ``T_settle``, whatever changes elsewhere), so it is
+        made as at its own placement, and the opponent's lift and placement since are his segment's (his touch,
+        4.3, his clock's time: no clock or a quick touch inside ``T_settle``). True if so."""
+        unsettled = self.unsettled
+        g = self.g
+        if unsettled is None:
+            return False
+        cand, key, _ = unsettled
+        mover = g.board.turn
+        if key != _fen(g.board) or g.cand is not None or g.mask:
+            return False
+        after = g.board.copy(stack=False)
+        after.push(cand.move)
+        if PositionIndex(after).classify(g.phys).kind is not DiffClass.NONE:
+            return False
+        since = [x for x in (*g.seg_lifts, *g.seg_places) if x[0] > cand.at]
+        if not since or any(piece.color == mover for _, _, piece in since):
+            return False
+        return self.replied_before_settled(outs, at, touched_back=True)
+
+    def replied_before_settled(self, outs: list[Output], at: float, *, touched_back: bool = False) -> bool:
         """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
         the piece just set down (a change on its square: the candidate dropped) or starting at once. The board
         shows the official position plus that move plus a legal reply to it: both were played (the opponent's
@@ -230,7 +254,7 @@ class MadeMoves:
             return False
         after = self.g.board.copy(stack=False)
         after.push(cand.move)
-        if PositionIndex(after).classify(self.g.phys).kind is not DiffClass.LEGAL:
+        if PositionIndex(after).classify(self.g.phys).kind is not (DiffClass.NONE if touched_back else DiffClass.LEGAL):
             return False
         self.unsettled = None
         g = self.g

@@ -129,6 +129,11 @@ class Recognition:
                 and self.e.made_moves.replied_before_settled(outs, at):  # (quiet: no candidate dropped unsettled)
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
             return
+        if diff.kind is DiffClass.LEGAL and not snapshot and self.e.made_moves.unsettled is not None \
+                and self.e.made_moves.touched_back_before_settled(outs, at):
+            # the move stood on its squares, the opponent's piece lifted and put back meanwhile: made as placed
+            self.evaluate(outs, at, snapshot=snapshot)
+            return
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
                 and diff.kind is not DiffClass.NONE and not self.e.correction.awaiting_reinstatement():
             # held until the opponent's touch is confirmed: the lift may yet turn out the mover's capture

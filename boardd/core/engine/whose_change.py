@@ -277,11 +277,12 @@ class WhoseChange:
         if not n or g.records[-1].side != offender or g.uncompleted.get(offender) != n \
                 or self.e.presses.press_expected(n + 1) or g.press is not None or not g.playing or g.paused \
                 or self.e.correction.awaiting_reinstatement() or g.pending_fix is not None:
-            self.twice = None  # not his move the last, or the opponent has replied, or a clock gives the move
+            self._drop_twice()  # not his move the last, or the opponent has replied, or a clock gives the move
             return False
         twice = self.twice
         if twice is not None and twice.ply != n:
-            twice = self.twice = None
+            self._drop_twice()
+            twice = None
         key = g.phys.key()
         if len(g.keys) >= 2 and key == g.keys[-2]:
             return False  # the position before his move: his move taken back (R07, MadeMoves.take_back), not a second
@@ -290,7 +291,7 @@ class WhoseChange:
         if twice is not None and twice.left is None and twice.stood.key() != key:
             twice = self.twice = dataclasses.replace(twice, left=at)
         if twice is not None and key == g.index.key:
-            self.twice = None  # put back before the reply: the record goes on as it was
+            self._drop_twice()  # put back before the reply: the record goes on as it was
             self._drop_hands(offender, twice.stood)
             return False
         if twice is not None:
@@ -321,15 +322,16 @@ class WhoseChange:
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):
             if twice is not None and key == g.index.key:
-                self.twice = None  # put back before the reply: the record goes on as it was
+                self._drop_twice()  # put back before the reply: the record goes on as it was
             return False
         finding = twice.finding if twice is not None else self._carried or next(
             (i.id for i in reversed(g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE" and i.side == offender
              and i.ply == n), None)  # raised already with his first change (masked, :meth:`out_of_turn`)
-        if finding is None and not g.oot_raised:
+        if finding is None and (not g.oot_raised or (twice is not None and twice.finding is None)):
             # raised once the position has stood T_settle (:meth:`twice_due`): his hands going on within it are one
             # gesture (R07), e.g. his released move's piece taken back after a capture made in full by another
-            # piece, which is his released move changed (one incident, one alert)
+            # piece, which is his released move changed (one incident, one alert); a piece moved on within it
+            # (a slide) waits for where it stands
             g.oot_raised = True
             g.recheck_by(at + self.rules.timing.t_settle)
         self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
@@ -340,11 +342,23 @@ class WhoseChange:
         self.e.recognition.early_pending = None
         return False
 
+    def _drop_twice(self) -> None:
+        """No move out of turn pending any more; if its finding was not raised yet (:meth:`twice_due`), none was
+        for this segment: a later change out of turn is raised as any (``oot_raised`` set back)."""
+        twice, self.twice = self.twice, None
+        if twice is not None and twice.finding is None and not any(
+                i.code == "OUT_OF_TURN_CHANGE" and i.ply == twice.ply for i in self.g.irr.values()):
+            self.g.oot_raised = False
+
     def twice_due(self, outs: list[Output], at: float) -> None:
         """The out-of-turn move of :meth:`moved_twice` has stood ``T_settle`` (the gesture over, the board still
         showing it, nothing read since): its ``OUT_OF_TURN_CHANGE`` is raised, at the time the piece was put down."""
         twice = self.twice
         g = self.g
+        if twice is not None and twice.finding is None and twice.left is None \
+                and at < twice.since + self.rules.timing.t_settle:
+            g.recheck_by(twice.since + self.rules.timing.t_settle)  # (an earlier recheck fired: this one's again)
+            return
         if twice is None or twice.finding is not None or twice.left is not None \
                 or at < twice.since + self.rules.timing.t_settle or twice.ply != len(g.records) \
                 or g.phys.key() != twice.stood.key() or not g.playing:

@@ -207,10 +207,15 @@ class MadeMoves:
             return False
         if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
             return False
-        if since is not None:
-            return True
         after = self.g.board.copy(stack=False)
         after.push(cand.move)
+        if since is not None:
+            # his pieces where the move left them (one lifted maybe the reply's victim): the mover's own hands are
+            # not at work, his move under way is not another one (castling after the rook first)
+            mover = self.g.board.turn
+            squares = self.g.phys.squares
+            return all(not (isinstance(piece, chess.Piece) and piece.color == mover) or after.piece_at(sq) == piece
+                       for sq, piece in enumerate(squares))
         return PositionIndex(after).classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
                                                                    DiffClass.PARTIAL)
 

@@ -321,3 +321,41 @@ def test_a_third_move_by_the_same_player_before_the_reply_is_followed(seed: int)
     assert (engine.state.illegal_moves_white, engine.state.illegal_moves_black) == (0, 0)
     outs += _feed(engine, [Reinstate(at=t + 31.0, ply=3)], t + 32.0)
     assert _record(engine) == ["e2e4", "e7e5", "g1f3"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_move_out_of_turn_slid_on_is_raised_where_it_stands(seed: int) -> None:
+    """2.Nf3, then the bishop f1 set down on c4 on Black's turn and slid on within ``T_settle`` to b5 (one gesture):
+    one OUT_OF_TURN_CHANGE, raised once b5 has stood ``T_settle`` (at b5's time), not only when Black replies.
+    (The raise waits for the position to stand since 2035d06; the slide re-armed no timer there: the finding came
+    only with the reply.)"""
+    rng = random.Random(300 + seed)
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=2023))
+    events, put = _opening(rng)
+    on = round(put + rng.uniform(0.05, 0.3), 3)
+    down = round(on + rng.uniform(0.05, 0.3), 3)
+    events += [_sq(on, "c4", None), _sq(down, "b5", WB)]
+    outs = _feed(engine, events, down + RulesConfig().timing.t_settle + 0.05)
+    (oot,) = [i for i in _raised(outs) if i.code == "OUT_OF_TURN_CHANGE"]
+    assert (oot.side, oot.t_raised, oot.suggestion.reinstate_ply) == (chess.WHITE, down, 3)
+    t = round(down + rng.uniform(1.0, 5.0), 3)
+    outs += _feed(engine, [_sq(t, "b8", None), _sq(t + 0.3, "c6", BN)], t + 30.0)
+    assert _strong(outs) == ["OUT_OF_TURN_CHANGE"]
+    assert _record(engine) == ["e2e4", "e7e5", "g1f3", "!f1b5", "b8c6"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_move_out_of_turn_put_back_at_once_then_another_is_raised(seed: int) -> None:
+    """2.Nf3, then on Black's turn the bishop f1-c4 put back on f1 within ``T_settle`` (nothing stood: nothing
+    raised), and a few seconds later the knight b1-c3: that one is a move out of turn, OUT_OF_TURN_CHANGE once.
+    (A finding held for the first, never raised, must not keep the second from being raised.)"""
+    rng = random.Random(400 + seed)
+    engine = Engine(RulesConfig(clock_expected=False), GameInfo(edition=2018))
+    events, put = _opening(rng)
+    lift = round(put + rng.uniform(0.05, 0.3), 3)
+    back = round(lift + rng.uniform(0.05, 0.3), 3)
+    t = round(back + rng.uniform(2.0, 6.0), 3)
+    events += [_sq(lift, "c4", None), _sq(back, "f1", WB), _sq(t, "b1", None), _sq(t + 0.3, "c3", WN)]
+    outs = _feed(engine, events, t + 0.3 + RulesConfig().timing.t_settle + 0.05)
+    assert [(i.code, i.t_raised) for i in _raised(outs) if i.severity is not Severity.INFO] == [
+        ("OUT_OF_TURN_CHANGE", t + 0.3)]

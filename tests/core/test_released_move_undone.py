@@ -13,8 +13,10 @@ mover's. So: while the board shows the position before the move, settled, the re
 it (``MovesRetracted``); the same move made again is recorded once, made when put down again, its move time the
 mover's whole thinking; a different move is ``RELEASED_MOVE_CHANGED`` once, suggesting the first released move
 (R07); a press with the move taken back completed it by the Laws: ``TAKEBACK_DETECTED`` (R29), not a press
-without a move. Nothing is lost: every move played is recorded and published once, the journal (the same events
-fed again) rebuilds the same game, and the PGN has the moves played.
+without a move, and the record keeps the move (4.7: a released legal move stands; the takeback is the arbiter's to
+rule on), made when released, completed by the press; putting it back on the board then flags nothing more.
+Nothing is lost: every move played is recorded and published once, the journal (the same events fed again)
+rebuilds the same game, and the PGN has the moves played.
 """
 
 from __future__ import annotations
@@ -184,7 +186,26 @@ def test_released_move_taken_back_leaves_the_broadcast(case: Case) -> None:
         assert codes.count("TAKEBACK_DETECTED") == 1 and "CLOCK_PRESS_NO_MOVE" not in codes, codes
         takeback = next(i for i in table.findings() if i.code == "TAKEBACK_DETECTED")
         assert takeback.suggestion.move == first_san and takeback.side == mover
-        assert table.engine.state.moves == () and published(table.outs) == []
+        # 4.7, R29: the released move stands, completed by the press (6.2.1): the record keeps it (made when it
+        # was released) until the arbiter rules, though the board shows the position before it
+        (kept,) = table.engine.state.moves
+        assert (kept.uci, kept.made_at, kept.completed_at) == (first_uci, pytest.approx(put), pytest.approx(t))
+        assert kept.emt == pytest.approx(made.emt)
+        assert published(table.outs) == [first_uci] and takeback.suggestion.reinstate_ply == 1
+        # the move put back on the board (the arbiter's ruling, or the player's hands), then the opponent replies:
+        # nothing more to flag, the reply recorded after it
+        shown = table.board.copy(stack=False)
+        table.board.push(first)
+        at = t + rng.uniform(5.5, 30.0)
+        for sq, content in takeback_order(rng, table.board, shown):
+            table.feed(SquareChanged(at=at, square=sq, content=content))
+            at += rng.uniform(0.1, 0.5)
+        reply = _reply(rng, table.board)
+        table.play(reply, at + rng.uniform(1.0, 5.0), press=True)
+        table.advance(table.events[-1].at + 10.0)
+        assert [m.uci for m in table.engine.state.moves] == [first_uci, reply.uci()]
+        assert published(table.outs) == [first_uci, reply.uci()]
+        assert table.strong() == ["TAKEBACK_DETECTED"], "one incident, one alert"
         _journal_rebuilds(table)
         return
     second = first if case.then == "same" else chess.Move.from_uci(other_uci)
@@ -265,8 +286,8 @@ def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
     legal move: made, kept back as maybe a restoration's hands) and it stands more than 6 s: published. Then it goes
     back to c4 and White thinks: the broadcast no longer shows Bb5. Then White plays on (Nf3: the released Bb5
     changed, RELEASED_MOVE_CHANGED once), or puts the position before the illegal move back (nothing more to flag),
-    or presses with the bishop back (TAKEBACK_DETECTED: Bb5 was released, then taken back). Before: Bb5 stayed on
-    the broadcast while the bishop stood on c4, and the press completed it."""
+    or presses with the bishop back (TAKEBACK_DETECTED: Bb5 was released, then taken back; the press completed it
+    and the record keeps it, 4.7). Before: Bb5 stayed on the broadcast while the bishop stood on c4."""
     from tests.core.test_correction_running import _bishop_through_the_pawn_not_noticed
 
     rng = random.Random(seed)
@@ -302,7 +323,8 @@ def test_a_published_detour_put_back_leaves_the_broadcast(seed: int) -> None:
         expected, codes = [], []
     else:
         rig.press(chess.WHITE)
-        expected, codes = ["!f1c4", "e7e5"], ["TAKEBACK_DETECTED"]
+        # 4.7, R29: Bb5 released stands, completed by the press: the record keeps it until the arbiter rules
+        expected, codes = ["!f1c4", "e7e5", "c4b5"], ["TAKEBACK_DETECTED"]
     rig.settle(8.0)
     assert rig.record() == expected
     assert [i.code for i in rig.strong()] == codes

@@ -204,6 +204,18 @@ class Downtime:
             # slid on to its square made a changed move of it (RELEASED_MOVE_CHANGED, a false alert).
             self._finish(outs, recover(self.g.board, mapped, node_budget=self.node_budget, max_plies=0), mapped, at)
             return True
+        twice = self.e.whose_change.twice
+        if not self.log and self.g.playing and not self.g.setting_up and twice is not None \
+                and twice.ply == len(self.g.records) and mapped == list(twice.stood.squares) \
+                and mapped == list(self.g.phys.squares):
+            # Nothing was played meanwhile either: the board still shows the move out of turn seen before the
+            # restart (no clock, R13: WhoseChange.moved_twice), pending until the reply. Nothing to recover (the
+            # search would find no move of the side to move and mark a gap); the engine goes on as if it had
+            # stayed up: the reply enters the move out of turn in the record, then itself (G6).
+            squares = tuple(self.held)
+            self._release()
+            self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+            return True
         self._try_log(outs, at)
         return True
 

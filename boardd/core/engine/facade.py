@@ -23,7 +23,8 @@ sleeps until :meth:`next_deadline`).
   back on the board before it is completed (the position before it stood ``T_settle``), it
   leaves the record (``MovesRetracted``) and the first released move is remembered: the same
   move made again is recorded once, a different one is ``RELEASED_MOVE_CHANGED``, a press
-  with it still taken back ``TAKEBACK_DETECTED`` (R07, 4.7, 6.2.1).
+  with it still taken back ``TAKEBACK_DETECTED`` (R07, 4.7, 6.2.1), and the move enters the
+  record again completed by that press: a released move stands (4.7, R29) until the arbiter rules.
 * **Whose change.** Changes of the side without the move that are not part of the mover's
   move (a piece he is capturing, a captured piece parked) are kept apart (masked), so the
   mover's move is still recognised; they give ``OUT_OF_TURN_CHANGE``,

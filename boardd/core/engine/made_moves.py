@@ -114,6 +114,9 @@ class MadeMoves:
         self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
         self.released: _Released | None = None
+        #: the move a press completed while it was taken back on the board, and its TAKEBACK_DETECTED
+        #: (:meth:`taken_back_at_press`): (its ply, the finding's id)
+        self.stood_back: tuple[int, str] | None = None
         #: :meth:`law_moves`: the records counted, and the moves White and Black completed in the first *i* of them
         self._counted: list[MoveRecord] = []
         self._completed: list[tuple[int, int]] = [(0, 0)]
@@ -190,7 +193,57 @@ class MadeMoves:
         """The board no longer shows the candidate's move before it settled (:meth:`replied_before_settled`)."""
         self.unsettled = None if cand.replace else (cand, _fen(self.g.board), self.g.parked)
 
-    def replied_before_settled(self, outs: list[Output], at: float) -> bool:
+    def reply_under_way(self, since: float | None = None) -> bool:
+        """The last move's candidate was dropped before it settled and the board, read from the position after it,
+        is the opponent's reply under way or done (:meth:`replied_before_settled` will make it as at its settling):
+        the opponent's hands since are on his own turn (rules-spec §3.4.1; blitz, or no clock and a quick reply).
+        *since*: the candidate's move stood on the board before that time, and whatever the board shows now (a
+        piece of the reply set down on its way) the reply may still show."""
+        unsettled = self.unsettled
+        if unsettled is None:
+            return False
+        cand, key, _ = unsettled
+        if since is not None and cand.at >= since:
+            return False
+        if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
+            return False
+        after = self.g.board.copy(stack=False)
+        after.push(cand.move)
+        if since is not None:
+            # his pieces where the move left them (one lifted maybe the reply's victim): the mover's own hands are
+            # not at work, his move under way is not another one (castling after the rook first)
+            mover = self.g.board.turn
+            squares = self.g.phys.squares
+            return all(not (isinstance(piece, chess.Piece) and piece.color == mover) or after.piece_at(sq) == piece
+                       for sq, piece in enumerate(squares))
+        return PositionIndex(after).classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
+                                                                   DiffClass.PARTIAL)
+
+    def touched_back_before_settled(self, outs: list[Output], at: float) -> bool:
+        """The last move's candidate was dropped before it settled by a lift of the opponent's piece (one the move
+        could have captured: read as the mover's capture under way), and the board shows that move again, the
+        piece put back on its square, nothing of the mover's touched since: the move stood on its squares all the
+        while (rules-spec §3.4.1: made once its squares stand ``T_settle``, whatever changes elsewhere), so it is
+        made as at its own placement, and the opponent's lift and placement since are his segment's (his touch,
+        4.3, his clock's time: no clock or a quick touch inside ``T_settle``). True if so."""
+        unsettled = self.unsettled
+        g = self.g
+        if unsettled is None:
+            return False
+        cand, key, _ = unsettled
+        mover = g.board.turn
+        if key != _fen(g.board) or g.cand is not None or g.mask:
+            return False
+        after = g.board.copy(stack=False)
+        after.push(cand.move)
+        if PositionIndex(after).classify(g.phys).kind is not DiffClass.NONE:
+            return False
+        since = [x for x in (*g.seg_lifts, *g.seg_places) if x[0] > cand.at]
+        if not since or any(piece.color == mover for _, _, piece in since):
+            return False
+        return self.replied_before_settled(outs, at, touched_back=True)
+
+    def replied_before_settled(self, outs: list[Output], at: float, *, touched_back: bool = False) -> bool:
         """Blitz: the opponent replied before the last move settled (rules-spec §3.4.1: ``T_settle``), capturing
         the piece just set down (a change on its square: the candidate dropped) or starting at once. The board
         shows the official position plus that move plus a legal reply to it: both were played (the opponent's
@@ -206,10 +259,15 @@ class MadeMoves:
             return False
         after = self.g.board.copy(stack=False)
         after.push(cand.move)
-        if PositionIndex(after).classify(self.g.phys).kind is not DiffClass.LEGAL:
+        if PositionIndex(after).classify(self.g.phys).kind is not (DiffClass.NONE if touched_back else DiffClass.LEGAL):
             return False
         self.unsettled = None
         g = self.g
+        early = self.e.recognition.early_pending
+        if early is not None and early[0] > cand.at:
+            # what was held as the opponent starting before the move was made came after it stood on the board:
+            # his reply, which shows the move was released (4.7), not an early start (one incident, none here)
+            self.e.recognition.early_pending = None
         lifts = [x for x in g.seg_lifts if x[0] > cand.at]
         places = [x for x in g.seg_places if x[0] > cand.at]
         evidence = [x for x in g.seg_evidence if x.at > cand.at]
@@ -542,12 +600,40 @@ class MadeMoves:
             return False
         self.released = None
         rec = released.first
-        self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", side, at, [*self.g.seg_evidence[-3:], ev],
+        finding = self.e.findings.raise_finding(outs, "TAKEBACK_DETECTED", side, at,
+                    [*self.g.seg_evidence[-3:], ev],
                     text=f"{rec.san} was presumed released, taken back on the board and the clock pressed without a "
-                         "move. Under the Laws a released legal move stands (4.7)",
+                         "move. Under the Laws a released legal move stands (4.7): the record keeps it, completed "
+                         "by this press (6.2.1), until the arbiter rules",
                     move=rec.san, reinstate_ply=rec.ply)
         outs.append(GameEvent(at=at, type="TAKEBACK_DETECTED", details={"to_ply": rec.ply - 1, "moves": [rec.san]}))
+        # 4.7, R29: the released move stands and the press completed it (6.2.1): it enters the record again as it
+        # was made (released then, the same move time), completed now; the board shows the position before it
+        # until the move is put back or the arbiter rules (the finding's reinstate_ply is the position after it)
+        again = self.make(outs, chess.Move.from_uci(rec.uci), rec.made_at, completed=True,
+                          completion=Completion.PRESS, press_at=at, recovered=True)
+        self.stood_back = (again.ply, finding.id)
         return True
+
+    def stands_taken_back(self, ply: int) -> bool:
+        """The board shows the position of *ply*, the one before the last move, which a press completed while it
+        was taken back (:meth:`taken_back_at_press`): flagged already (``TAKEBACK_DETECTED``, open), the record
+        keeping the move (4.7), not a new takeback of the players'."""
+        stood = self.stood_back
+        g = self.g
+        if stood is None or stood[0] != len(g.records) or ply != stood[0] - 1:
+            return False
+        irr = g.irr.get(stood[1])
+        return irr is not None and irr.status is not Status.RESOLVED
+
+    def putting_back(self, squares: list[int]) -> bool:
+        """The squares are the last move's, which stands taken back (:meth:`stands_taken_back`): the move being
+        put back on the board (the player's hands or the arbiter's ruling), not a change out of turn."""
+        g = self.g
+        if not squares or not self.stands_taken_back(len(g.records) - 1):
+            return False
+        base = self.e.recognition.base_index()
+        return all(base.piece_at(sq) != g.index.piece_at(sq) for sq in squares)
 
     def complete_previous(self, outs: list[Output], side: chess.Color, at: float, *, recovered: bool) -> None:
         """The player's previous move, not completed yet, is completed now by this move (6.2.1.2)."""

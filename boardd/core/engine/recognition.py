@@ -129,6 +129,11 @@ class Recognition:
                 and self.e.made_moves.replied_before_settled(outs, at):  # (quiet: no candidate dropped unsettled)
             self.evaluate(outs, at, snapshot=snapshot)  # the reply, against the position after the move (blitz)
             return
+        if diff.kind is DiffClass.LEGAL and not snapshot and self.e.made_moves.unsettled is not None \
+                and self.e.made_moves.touched_back_before_settled(outs, at):
+            # the move stood on its squares, the opponent's piece lifted and put back meanwhile: made as placed
+            self.evaluate(outs, at, snapshot=snapshot)
+            return
         if opp_touch and not self.g.opp_early_raised and before.kind in (DiffClass.PARTIAL, DiffClass.IN_HAND) \
                 and diff.kind is not DiffClass.NONE and not self.e.correction.awaiting_reinstatement():
             # held until the opponent's touch is confirmed: the lift may yet turn out the mover's capture
@@ -137,7 +142,10 @@ class Recognition:
         if self.early_pending is not None and self.g.mask and (
                 diff.kind is DiffClass.LEGAL or any(isinstance(self.g.phys.squares[sq], chess.Piece)
                                                     for sq in self.g.mask)) \
-                and not self.e.made_moves.changing_from_base():
+                and not self.e.made_moves.changing_from_base() \
+                and not self.e.made_moves.reply_under_way(self.early_pending[0]):
+            # (the opponent's reply to the last move under way after that move stood, not settled yet: judged when
+            # the reply shows, MadeMoves.replied_before_settled)
             self.flush_early(outs)
         if post_open and (diff.kind in (DiffClass.OPP_ONLY, DiffClass.UNRECOGNISED)
                           or (not snapshot and self.e.made_moves.hands_on_released())):
@@ -336,7 +344,11 @@ class Recognition:
                 self.g.mask.discard(sq)
             restored = [sq for sq in restored if isinstance(self.g.phys.squares[sq], chess.Piece)]
             if restored and not self.g.mask and not self.g.oot_raised and not snapshot \
-                    and not self.e.correction.restoring(restored):  # the correction's hands (7.5.1)
+                    and not self.e.correction.restoring(restored) \
+                    and not self.e.made_moves.putting_back(restored) \
+                    and not self.e.made_moves.reply_under_way():  # the correction's hands (7.5.1), the move a
+                # press completed while taken back put back on the board (4.7), the opponent's reply to a move not
+                # settled yet (his piece touched on his own turn, §3.4.1)
                 sq = restored[0]
                 piece = self.g.phys.squares[sq]
                 self.e.findings.raise_finding(outs, "ADJUST_OUT_OF_TURN", mover, at, self.g.seg_evidence[-2:],

@@ -181,6 +181,7 @@ class WhoseChange:
         """T_flicker after a piece appeared: still there (a change out of turn), or gone (a glitch, ignored); or
         the wait for a piece put down off the position being reinstated (:meth:`Correction.on_the_way`)."""
         self.g.oot_recheck = None
+        self.twice_due(outs, at)
         self.e.correction.withheld_due(outs, at)
         if self.e.correction.judge_held(at) and not self.g.oot_raised and self.g.playing:
             self.raise_out_of_turn(outs, not self.g.board.turn, at)  # left off the position being reinstated
@@ -217,7 +218,8 @@ class WhoseChange:
         # takeback: the physical board is an earlier official position
         ply = self.e.recognition.earlier_position(_TAKEBACK_DEPTH)
         if ply is not None:
-            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at):
+            if self.e.correction.partial_restore(outs, ply, at) or self.e.made_moves.undo_pending(ply, at) \
+                    or self.e.made_moves.stands_taken_back(ply):
                 return
             if not self.g.oot_raised and not snapshot:
                 self.g.oot_raised = True
@@ -275,11 +277,12 @@ class WhoseChange:
         if not n or g.records[-1].side != offender or g.uncompleted.get(offender) != n \
                 or self.e.presses.press_expected(n + 1) or g.press is not None or not g.playing or g.paused \
                 or self.e.correction.awaiting_reinstatement() or g.pending_fix is not None:
-            self.twice = None  # not his move the last, or the opponent has replied, or a clock gives the move
+            self._drop_twice()  # not his move the last, or the opponent has replied, or a clock gives the move
             return False
         twice = self.twice
         if twice is not None and twice.ply != n:
-            twice = self.twice = None
+            self._drop_twice()
+            twice = None
         key = g.phys.key()
         if len(g.keys) >= 2 and key == g.keys[-2]:
             return False  # the position before his move: his move taken back (R07, MadeMoves.take_back), not a second
@@ -288,7 +291,7 @@ class WhoseChange:
         if twice is not None and twice.left is None and twice.stood.key() != key:
             twice = self.twice = dataclasses.replace(twice, left=at)
         if twice is not None and key == g.index.key:
-            self.twice = None  # put back before the reply: the record goes on as it was
+            self._drop_twice()  # put back before the reply: the record goes on as it was
             self._drop_hands(offender, twice.stood)
             return False
         if twice is not None:
@@ -310,8 +313,7 @@ class WhoseChange:
             # a third move of his before the reply, from the position his second made: he played on from it, so
             # that one enters the record (G6, as at the reply), and this one is read against it as his second was
             # against his move; the same finding (one incident, one alert) goes with it
-            self.enter_twice(outs, twice, at)
-            self._carried = twice.finding
+            self._carried = self.enter_twice(outs, twice, at)
             try:
                 self.moved_twice(outs, at)
             finally:
@@ -320,16 +322,18 @@ class WhoseChange:
         if reading.kind not in (DiffClass.LEGAL, DiffClass.ILLEGAL_1) or (twice is not None
                                                                          and twice.stood.key() == key):
             if twice is not None and key == g.index.key:
-                self.twice = None  # put back before the reply: the record goes on as it was
+                self._drop_twice()  # put back before the reply: the record goes on as it was
             return False
         finding = twice.finding if twice is not None else self._carried or next(
             (i.id for i in reversed(g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE" and i.side == offender
              and i.ply == n), None)  # raised already with his first change (masked, :meth:`out_of_turn`)
-        if finding is None and not g.oot_raised:
-            finding = self.raise_out_of_turn(outs, offender, at, text=(
-                "the player who has just moved moved again on the opponent's turn (no clock): an irregularity, not "
-                "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
-                "otherwise play goes on from the board")).id
+        if finding is None and (not g.oot_raised or (twice is not None and twice.finding is None)):
+            # raised once the position has stood T_settle (:meth:`twice_due`): his hands going on within it are one
+            # gesture (R07), e.g. his released move's piece taken back after a capture made in full by another
+            # piece, which is his released move changed (one incident, one alert); a piece moved on within it
+            # (a slide) waits for where it stands
+            g.oot_raised = True
+            g.recheck_by(at + self.rules.timing.t_settle)
         self.twice = _Twice(n, at, None, PhysicalBoard(g.phys.base_board()), reading, finding)
         self._drop_hands(offender, self.twice.stood)
         # his hands, not the opponent's early start: a capture's victim he lifted while the opponent had the
@@ -337,6 +341,43 @@ class WhoseChange:
         g.opp_early_raised = True
         self.e.recognition.early_pending = None
         return False
+
+    def _drop_twice(self) -> None:
+        """No move out of turn pending any more; if its finding was not raised yet (:meth:`twice_due`), none was
+        for this segment: a later change out of turn is raised as any (``oot_raised`` set back)."""
+        twice, self.twice = self.twice, None
+        if twice is not None and twice.finding is None and not any(
+                i.code == "OUT_OF_TURN_CHANGE" and i.ply == twice.ply for i in self.g.irr.values()):
+            self.g.oot_raised = False
+
+    def twice_due(self, outs: list[Output], at: float) -> None:
+        """The out-of-turn move of :meth:`moved_twice` has stood ``T_settle`` (the gesture over, the board still
+        showing it, nothing read since): its ``OUT_OF_TURN_CHANGE`` is raised, at the time the piece was put down."""
+        twice = self.twice
+        g = self.g
+        if twice is not None and twice.finding is None and twice.left is None \
+                and at < twice.since + self.rules.timing.t_settle:
+            g.recheck_by(twice.since + self.rules.timing.t_settle)  # (an earlier recheck fired: this one's again)
+            return
+        if twice is None or twice.finding is not None or twice.left is not None \
+                or at < twice.since + self.rules.timing.t_settle or twice.ply != len(g.records) \
+                or g.phys.key() != twice.stood.key() or not g.playing:
+            return
+        self.twice = self._twice_raised(outs, twice)
+
+    def _twice_raised(self, outs: list[Output], twice: _Twice) -> _Twice:
+        """*twice* with its ``OUT_OF_TURN_CHANGE`` (raised now if it was not, at the time the piece was put down)."""
+        if twice.finding is not None:
+            return twice
+        offender = not self.g.board.turn
+        raised = next((i.id for i in reversed(self.g.irr.values()) if i.code == "OUT_OF_TURN_CHANGE"
+                       and i.side == offender and i.ply == twice.ply and i.status is not Status.RESOLVED), None)
+        if raised is None:
+            raised = self.raise_out_of_turn(outs, offender, twice.since, text=(
+                "the player who has just moved moved again on the opponent's turn (no clock): an irregularity, not "
+                "an illegal move (seed 004 ex. 17); the arbiter may reinstate the position before it (7.6), "
+                "otherwise play goes on from the board")).id
+        return dataclasses.replace(twice, finding=raised)
 
     def _drop_hands(self, offender: chess.Color, stood: PhysicalBoard) -> None:
         """The out-of-turn move's lifts and placements of the offender's pieces (made, or put back) were his hands:
@@ -361,12 +402,14 @@ class WhoseChange:
             self._again = (n, PositionIndex(board))
         return self._again[1]
 
-    def enter_twice(self, outs: list[Output], twice: _Twice, at: float) -> None:
+    def enter_twice(self, outs: list[Output], twice: _Twice, at: float) -> str | None:
         """The out-of-turn move enters the record, made when it was put down (G6): it completes its player's
-        previous move (6.2.1.2) and is itself completed by his next one; the opponent keeps the move."""
+        previous move (6.2.1.2) and is itself completed by his next one; the opponent keeps the move. Returns its
+        ``OUT_OF_TURN_CHANGE`` (raised now if its position had not stood ``T_settle`` yet)."""
         g = self.g
         offender = not g.board.turn
         self.twice = None
+        finding = self._twice_raised(outs, twice).finding if twice.ply == len(g.records) else twice.finding
         self.e.made_moves.complete_previous(outs, offender, twice.since, recovered=False)
         desc = describe_change(g.board, twice.stood.squares)
         phys, last_t = g.phys, g.last_board_t
@@ -379,6 +422,7 @@ class WhoseChange:
             g.phys, g.last_board_t = phys, last_t
         self.e.recognition.not_completed_yet(outs, offender)
         self.e.recognition.reply_segment(twice.since, lifts, places, evidence)
+        return finding
 
     def confirmed(self, outs: list[Output], finding: str, at: float) -> None:
         """The arbiter ruled on the out-of-turn finding without reinstating (R13: "continue recognition from the

@@ -432,3 +432,43 @@ def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fit
     assert [m.uci for m in moves] == ["e1d1", "e8e7", "0000", "a3b3", "d8c8"]
     assert all(m.legal for m in moves if m.uci != "0000")
     assert moves[2].side == chess.BLACK  # the gap ends with Black's move: White moved next
+
+
+def test_fill_gap_shifts_the_clockless_plies() -> None:
+    """c3 h6 d3 missed while the board link was down (a gap: the order is not known), the clock on its own link.
+    Then the clock link drops and Black plays Nf6 unseen by the clock (a clockless ply: no press is expected for
+    it), the arbiter fills the gap (three plies for one: Nf6 is ply 6 now, not 4) and White starts his move. Black's
+    Nf6 is still the ply made without a clock: no ``CLOCK_NOT_PRESSED`` against Black; the filled moves have no
+    ``[%clk]`` (no clock was seen for them), the moves seen keep theirs. Before: ``fill-gap`` left the clockless
+    plies where they were (3 and 4: the filled h6 and d3), so Nf6 at ply 6 was taken for a ply pressed with the
+    clock in sight, and White's lift raised ``CLOCK_NOT_PRESSED`` against Black."""
+    r = Outage(chess.Board(), random.Random(8), "own-link")
+    board = chess.Board()
+    line = [board.push_san(san) for san in ("e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3")]
+    r.play(line[:2], seen=True)
+    r.down()
+    r.play(line[2:5], seen=False)
+    r.up(eeprom=False)
+    assert [m.uci for m in r.engine.state.moves] == ["e2e4", "e7e5", "0000"]
+    r.t += 1.0
+    r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.CLOCK, up=False, detail="clock unplugged"))
+    r.play(line[5:6], seen=True, press_last=False)  # Black's Nf6, the clock out of sight
+    r.t += 3.0
+    r.outs += r.engine.advance(r.t)
+    assert [m.san for m in r.engine.state.moves][-1] == "Nf6"
+    r.t += 1.0
+    r.outs += r.engine.feed(FillGap(at=r.t, ply=3, moves=("c3", "h6", "d3")))
+    assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6"]
+    r.t += 1.0
+    r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.CLOCK, up=True, detail="clock plugged in"))
+    r.outs += r.engine.feed(r.clock.reading(r.t + 0.1))
+    r.t += 1.0
+    r.play(line[6:], seen=True)
+    r.finish()
+    assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3"]
+    assert r.strong == []
+    assert not [o for o in r.outs if isinstance(o, IrregularityRaised) and o.irregularity.code == "CLOCK_NOT_PRESSED"]
+    pgn = " ".join(r.engine.pgn().split())
+    assert "2. c3 { recovered after the board link was down (arbiter) } 2... h6 { recovered" in pgn, pgn
+    assert "3. d3 { recovered after the board link was down (arbiter) } 3... Nf6 { [%emt" in pgn, pgn
+    assert "4. Nf3 { [%clk 1:29:" in pgn, pgn

@@ -820,9 +820,10 @@ class Downtime:
         self.g.keys[:] = [self._key(n) for n in range(len(rebuilt) + 1)]
         self.g.adopted_open = None
         self.g.cand = None
-        if by:
-            self.g.clockless = {p if p < ply else p + shift for p in self.g.clockless if p != ply} \
-                | set(range(ply, last_filled + 1))
+        # the plies made without a clock move with the record: the gap's become the filled moves (no clock was seen
+        # for them, the arbiter's or the search's), the later ones shift with their moves
+        self.g.clockless = {p if p < ply else p + shift for p in self.g.clockless if p != ply} \
+            | set(range(ply, last_filled + 1))
         outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason="downtime gap filled: the side to move is known"
                                    if by else "downtime gap filled by the arbiter"))
         for rec in rebuilt[ply - 1:]:

@@ -472,3 +472,60 @@ def test_fill_gap_shifts_the_clockless_plies() -> None:
     assert "2. c3 { recovered after the board link was down (arbiter) } 2... h6 { recovered" in pgn, pgn
     assert "3. d3 { recovered after the board link was down (arbiter) } 3... Nf6 { [%emt" in pgn, pgn
     assert "4. Nf3 { [%clk 1:29:" in pgn, pgn
+
+
+def _illegal_knight(clock_at: str, *, live: bool, eeprom: bool, edition: int) -> Outage:
+    """e4 e5 Nf3 seen; Black's knight put from b8 to b6 (no knight's move) and his clock pressed, seen (*live*) or
+    while the board link was down (the board back afterwards, with its log when *eeprom*)."""
+    r = Outage(chess.Board(), random.Random(8), clock_at)
+    r.engine = Engine(RulesConfig(clock_expected=clock_at != "none"),
+                      GameInfo(start_fen=chess.STARTING_FEN, time_control="5400+30", edition=edition))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    if clock_at != "none":
+        r.outs += r.engine.feed(r.clock.reading(0.2))
+    board = chess.Board()
+    r.play([board.push_san(san) for san in ("e4", "e5", "Nf3")], seen=True)
+    if not live:
+        r.down()
+    r.t += 3.0
+    for square, content in ((chess.B8, None), (chess.B6, chess.Piece(chess.KNIGHT, chess.BLACK))):
+        r.phys[square] = content
+        if live:
+            r.outs += r.engine.feed(SquareChanged(at=r.t, square=square, content=content))
+        else:
+            r.log.append(LoggedChange(square=square, content=content))
+        r.t += 0.3
+    r.press(chess.BLACK, board_seen=live)
+    if not live:
+        r.up(eeprom=eeprom)
+    r.finish()
+    return r
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+@pytest.mark.parametrize("eeprom", [False, True])
+@pytest.mark.parametrize("clock_at", ["own-link", "on-the-board"])
+def test_an_illegal_move_in_a_one_ply_link_outage_is_raised_as_live(clock_at: str, eeprom: bool,
+                                                                    edition: int) -> None:
+    """One ply missed while the board link was down, an illegal one (Nb8-b6) completed by Black's press (seen on the
+    clock's own link, or told by the clock's first reading when it is on the board's jack: White's time running).
+    The board back, the engine raises the ``ILLEGAL_MOVE`` the press raised live, once, with the same subtype,
+    articles and penalty of the edition, and the record goes on from the board (the illegal move stands, G6).
+    Before: nothing was raised, the record stayed at Nf3 (and White's next press was taken for a press without a
+    move)."""
+    live = _illegal_knight(clock_at, live=True, eeprom=eeprom, edition=edition)
+    down = _illegal_knight(clock_at, live=False, eeprom=eeprom, edition=edition)
+
+    def raised(r: Outage) -> list[tuple[object, ...]]:
+        return [(i.code, i.subtype, i.side, i.ply, i.articles, i.severity, i.suggestion.add_to_opponent_s,
+                 i.suggestion.result, i.suggestion.reinstate_ply)
+                for i in (o.irregularity for o in r.outs if isinstance(o, IrregularityRaised))]
+
+    assert raised(live)[0][0] == "ILLEGAL_MOVE"
+    assert raised(down) == raised(live)
+    assert [m.uci for m in down.engine.state.moves] == [m.uci for m in live.engine.state.moves] \
+        == ["e2e4", "e7e5", "g1f3", "b8b6"]
+    last = down.engine.state.moves[-1]
+    assert not last.legal and last.completion is Completion.PRESS
+    assert last.made_at <= (last.completed_at or 0.0)
+    assert down.engine.state.illegal_moves_black == live.engine.state.illegal_moves_black == 1

@@ -99,6 +99,8 @@ class BoardInput:
                 self.e.made_moves.make(outs, cand.move, min(cand.at, seen.at), completed=True,
                                        completion=Completion.PRESS,
                            press_at=seen.at, recovered=True, clock=seen.clock)
+            else:
+                self.e.downtime.illegal_back(outs, at)  # one ply missed, an illegal one: judged as at its press
             self.e.links.board_back(outs, at)
 
     def scan_jump(self, squares: tuple[Content, ...]) -> bool:

@@ -42,6 +42,7 @@ from boardd.core.events import (
 from boardd.core.outputs import (
     ClockState,
     Completion,
+    Evidence,
     GameEvent,
     MoveCompleted,
     MoveMade,
@@ -50,7 +51,7 @@ from boardd.core.outputs import (
     Output,
     StateChanged,
 )
-from boardd.core.recognizer import PositionIndex, describe_change
+from boardd.core.recognizer import DiffClass, PositionIndex, describe_change
 from boardd.core.recovery import (
     BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
@@ -151,6 +152,9 @@ class Downtime:
         self._kept_hit = False
         #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
         self.step_nodes = STEP_NODES
+        #: One illegal move missed while the board link was down, the clock out of sight with it (on the board's
+        #: jack): the placement the board showed at its return, for the clock's first reading (:meth:`illegal_back`).
+        self.illegal_wait: tuple[int, ...] | None = None
         #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
         #: it started it (the placement, the time, overdue): :meth:`step` goes on with it, then concludes.
         self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
@@ -166,6 +170,7 @@ class Downtime:
             # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
             # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
             self.settle_unsure(outs, at)
+            self.illegal_wait = None
             self.log = ()
             self.board_log = False
             self.clock_missed = not self.g.clock_seen or self.g.clock_down or self.g.clock_resync
@@ -478,6 +483,10 @@ class Downtime:
         this reading (to place the logged presses) is recovered now."""
         if self.held is not None:
             self._try_log(outs, at)
+        waiting, self.illegal_wait = self.illegal_wait, None
+        if waiting is not None and lever is not None and lever != self.g.board.turn \
+                and waiting == self.g.phys.key():
+            self._illegal_pressed(outs, at)  # the mover's clock stopped: he pressed during the outage
         unsure, self.unsure = self.unsure, None
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
@@ -491,6 +500,48 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def illegal_back(self, outs: list[Output], at: float) -> None:
+        """The board back after its link was down, one ply played meanwhile and an illegal one (7.5.1: a piece moved
+        where it cannot go, the board showing one illegal move of the side to move from the official position).
+
+        Live, its press would have raised ``ILLEGAL_MOVE`` (with the article and penalty of the edition) and the
+        record gone on from the board (G6); the outage must not hide it. The press seen meanwhile (the clock on its
+        own link) is that press: judged now as it would have been then, once (the press is given to it, no longer
+        a press "not judged"). The clock out of sight with the board (on its jack): its first reading tells
+        (:meth:`clock_back`): the opponent's time running, the mover pressed during the outage. No press (none seen,
+        not pressed yet, no clock): the illegal placement waits as it would live (his press or the opponent's move
+        completes it).
+        """
+        g = self.g
+        if g.cand is not None or g.press is not None or not g.playing or g.setting_up or self.pending:
+            return
+        if g.index.classify(g.phys).kind is not DiffClass.ILLEGAL_1:
+            return
+        side = g.board.turn
+        seen = next((p for p in g.blind_presses if p.side == side), None)
+        if seen is not None:
+            g.blind_presses.remove(seen)
+            g.blind_matched += 1
+            self._illegal_pressed(outs, seen.at)
+        elif g.clock_seen and (g.clock_resync or g.clock_down):
+            self.illegal_wait = g.phys.key()
+
+    def _illegal_pressed(self, outs: list[Output], at: float) -> None:
+        """The illegal move the board shows completed by its mover's press at *at*: judged as that press live."""
+        g = self.g
+        diff = g.index.classify(g.phys)
+        if diff.kind is not DiffClass.ILLEGAL_1:
+            return
+        side = g.board.turn
+        _LOGGER.info("board back: an illegal move missed during the outage, pressed at %.2f", at)
+        g.illegal_state = None
+        board_t, g.last_board_t = g.last_board_t, min(g.last_board_t, at)  # made by its press at the latest
+        try:
+            press = Evidence(at=at, event=f"C {'W' if side == chess.WHITE else 'B'}")
+            self.e.presses.illegal_press(outs, side, at, press, "ILLEGAL_MOVE", subtype=diff.subtype, diff=diff)
+        finally:
+            g.last_board_t = board_t
 
     def _gap_longer(self, ply: int, plies: int, lever: chess.Color) -> None:
         """A gap left while the clock was out of sight (on the board's jack), its candidates agreeing on the side to

@@ -529,3 +529,37 @@ def test_an_illegal_move_in_a_one_ply_link_outage_is_raised_as_live(clock_at: st
     assert not last.legal and last.completion is Completion.PRESS
     assert last.made_at <= (last.completed_at or 0.0)
     assert down.engine.state.illegal_moves_black == live.engine.state.illegal_moves_black == 1
+
+
+@pytest.mark.parametrize(("sans", "missed", "eeprom"), [("Nf3 Nf6 e3 d6 e4 Nc6 Nc3 e5 d4", range(2, 6), True),
+                                                      ("e4 d5 exd5 Qxd5 Nc3 Qa5 d4 c6", range(2, 6), False)])
+def test_the_boards_log_gives_the_clk_of_moves_recovered_after_a_link_outage(sans: str, missed: range,
+                                                                            eeprom: bool) -> None:
+    """The clock on the DGT board's jack, lost with it: four plies played and pressed while the link was down. The
+    board's log (protocols.md §1.9) holds every lever change with the presser's time as it went down: the recovered
+    moves' ``[%clk]`` are those times (plus the increment, none here), the last one's the clock's first reading
+    (it completes it). Without the log (the search finds the moves) the times are not known: no ``[%clk]``, none
+    invented. Before: no ``[%clk]`` on the moves recovered from the log either."""
+    r = Outage(chess.Board(), random.Random(7), "on-the-board")
+    r.engine = Engine(RulesConfig(), GameInfo(start_fen=chess.STARTING_FEN, time_control="5400+0"))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    r.outs += r.engine.feed(r.clock.reading(0.2))
+    board = chess.Board()
+    line = [board.push_san(san) for san in sans.split()]
+    r.play(line[:missed.start], seen=True)
+    r.down()
+    r.play(line[missed.start:missed.stop], seen=False)
+    logged = [e.shown for e in r.log if isinstance(e, LoggedPress)]
+    r.up(eeprom=eeprom)
+    r.play(line[missed.stop:], seen=True)
+    r.finish()
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci() for m in line]
+    assert [m.recovered for m in moves[2:6]] == ["eeprom" if eeprom else "search"] * 4
+    clk = [m.clock_white if m.side == chess.WHITE else m.clock_black for m in moves[2:6]]
+    assert clk[3] is not None and abs(clk[3] - logged[3]) < 1.0  # the clock's first reading completed it
+    if eeprom:
+        assert clk[:3] == logged[:3]
+        assert "[%clk" in " ".join(r.engine.pgn().split()).split("2. e3")[1].split("3. e4")[0]
+    else:
+        assert clk[:3] == [None, None, None]

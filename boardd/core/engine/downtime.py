@@ -988,6 +988,35 @@ class Downtime:
                     break
         return out
 
+    def logged_clocks(self, result: Recovery) -> dict[int, ClockState]:
+        """Move index -> its mover's clock after his press, as the board's log holds it (DGT EEPROM: a lever change
+        with the presser's time when the lever went down, protocols.md §1.9; plus the increment the clock adds).
+
+        The press of a move is the first logged press of its side after the change that completed it and before the
+        next move's. Only for moves replayed from the board's own log (``eeprom``): the search knows no order of the
+        changes. The time of the press is not known here (:meth:`_logged_presses` places it with clock readings).
+        """
+        if not self.board_log or result.method != "eeprom" or result.kind is not RecoveryKind.UNIQUE:
+            return {}
+        entries = list(self.log)
+        white_side = self.e.rules.white_clock_side
+        used = list(result.changes_used)
+        board = self.g.board.copy(stack=False)
+        out: dict[int, ClockState] = {}
+        for k, move in enumerate(result.moves):
+            mover = board.turn
+            board.push(move)
+            if k >= len(used) or used[k] < 0:
+                continue
+            end = next((u for u in used[k + 1:] if u >= 0), len(entries))
+            side = white_side if mover == chess.WHITE else white_side.other
+            press = next((e for e in entries[used[k] + 1:end] if isinstance(e, LoggedPress) and e.side is side), None)
+            if press is not None:
+                shown = press.shown + self.g.increment
+                out[k] = ClockState(white=shown if mover == chess.WHITE else None,
+                                    black=shown if mover == chess.BLACK else None)
+        return out
+
     def _complete_pending(self, outs: list[Output], at: float) -> None:
         """Moves made before the restart and not completed yet: play went on after them, so they were completed
         meanwhile (by a press seen since, in order, or by the next move): completed first, in record order."""

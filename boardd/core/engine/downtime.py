@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _LOGGER
+from boardd.core.engine.common import _CENTRE_BB, _LOGGER
+from boardd.core.engine.gestures import squares_kings_result
 from boardd.core.events import (
     BoardLog,
     BoardSnapshot,
@@ -155,6 +156,9 @@ class Downtime:
         #: One illegal move missed while the board link was down, the clock out of sight with it (on the board's
         #: jack): the placement the board showed at its return, for the clock's first reading (:meth:`illegal_back`).
         self.illegal_wait: tuple[int, ...] | None = None
+        #: The gap a game that ended while the board was out of sight left (:meth:`ended`), for the result signal
+        #: that follows in the same call (one incident: the signal names the gap, the gap's event folds under it).
+        self.ended_gap: int | None = None
         #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
         #: it started it (the placement, the time, overdue): :meth:`step` goes on with it, then concludes.
         self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
@@ -281,6 +285,15 @@ class Downtime:
             squares = tuple(self.held)
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+            return
+        mapped = self._mapped_held()
+        if self.ended(outs, mapped, at, RESTART_DETAIL):
+            squares = tuple(self.held)
+            self._release()
+            self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)  # the result signal
+            self.e.clock_readings.new_segment(at)
+            self.g.prev_lifts = []
+            self.g.two_hands.clear()
             return
         overdue = self.held_since is not None and at - self.held_since >= HOLD_S
         if self._clock_pending() and not overdue:
@@ -500,6 +513,53 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def ended(self, outs: list[Output], squares: list[Content], at: float, reason: str) -> bool:
+        """The board back (a restart, the board link down) showing the result gesture: both kings on the centre
+        squares (rules-spec §3.6). The game ended while the board was out of sight; True: taken as such.
+
+        No search explains that board (the kings did not get there by moves). The moves before the gesture are
+        recovered when the board's own log shows them (DGT EEPROM: its placements replayed as far as legal moves
+        lead, :func:`_log_before_gesture`), as ``eeprom`` moves; else, when the board (kings and centre squares
+        aside) is not the official position, moves were missed that nobody can tell: the record gets the gap mark
+        (as for any unexplained gap, the arbiter's ``fill-gap``). The result signal follows (the caller processes
+        the board: ``RESULT_SIGNAL``), and the incident is one: the signal names the gap (``gap_ply``), the gap's
+        ``MOVES_RECOVERED`` folds under it (``incident: RESULT_SIGNAL``). One alert, not two.
+        """
+        g = self.g
+        if not self.e.rules.result_gesture or not g.playing or g.setting_up:
+            return False
+        result = squares_kings_result(squares)
+        if result is None:
+            return False
+        board = g.board
+        log = self._mapped_log() if self.board_log else []
+        before: Recovery | None = None
+        if any(isinstance(e, LoggedChange) for e in log):
+            budget = self.node_budget
+            key: tuple[object, ...] = ("ended", board.fen(en_passant="fen"), board.chess960, tuple(log), budget)
+            start = board.copy(stack=False)
+            before = self._now(key, lambda: _log_before_gesture(start, log, budget, self.step_nodes))
+        from_ply = len(g.records)
+        self.settle_gap(outs, at)
+        if before is not None and before.kind is RecoveryKind.UNIQUE:
+            _LOGGER.info("%s: the game ended meanwhile (%s); %s", reason, result, before.describe())
+            self._recovered(outs, before, at, reason)
+            self.announce(outs, before, from_ply, at, reason)
+        elif (before is None or before.kind is RecoveryKind.GAP) and not _only_kings_moved(board, squares):
+            _LOGGER.info("%s: the game ended meanwhile (%s); the moves before it are not known: a gap", reason, result)
+            gap = Recovery(kind=RecoveryKind.GAP, detail="0")
+            self.gap(outs, gap, squares, at, reason)
+            text = (f"the game ended while the board was out of sight (kings on the centre squares: {result}); the "
+                    "moves played before it are not known: a gap, for the arbiter's fill-gap")
+            self.announce(outs, gap, from_ply, at, reason, text=text)
+            event = outs[-2]
+            assert isinstance(event, GameEvent)
+            outs[-2] = dataclasses.replace(event, details={**event.details, "incident": "RESULT_SIGNAL",
+                                                           "result": result})
+            self.ended_gap = len(g.records)
+        self.e.restoration.divergence_key = None
+        return True
 
     def illegal_back(self, outs: list[Output], at: float) -> None:
         """The board back after its link was down, one ply played meanwhile and an illegal one (7.5.1: a piece moved
@@ -1080,6 +1140,38 @@ class Downtime:
                 self.gap_parity = (rec.ply, plies)  # the clock read again may run for the other side (clock_back)
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _log_before_gesture(board: chess.Board, log: list[LogEntry], budget: int, step: int) -> Steps[Recovery]:
+    """The moves the board's log shows before the result gesture: its placements, latest first, replayed from the
+    official one (:func:`recover_steps`); the latest that legal moves lead to ends them (``unique``, ``eeprom``; none
+    when it is the official placement itself: ``none``). The changes after it are the gesture's."""
+    placement = board.copy(stack=False)
+    official = [board.piece_at(sq) for sq in chess.SQUARES]
+    cuts: list[tuple[int, list[Content]]] = []
+    for i, entry in enumerate(log):
+        if not isinstance(entry, LoggedChange):
+            continue
+        placement.remove_piece_at(entry.square)
+        if isinstance(entry.content, chess.Piece):
+            placement.set_piece_at(entry.square, entry.content)
+        cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
+    for i, squares in reversed(cuts):
+        if squares == official:
+            return Recovery(kind=RecoveryKind.NONE, method="eeprom")  # nothing played before the gesture
+        found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=budget, max_plies=0, step=step)
+        if found.kind is RecoveryKind.UNIQUE:
+            return found
+    return Recovery(kind=RecoveryKind.GAP, method="eeprom", detail="0")  # the log does not tell (its start lost?)
+
+
+def _only_kings_moved(board: chess.Board, squares: list[Content]) -> bool:
+    """Does the board differ from the official position only by the kings and the centre squares (the gesture)?"""
+    skip = board.kings | _CENTRE_BB
+    for sq, content in enumerate(squares):
+        if isinstance(content, chess.Piece) and content.piece_type == chess.KING:
+            skip |= chess.BB_SQUARES[sq]
+    return all(board.piece_at(sq) == squares[sq] for sq in chess.SQUARES if not chess.BB_SQUARES[sq] & skip)
 
 
 def _done(result: Recovery) -> Steps[Recovery]:

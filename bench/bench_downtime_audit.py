@@ -20,10 +20,16 @@ The recording is written as JSON lines, read back (``read_event_log``) and repla
 * **exact**: the record is the game played, the missed plies marked recovered; **gap**: one gap entry whose
   candidates hold the moves played (``gap+``) or none (``gap0``) and the moves after it right;
   **divergence**: ``POSITION_DIVERGENCE`` (link outage, nothing explains the board); **WRONG**: a move recorded
-  that was not played, or a move seen before the gap lost;
+  that was not played, or a move seen before the gap lost; **moves+end** (``ended``): every ply before the end
+  recovered (the board's log), the result signalled; **illegal raised** (``illegal``): the illegal move recorded
+  as it stood and ``ILLEGAL_MOVE`` raised, as live; **held** / **stopped**: the record kept as it was, without /
+  with an alert;
 * **alerts**: the findings raised (open or not, above ``info``) plus the ``MOVES_RECOVERED`` events that ask the
-  arbiter (``ambiguous``, ``gap``): one per gap, none when the record is exact;
+  arbiter (``ambiguous``, ``gap``) and ``RESULT_SIGNAL``, an event folded under another of its incident
+  (``incident``) not counted: one per gap, none when the record is exact;
 * **clock**: the state's clock is the last reading, and a recovered move's ``[%clk]`` is the presser's time;
+  how many recovered moves (``eeprom``, ``search``) of a presser carry a ``[%clk]`` (the board's log holds the
+  presser's time, the clock seen at the press) or leave it out (no time known: none invented);
 * **consistent**: the moves published (``MoveMade``/``MovesRetracted`` replayed by ply) are the state's, and the
   PGN checks (``pgn_and_check``).
 """
@@ -115,6 +121,8 @@ class Case:
     times: dict[int, float] = field(default_factory=dict)
     #: what the board shows at its return differs from the legal line (illegal, displaced, reset, ended)
     unreachable: bool = False
+    #: ``illegal``: the illegal move made (UCI), the last of the plies missed
+    illegal: str = ""
 
 
 def _pick(rng: random.Random, lines: list[list[chess.Move]], situation: str) -> tuple[chess.Board, list[chess.Move],
@@ -221,12 +229,14 @@ def record(rng: random.Random, lines: list[list[chess.Move]], situation: str) ->
                     times[board.turn] -= t - t_run
                     log.append(LoggedPress(side=ClockSide.LEFT if board.turn == chess.WHITE else ClockSide.RIGHT,
                                            shown=float(int(times[board.turn]))))
+                    # the clock's lever and the side to move change over, seen or not (a clock read again after the
+                    # outage shows the opponent's time running); nothing is played after it
+                    board.push(chess.Move.null())
+                    running, t_run = board.turn, t
                     if clock_seen:
-                        board.push(chess.Move.null())  # the clock's lever and the side to move change over
-                        running, t_run = board.turn, t
                         reading(t, True)
-                        board.pop()
                 case.unreachable = True
+                case.illegal = chess.Move(move.from_square, to).uci()
                 case.after = []  # the arbiter stops the game (7.5): nothing after it is compared
                 break
         play(move, False, clock_seen)
@@ -279,6 +289,9 @@ class Outcome:
     consistent: bool
     notes: list[str]
     filled: bool = False
+    #: recovered moves (``eeprom``, ``search``) whose mover pressed: with a ``[%clk]``, without one
+    clk_given: int = 0
+    clk_left_out: int = 0
 
 
 def replay(case: Case) -> Outcome:
@@ -304,8 +317,10 @@ def replay(case: Case) -> Outcome:
     notes: list[str] = []
     findings = {o.irregularity.id: o.irregularity for o in outs if isinstance(o, IrregularityRaised)
                 and o.irregularity.severity is not Severity.INFO}
-    asks = [o.details for o in outs if isinstance(o, GameEvent) and ((o.type == "MOVES_RECOVERED"
-            and o.details.get("kind") in ("ambiguous", "gap")) or o.type == "RESULT_SIGNAL")]
+    # (an event folded under another of its incident, ``incident``, is no second alert)
+    asks = [o.details for o in outs if isinstance(o, GameEvent) and "incident" not in o.details
+            and ((o.type == "MOVES_RECOVERED" and o.details.get("kind") in ("ambiguous", "gap"))
+                 or o.type == "RESULT_SIGNAL")]
     filled = [o.details for o in outs if isinstance(o, GameEvent) and o.type == "MOVES_RECOVERED"
               and o.details.get("kind") == "filled"]
     if filled:
@@ -319,6 +334,11 @@ def replay(case: Case) -> Outcome:
         kind = "exact"
         if any(not rec.recovered for rec in state.moves[k:k + n]) and n > 1:
             notes.append("missed plies not marked recovered")
+    elif case.situation == "ended" and got == truth:
+        kind = "moves+end"  # every ply before the end recovered (the board's log), the result signalled
+    elif case.illegal and got == [*truth[:k + n - 1], case.illegal] and not state.moves[-1].legal \
+            and "ILLEGAL_MOVE" in codes:
+        kind = "illegal raised"  # the illegal move recorded as made (it stood) and raised, as live
     elif gaps == [k] and (case.unreachable or got[k + 1:] == truth[k + n:]):
         cands = [c for e in asks for c in e.get("candidates", [])]  # type: ignore[union-attr]
         kind = "gap+" if [m.uci() for m in case.missed] in cands else "gap0"
@@ -332,6 +352,7 @@ def replay(case: Case) -> Outcome:
     alerts = len(findings) + len(asks)
     # the clock: the state shows the last reading; a recovered move's [%clk] is the presser's time at his press
     clock_ok = True
+    clk_given = clk_left_out = 0
     if case.clock != "none":
         readings = [e for e in events if isinstance(e, ClockReading)]
         if readings and state.clock.white is not None:
@@ -345,6 +366,9 @@ def replay(case: Case) -> Outcome:
             true_ply = rec.ply if not gaps or rec.ply <= gaps[0] else rec.ply + n - 1
             shown = rec.clock_white if rec.side == chess.WHITE else rec.clock_black
             want = case.times.get(true_ply)
+            if rec.recovered in ("eeprom", "search") and want is not None:
+                clk_given += shown is not None
+                clk_left_out += shown is None
             if shown is not None and want is not None and abs(shown - want) > 1.01:
                 clock_ok = False
                 notes.append(f"[%clk] of ply {rec.ply} ({rec.recovered or 'seen'}): {shown} for {want:.1f}")
@@ -368,7 +392,8 @@ def replay(case: Case) -> Outcome:
         notes.append("alerts on an exact record: " + named)
     elif kind != "exact" and alerts != 1:
         notes.append(f"{alerts} alerts: " + named)
-    return Outcome(kind, alerts, clock_ok, consistent, notes, filled=bool(filled))
+    return Outcome(kind, alerts, clock_ok, consistent, notes, filled=bool(filled), clk_given=clk_given,
+                   clk_left_out=clk_left_out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -398,6 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             row["alerts ok" if right else ("alert, then filled" if out.filled else "ALERTS OFF")] += 1
             row["clock ok" if out.clock_ok else "clock WRONG"] += 1
             row["consistent" if out.consistent else "INCONSISTENT"] += 1
+            row["recovered [%clk] given"] += out.clk_given
+            row["recovered [%clk] left out"] += out.clk_left_out
             if args.verbose and out.notes:
                 print(f"  {situation} {i} ({'restart' if case.restart else 'outage'}, clock {case.clock}, "
                       f"eeprom {case.eeprom}, {len(case.missed)} plies): {out.kind}: {'; '.join(out.notes)}")

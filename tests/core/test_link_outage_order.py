@@ -432,3 +432,134 @@ def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fit
     assert [m.uci for m in moves] == ["e1d1", "e8e7", "0000", "a3b3", "d8c8"]
     assert all(m.legal for m in moves if m.uci != "0000")
     assert moves[2].side == chess.BLACK  # the gap ends with Black's move: White moved next
+
+
+def test_fill_gap_shifts_the_clockless_plies() -> None:
+    """c3 h6 d3 missed while the board link was down (a gap: the order is not known), the clock on its own link.
+    Then the clock link drops and Black plays Nf6 unseen by the clock (a clockless ply: no press is expected for
+    it), the arbiter fills the gap (three plies for one: Nf6 is ply 6 now, not 4) and White starts his move. Black's
+    Nf6 is still the ply made without a clock: no ``CLOCK_NOT_PRESSED`` against Black; the filled moves have no
+    ``[%clk]`` (no clock was seen for them), the moves seen keep theirs. Before: ``fill-gap`` left the clockless
+    plies where they were (3 and 4: the filled h6 and d3), so Nf6 at ply 6 was taken for a ply pressed with the
+    clock in sight, and White's lift raised ``CLOCK_NOT_PRESSED`` against Black."""
+    r = Outage(chess.Board(), random.Random(8), "own-link")
+    board = chess.Board()
+    line = [board.push_san(san) for san in ("e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3")]
+    r.play(line[:2], seen=True)
+    r.down()
+    r.play(line[2:5], seen=False)
+    r.up(eeprom=False)
+    assert [m.uci for m in r.engine.state.moves] == ["e2e4", "e7e5", "0000"]
+    r.t += 1.0
+    r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.CLOCK, up=False, detail="clock unplugged"))
+    r.play(line[5:6], seen=True, press_last=False)  # Black's Nf6, the clock out of sight
+    r.t += 3.0
+    r.outs += r.engine.advance(r.t)
+    assert [m.san for m in r.engine.state.moves][-1] == "Nf6"
+    r.t += 1.0
+    r.outs += r.engine.feed(FillGap(at=r.t, ply=3, moves=("c3", "h6", "d3")))
+    assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6"]
+    r.t += 1.0
+    r.outs += r.engine.feed(LinkChanged(at=r.t, link=Link.CLOCK, up=True, detail="clock plugged in"))
+    r.outs += r.engine.feed(r.clock.reading(r.t + 0.1))
+    r.t += 1.0
+    r.play(line[6:], seen=True)
+    r.finish()
+    assert [m.san for m in r.engine.state.moves] == ["e4", "e5", "c3", "h6", "d3", "Nf6", "Nf3"]
+    assert r.strong == []
+    assert not [o for o in r.outs if isinstance(o, IrregularityRaised) and o.irregularity.code == "CLOCK_NOT_PRESSED"]
+    pgn = " ".join(r.engine.pgn().split())
+    assert "2. c3 { recovered after the board link was down (arbiter) } 2... h6 { recovered" in pgn, pgn
+    assert "3. d3 { recovered after the board link was down (arbiter) } 3... Nf6 { [%emt" in pgn, pgn
+    assert "4. Nf3 { [%clk 1:29:" in pgn, pgn
+
+
+def _illegal_knight(clock_at: str, *, live: bool, eeprom: bool, edition: int) -> Outage:
+    """e4 e5 Nf3 seen; Black's knight put from b8 to b6 (no knight's move) and his clock pressed, seen (*live*) or
+    while the board link was down (the board back afterwards, with its log when *eeprom*)."""
+    r = Outage(chess.Board(), random.Random(8), clock_at)
+    r.engine = Engine(RulesConfig(clock_expected=clock_at != "none"),
+                      GameInfo(start_fen=chess.STARTING_FEN, time_control="5400+30", edition=edition))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    if clock_at != "none":
+        r.outs += r.engine.feed(r.clock.reading(0.2))
+    board = chess.Board()
+    r.play([board.push_san(san) for san in ("e4", "e5", "Nf3")], seen=True)
+    if not live:
+        r.down()
+    r.t += 3.0
+    for square, content in ((chess.B8, None), (chess.B6, chess.Piece(chess.KNIGHT, chess.BLACK))):
+        r.phys[square] = content
+        if live:
+            r.outs += r.engine.feed(SquareChanged(at=r.t, square=square, content=content))
+        else:
+            r.log.append(LoggedChange(square=square, content=content))
+        r.t += 0.3
+    r.press(chess.BLACK, board_seen=live)
+    if not live:
+        r.up(eeprom=eeprom)
+    r.finish()
+    return r
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+@pytest.mark.parametrize("eeprom", [False, True])
+@pytest.mark.parametrize("clock_at", ["own-link", "on-the-board"])
+def test_an_illegal_move_in_a_one_ply_link_outage_is_raised_as_live(clock_at: str, eeprom: bool,
+                                                                    edition: int) -> None:
+    """One ply missed while the board link was down, an illegal one (Nb8-b6) completed by Black's press (seen on the
+    clock's own link, or told by the clock's first reading when it is on the board's jack: White's time running).
+    The board back, the engine raises the ``ILLEGAL_MOVE`` the press raised live, once, with the same subtype,
+    articles and penalty of the edition, and the record goes on from the board (the illegal move stands, G6).
+    Before: nothing was raised, the record stayed at Nf3 (and White's next press was taken for a press without a
+    move)."""
+    live = _illegal_knight(clock_at, live=True, eeprom=eeprom, edition=edition)
+    down = _illegal_knight(clock_at, live=False, eeprom=eeprom, edition=edition)
+
+    def raised(r: Outage) -> list[tuple[object, ...]]:
+        return [(i.code, i.subtype, i.side, i.ply, i.articles, i.severity, i.suggestion.add_to_opponent_s,
+                 i.suggestion.result, i.suggestion.reinstate_ply)
+                for i in (o.irregularity for o in r.outs if isinstance(o, IrregularityRaised))]
+
+    assert raised(live)[0][0] == "ILLEGAL_MOVE"
+    assert raised(down) == raised(live)
+    assert [m.uci for m in down.engine.state.moves] == [m.uci for m in live.engine.state.moves] \
+        == ["e2e4", "e7e5", "g1f3", "b8b6"]
+    last = down.engine.state.moves[-1]
+    assert not last.legal and last.completion is Completion.PRESS
+    assert last.made_at <= (last.completed_at or 0.0)
+    assert down.engine.state.illegal_moves_black == live.engine.state.illegal_moves_black == 1
+
+
+@pytest.mark.parametrize(("sans", "missed", "eeprom"), [("Nf3 Nf6 e3 d6 e4 Nc6 Nc3 e5 d4", range(2, 6), True),
+                                                      ("e4 d5 exd5 Qxd5 Nc3 Qa5 d4 c6", range(2, 6), False)])
+def test_the_boards_log_gives_the_clk_of_moves_recovered_after_a_link_outage(sans: str, missed: range,
+                                                                            eeprom: bool) -> None:
+    """The clock on the DGT board's jack, lost with it: four plies played and pressed while the link was down. The
+    board's log (protocols.md §1.9) holds every lever change with the presser's time as it went down: the recovered
+    moves' ``[%clk]`` are those times (plus the increment, none here), the last one's the clock's first reading
+    (it completes it). Without the log (the search finds the moves) the times are not known: no ``[%clk]``, none
+    invented. Before: no ``[%clk]`` on the moves recovered from the log either."""
+    r = Outage(chess.Board(), random.Random(7), "on-the-board")
+    r.engine = Engine(RulesConfig(), GameInfo(start_fen=chess.STARTING_FEN, time_control="5400+0"))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    r.outs += r.engine.feed(r.clock.reading(0.2))
+    board = chess.Board()
+    line = [board.push_san(san) for san in sans.split()]
+    r.play(line[:missed.start], seen=True)
+    r.down()
+    r.play(line[missed.start:missed.stop], seen=False)
+    logged = [e.shown for e in r.log if isinstance(e, LoggedPress)]
+    r.up(eeprom=eeprom)
+    r.play(line[missed.stop:], seen=True)
+    r.finish()
+    moves = r.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci() for m in line]
+    assert [m.recovered for m in moves[2:6]] == ["eeprom" if eeprom else "search"] * 4
+    clk = [m.clock_white if m.side == chess.WHITE else m.clock_black for m in moves[2:6]]
+    assert clk[3] is not None and abs(clk[3] - logged[3]) < 1.0  # the clock's first reading completed it
+    if eeprom:
+        assert clk[:3] == logged[:3]
+        assert "[%clk" in " ".join(r.engine.pgn().split()).split("2. e3")[1].split("3. e4")[0]
+    else:
+        assert clk[:3] == [None, None, None]

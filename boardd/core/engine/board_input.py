@@ -77,6 +77,12 @@ class BoardInput:
             # a few changed squares are ordinary changes; the first dump, one after a link outage, or a large
             # jump is a reconciliation (missed updates, divergence)
             reconcile = first or self.g.resync or len(changes) > _SNAPSHOT_INCREMENTAL
+            if blind and self.g.resync:
+                mapped: list[Content] = [None] * 64
+                for raw_sq, content in enumerate(snap.squares):
+                    mapped[self.map(raw_sq)] = content if isinstance(content, chess.Piece) else None
+                # the game ended while the board link was down (kings on the centre): the moves before, or a gap
+                self.e.downtime.ended(outs, mapped, at, self.e.downtime.missed_reason())
             if not reconcile and not self.g.field_updates and self.scan_jump(snap.squares):
                 reconcile = True  # a lost scan: the next one is two or three plies ahead (missed updates)
             if reconcile and not self.g.records and \
@@ -99,6 +105,8 @@ class BoardInput:
                 self.e.made_moves.make(outs, cand.move, min(cand.at, seen.at), completed=True,
                                        completion=Completion.PRESS,
                            press_at=seen.at, recovered=True, clock=seen.clock)
+            else:
+                self.e.downtime.illegal_back(outs, at)  # one ply missed, an illegal one: judged as at its press
             self.e.links.board_back(outs, at)
 
     def scan_jump(self, squares: tuple[Content, ...]) -> bool:

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _LOGGER
+from boardd.core.engine.common import _CENTRE_BB, _LOGGER
+from boardd.core.engine.gestures import squares_kings_result
 from boardd.core.events import (
     BoardLog,
     BoardSnapshot,
@@ -42,6 +43,7 @@ from boardd.core.events import (
 from boardd.core.outputs import (
     ClockState,
     Completion,
+    Evidence,
     GameEvent,
     MoveCompleted,
     MoveMade,
@@ -50,7 +52,7 @@ from boardd.core.outputs import (
     Output,
     StateChanged,
 )
-from boardd.core.recognizer import PositionIndex, describe_change
+from boardd.core.recognizer import DiffClass, PositionIndex, describe_change
 from boardd.core.recovery import (
     BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
@@ -151,6 +153,12 @@ class Downtime:
         self._kept_hit = False
         #: Positions between two steps of the stepwise search (:data:`boardd.core.recovery.STEP_NODES`).
         self.step_nodes = STEP_NODES
+        #: One illegal move missed while the board link was down, the clock out of sight with it (on the board's
+        #: jack): the placement the board showed at its return, for the clock's first reading (:meth:`illegal_back`).
+        self.illegal_wait: tuple[int, ...] | None = None
+        #: The gap a game that ended while the board was out of sight left (:meth:`ended`), for the result signal
+        #: that follows in the same call (one incident: the signal names the gap, the gap's event folds under it).
+        self.ended_gap: int | None = None
         #: Stepwise (``Engine.stepwise``): the held board's search in progress, with what :meth:`tick` had when
         #: it started it (the placement, the time, overdue): :meth:`step` goes on with it, then concludes.
         self.search: tuple[Steps[Recovery], list[Content], float, bool] | None = None
@@ -166,6 +174,7 @@ class Downtime:
             # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
             # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
             self.settle_unsure(outs, at)
+            self.illegal_wait = None
             self.log = ()
             self.board_log = False
             self.clock_missed = not self.g.clock_seen or self.g.clock_down or self.g.clock_resync
@@ -291,6 +300,15 @@ class Downtime:
             squares = tuple(self.held)
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+            return
+        mapped = self._mapped_held()
+        if self.ended(outs, mapped, at, RESTART_DETAIL):
+            squares = tuple(self.held)
+            self._release()
+            self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)  # the result signal
+            self.e.clock_readings.new_segment(at)
+            self.g.prev_lifts = []
+            self.g.two_hands.clear()
             return
         overdue = self.held_since is not None and at >= self.held_since + HOLD_S
         if self._clock_pending() and not overdue:
@@ -493,6 +511,10 @@ class Downtime:
         this reading (to place the logged presses) is recovered now."""
         if self.held is not None:
             self._try_log(outs, at)
+        waiting, self.illegal_wait = self.illegal_wait, None
+        if waiting is not None and lever is not None and lever != self.g.board.turn \
+                and waiting == self.g.phys.key():
+            self._illegal_pressed(outs, at)  # the mover's clock stopped: he pressed during the outage
         unsure, self.unsure = self.unsure, None
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
@@ -506,6 +528,95 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def ended(self, outs: list[Output], squares: list[Content], at: float, reason: str) -> bool:
+        """The board back (a restart, the board link down) showing the result gesture: both kings on the centre
+        squares (rules-spec §3.6). The game ended while the board was out of sight; True: taken as such.
+
+        No search explains that board (the kings did not get there by moves). The moves before the gesture are
+        recovered when the board's own log shows them (DGT EEPROM: its placements replayed as far as legal moves
+        lead, :func:`_log_before_gesture`), as ``eeprom`` moves; else, when the board (kings and centre squares
+        aside) is not the official position, moves were missed that nobody can tell: the record gets the gap mark
+        (as for any unexplained gap, the arbiter's ``fill-gap``). The result signal follows (the caller processes
+        the board: ``RESULT_SIGNAL``), and the incident is one: the signal names the gap (``gap_ply``), the gap's
+        ``MOVES_RECOVERED`` folds under it (``incident: RESULT_SIGNAL``). One alert, not two.
+        """
+        g = self.g
+        if not self.e.rules.result_gesture or not g.playing or g.setting_up:
+            return False
+        result = squares_kings_result(squares)
+        if result is None:
+            return False
+        board = g.board
+        log = self._mapped_log() if self.board_log else []
+        before: Recovery | None = None
+        if any(isinstance(e, LoggedChange) for e in log):
+            budget = self.node_budget
+            key: tuple[object, ...] = ("ended", board.fen(en_passant="fen"), board.chess960, tuple(log), budget)
+            start = board.copy(stack=False)
+            before = self._now(key, lambda: _log_before_gesture(start, log, budget, self.step_nodes))
+        from_ply = len(g.records)
+        self.settle_gap(outs, at)
+        if before is not None and before.kind is RecoveryKind.UNIQUE:
+            _LOGGER.info("%s: the game ended meanwhile (%s); %s", reason, result, before.describe())
+            self._recovered(outs, before, at, reason)
+            self.announce(outs, before, from_ply, at, reason)
+        elif (before is None or before.kind is RecoveryKind.GAP) and not _only_kings_moved(board, squares):
+            _LOGGER.info("%s: the game ended meanwhile (%s); the moves before it are not known: a gap", reason, result)
+            gap = Recovery(kind=RecoveryKind.GAP, detail="0")
+            self.gap(outs, gap, squares, at, reason)
+            text = (f"the game ended while the board was out of sight (kings on the centre squares: {result}); the "
+                    "moves played before it are not known: a gap, for the arbiter's fill-gap")
+            self.announce(outs, gap, from_ply, at, reason, text=text)
+            event = outs[-2]
+            assert isinstance(event, GameEvent)
+            outs[-2] = dataclasses.replace(event, details={**event.details, "incident": "RESULT_SIGNAL",
+                                                           "result": result})
+            self.ended_gap = len(g.records)
+        self.e.restoration.divergence_key = None
+        return True
+
+    def illegal_back(self, outs: list[Output], at: float) -> None:
+        """The board back after its link was down, one ply played meanwhile and an illegal one (7.5.1: a piece moved
+        where it cannot go, the board showing one illegal move of the side to move from the official position).
+
+        Live, its press would have raised ``ILLEGAL_MOVE`` (with the article and penalty of the edition) and the
+        record gone on from the board (G6); the outage must not hide it. The press seen meanwhile (the clock on its
+        own link) is that press: judged now as it would have been then, once (the press is given to it, no longer
+        a press "not judged"). The clock out of sight with the board (on its jack): its first reading tells
+        (:meth:`clock_back`): the opponent's time running, the mover pressed during the outage. No press (none seen,
+        not pressed yet, no clock): the illegal placement waits as it would live (his press or the opponent's move
+        completes it).
+        """
+        g = self.g
+        if g.cand is not None or g.press is not None or not g.playing or g.setting_up or self.pending:
+            return
+        if g.index.classify(g.phys).kind is not DiffClass.ILLEGAL_1:
+            return
+        side = g.board.turn
+        seen = next((p for p in g.blind_presses if p.side == side), None)
+        if seen is not None:
+            g.blind_presses.remove(seen)
+            g.blind_matched += 1
+            self._illegal_pressed(outs, seen.at)
+        elif g.clock_seen and (g.clock_resync or g.clock_down):
+            self.illegal_wait = g.phys.key()
+
+    def _illegal_pressed(self, outs: list[Output], at: float) -> None:
+        """The illegal move the board shows completed by its mover's press at *at*: judged as that press live."""
+        g = self.g
+        diff = g.index.classify(g.phys)
+        if diff.kind is not DiffClass.ILLEGAL_1:
+            return
+        side = g.board.turn
+        _LOGGER.info("board back: an illegal move missed during the outage, pressed at %.2f", at)
+        g.illegal_state = None
+        board_t, g.last_board_t = g.last_board_t, min(g.last_board_t, at)  # made by its press at the latest
+        try:
+            press = Evidence(at=at, event=f"C {'W' if side == chess.WHITE else 'B'}")
+            self.e.presses.illegal_press(outs, side, at, press, "ILLEGAL_MOVE", subtype=diff.subtype, diff=diff)
+        finally:
+            g.last_board_t = board_t
 
     def _gap_longer(self, ply: int, plies: int, lever: chess.Color) -> None:
         """A gap left while the clock was out of sight (on the board's jack), its candidates agreeing on the side to
@@ -835,9 +946,10 @@ class Downtime:
         self.g.keys[:] = [self._key(n) for n in range(len(rebuilt) + 1)]
         self.g.adopted_open = None
         self.g.cand = None
-        if by:
-            self.g.clockless = {p if p < ply else p + shift for p in self.g.clockless if p != ply} \
-                | set(range(ply, last_filled + 1))
+        # the plies made without a clock move with the record: the gap's become the filled moves (no clock was seen
+        # for them, the arbiter's or the search's), the later ones shift with their moves
+        self.g.clockless = {p if p < ply else p + shift for p in self.g.clockless if p != ply} \
+            | set(range(ply, last_filled + 1))
         outs.append(MovesRetracted(at=at, to_ply=ply - 1, reason="downtime gap filled: the side to move is known"
                                    if by else "downtime gap filled by the arbiter"))
         for rec in rebuilt[ply - 1:]:
@@ -951,6 +1063,35 @@ class Downtime:
                     break
         return out
 
+    def logged_clocks(self, result: Recovery) -> dict[int, ClockState]:
+        """Move index -> its mover's clock after his press, as the board's log holds it (DGT EEPROM: a lever change
+        with the presser's time when the lever went down, protocols.md §1.9; plus the increment the clock adds).
+
+        The press of a move is the first logged press of its side after the change that completed it and before the
+        next move's. Only for moves replayed from the board's own log (``eeprom``): the search knows no order of the
+        changes. The time of the press is not known here (:meth:`_logged_presses` places it with clock readings).
+        """
+        if not self.board_log or result.method != "eeprom" or result.kind is not RecoveryKind.UNIQUE:
+            return {}
+        entries = list(self.log)
+        white_side = self.e.rules.white_clock_side
+        used = list(result.changes_used)
+        board = self.g.board.copy(stack=False)
+        out: dict[int, ClockState] = {}
+        for k, move in enumerate(result.moves):
+            mover = board.turn
+            board.push(move)
+            if k >= len(used) or used[k] < 0:
+                continue
+            end = next((u for u in used[k + 1:] if u >= 0), len(entries))
+            side = white_side if mover == chess.WHITE else white_side.other
+            press = next((e for e in entries[used[k] + 1:end] if isinstance(e, LoggedPress) and e.side is side), None)
+            if press is not None:
+                shown = press.shown + self.g.increment
+                out[k] = ClockState(white=shown if mover == chess.WHITE else None,
+                                    black=shown if mover == chess.BLACK else None)
+        return out
+
     def _complete_pending(self, outs: list[Output], at: float) -> None:
         """Moves made before the restart and not completed yet: play went on after them, so they were completed
         meanwhile (by a press seen since, in order, or by the next move): completed first, in record order."""
@@ -1014,6 +1155,38 @@ class Downtime:
                 self.gap_parity = (rec.ply, plies)  # the clock read again may run for the other side (clock_back)
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _log_before_gesture(board: chess.Board, log: list[LogEntry], budget: int, step: int) -> Steps[Recovery]:
+    """The moves the board's log shows before the result gesture: its placements, latest first, replayed from the
+    official one (:func:`recover_steps`); the latest that legal moves lead to ends them (``unique``, ``eeprom``; none
+    when it is the official placement itself: ``none``). The changes after it are the gesture's."""
+    placement = board.copy(stack=False)
+    official = [board.piece_at(sq) for sq in chess.SQUARES]
+    cuts: list[tuple[int, list[Content]]] = []
+    for i, entry in enumerate(log):
+        if not isinstance(entry, LoggedChange):
+            continue
+        placement.remove_piece_at(entry.square)
+        if isinstance(entry.content, chess.Piece):
+            placement.set_piece_at(entry.square, entry.content)
+        cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
+    for i, squares in reversed(cuts):
+        if squares == official:
+            return Recovery(kind=RecoveryKind.NONE, method="eeprom")  # nothing played before the gesture
+        found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=budget, max_plies=0, step=step)
+        if found.kind is RecoveryKind.UNIQUE:
+            return found
+    return Recovery(kind=RecoveryKind.GAP, method="eeprom", detail="0")  # the log does not tell (its start lost?)
+
+
+def _only_kings_moved(board: chess.Board, squares: list[Content]) -> bool:
+    """Does the board differ from the official position only by the kings and the centre squares (the gesture)?"""
+    skip = board.kings | _CENTRE_BB
+    for sq, content in enumerate(squares):
+        if isinstance(content, chess.Piece) and content.piece_type == chess.KING:
+            skip |= chess.BB_SQUARES[sq]
+    return all(board.piece_at(sq) == squares[sq] for sq in chess.SQUARES if not chess.BB_SQUARES[sq] & skip)
 
 
 def _done(result: Recovery) -> Steps[Recovery]:

@@ -9,6 +9,7 @@ import chess
 
 from boardd.core.engine.common import _CENTRE_BB
 from boardd.core.events import (
+    Content,
     Marker,
 )
 from boardd.core.outputs import (
@@ -19,6 +20,30 @@ from boardd.core.outputs import (
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
+
+
+def centre_kings_result(white: int, black: int, kings: int) -> str | None:
+    """The result the kings show (bitboards of the white pieces, the black ones, the kings): exactly one king of each
+    colour, both on the centre squares; both on light squares 1-0, both on dark 0-1, one of each a draw."""
+    if kings & _CENTRE_BB and (kings & white).bit_count() == 1 and (kings & black).bit_count() == 1 \
+            and kings & _CENTRE_BB == kings:
+        light = (kings & chess.BB_LIGHT_SQUARES).bit_count()
+        return "1-0" if light == 2 else "0-1" if light == 0 else "1/2-1/2"
+    return None
+
+
+def squares_kings_result(squares: list[Content]) -> str | None:
+    """:func:`centre_kings_result` of a placement (official frame)."""
+    white = black = kings = 0
+    for sq, content in enumerate(squares):
+        if isinstance(content, chess.Piece):
+            if content.color == chess.WHITE:
+                white |= chess.BB_SQUARES[sq]
+            else:
+                black |= chess.BB_SQUARES[sq]
+            if content.piece_type == chess.KING:
+                kings |= chess.BB_SQUARES[sq]
+    return centre_kings_result(white, black, kings)
 
 
 class Gestures:
@@ -44,11 +69,8 @@ class Gestures:
             # bitboards of the placement key (0 white, 1 black, 7 kings): exactly one king of each colour,
             # both on the centre squares
             key = self.g.phys.key()
-            kings = key[7]
-            if kings & _CENTRE_BB and (kings & key[0]).bit_count() == 1 and (kings & key[1]).bit_count() == 1 \
-                    and kings & _CENTRE_BB == kings:
-                light = (kings & chess.BB_LIGHT_SQUARES).bit_count()
-                result = "1-0" if light == 2 else "0-1" if light == 0 else "1/2-1/2"
+            result = centre_kings_result(key[0], key[1], key[7])
+            if result is not None:
                 how = "kings on the centre squares"
         if result is None:
             self.gesture_sent = None
@@ -60,8 +82,12 @@ class Gestures:
             self.g.gesture_hold = True
             self.retract_gesture_moves(outs, at)
             self.withdraw_early_start(outs)
-        outs.append(GameEvent(at=at, type="RESULT_SIGNAL", code=None,
-                              details={"result": result, "gesture": how}))
+        details: dict[str, object] = {"result": result, "gesture": how}
+        ended, self.e.downtime.ended_gap = self.e.downtime.ended_gap, None
+        if ended is not None:
+            # the game ended while the board was out of sight: the gap before it is this incident's (one alert)
+            details["gap_ply"] = ended
+        outs.append(GameEvent(at=at, type="RESULT_SIGNAL", code=None, details=details))
 
     def withdraw_early_start(self, outs: list[Output]) -> None:
         """Both players putting their kings in the centre is one gesture: neither started before the other."""

@@ -86,6 +86,7 @@ class Restoration:
         down = self.e.downtime
         squares = list(self.g.phys.squares)
         result = down.missed(squares, self.jump_depth(), self._presses_seen())
+        logged = down.logged_clocks(result) if self.g.board_down else {}  # the board's log, read before it is dropped
         down.forget_log()
         if result.kind is RecoveryKind.AMBIGUOUS:
             for judged in self.gap_presses().values():
@@ -116,9 +117,10 @@ class Restoration:
                     self.e.made_moves.make(outs, move, min(at, seen.at), completed=True, completion=Completion.PRESS,
                                press_at=seen.at, recovered=True, clock=seen.clock)
                     continue
-                # not pressed during the outage (or the press cannot be told): no [%clk] from a later clock
+                # not pressed in sight of the clock: the board's log may hold the presser's time at his press (DGT,
+                # protocols.md §1.9), his [%clk]; else none, rather than one of a later clock
                 rec = self.e.made_moves.make(outs, move, at, completed=not last, completion=Completion.NEXT_MOVE,
-                                 recovered=True, clock=ClockState())
+                                 recovered=True, clock=logged.get(i, ClockState()))
                 if not last or any(p.side == side for p in blind):
                     self.g.clockless.add(rec.ply)  # whether it was pressed cannot be told: no press codes for it
                 elif self.g.clock_seen and (self.g.clock_resync or self.g.clock_down):

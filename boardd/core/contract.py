@@ -299,8 +299,15 @@ class Publication:
         ``{"topic": ..., "retain": ..., "qos": ..., "payload": ...}`` in that key order, compact;
         the payload object has sorted keys, a PGN payload is a JSON string.
         """
-        payload = self.json if self.json is not None else _dumps(self.payload)
-        return _line_head(self.topic, self.retain, self.qos) + payload + "}"
+        head, payload = self.replay_parts()
+        return head + payload + "}"
+
+    def replay_parts(self) -> tuple[str, str]:
+        """:meth:`replay_line` in two parts, the line being ``head + payload + "}"``: the start up to the payload,
+        and the payload's JSON (a ``state`` or ``pgn`` line is as long as the game, issue 12: a writer can write
+        the parts without joining them)."""
+        return _line_head(self.topic, self.retain, self.qos), \
+            self.json if self.json is not None else _dumps(self.payload)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -401,46 +408,88 @@ def _key_order(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((key, ("," if index else "{") + _key_fragment(key)) for index, key in enumerate(sorted(keys)))
 
 
-def _object_text(payload: Mapping[str, object], raw: Mapping[str, str]) -> str | None:
-    """:func:`_dumps` of the object *payload* whose values under the keys of *raw* are already serialised
-    there; None when a value is not JSON-clean (the publication is then serialised, cleaned, on demand).
+#: Payload keys -> their values already serialised: a text, or a list of texts to join (:func:`_object_text`).
+_Raw = dict[str, str | list[str]]
 
-    One join of the keys and values: the long values of *raw* (the ``state``'s move lists) are copied once.
+
+def _object_text(payload: Mapping[str, object], raw: Mapping[str, str | list[str]]) -> str | None:
+    """:func:`_dumps` of the object *payload* whose values under the keys of *raw* are already serialised
+    there (a text, or a list of texts to join: :meth:`_Fragments.parts`); None when a value is not JSON-clean
+    (the publication is then serialised, cleaned, on demand).
+
+    One join of the keys and values: the long values of *raw* (the ``state``'s move lists) are copied once,
+    from their parts.
     """
     if not payload:
         return "{}"
+    parts: list[str] = []
+    append = parts.append
     try:
-        parts = [text for key, head in _key_order(tuple(payload))
-                 for text in (head, raw[key] if key in raw else _fragment(payload[key]))]
+        for key, head in _key_order(tuple(payload)):
+            append(head)
+            value = raw.get(key)
+            if value is None:
+                append(_fragment(payload[key]))
+            elif type(value) is str:
+                append(value)
+            else:
+                parts += value
     except (TypeError, ValueError):
         return None
-    parts.append("}")
+    append("}")
     return "".join(parts)
 
 
 class _Fragments:
-    """A JSON array kept item by item: each item serialised once (:func:`_fragment`), the array text extended
-    by appending; :meth:`truncate` goes back to the first *n* items."""
+    """A JSON array kept item by item: each item serialised once (:func:`_fragment`), kept in blocks of
+    :attr:`BLOCK` items joined once the block is full, so that neither an append nor the array's text
+    (:meth:`parts`, joined by the caller with the rest of its payload) copies the whole array (issue 12: the
+    move lists are as long as the game); :meth:`truncate` goes back to the first *n* items."""
 
-    __slots__ = ("ends", "text")
+    __slots__ = ("blocks", "items")
+
+    #: Items per block.
+    BLOCK = 32
 
     def __init__(self) -> None:
-        self.text = ""
-        #: ``ends[i]``: the length of :attr:`text` holding the first ``i + 1`` items.
-        self.ends: list[int] = []
+        #: every item's text
+        self.items: list[str] = []
+        #: ``blocks[k]``: the texts of items ``BLOCK * k`` to ``BLOCK * (k + 1) - 1`` joined with commas
+        self.blocks: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     def truncate(self, length: int) -> None:
-        if length < len(self.ends):
-            del self.ends[length:]
-            self.text = self.text[:self.ends[-1]] if self.ends else ""
+        if length < len(self.items):
+            del self.items[length:]
+            del self.blocks[length // self.BLOCK:]
 
     def append(self, item: object) -> None:
-        piece = _fragment(item)
-        self.text = f"{self.text},{piece}" if self.ends else piece
-        self.ends.append(len(self.text))
+        items = self.items
+        items.append(_fragment(item))
+        size = len(items)
+        if size % self.BLOCK == 0:
+            self.blocks.append(",".join(items[size - self.BLOCK:]))
+
+    def parts(self) -> list[str]:
+        """The array's text in parts (their join is the text): ``[``, the blocks and the rest with commas, ``]``."""
+        blocks = self.blocks
+        rest = self.items[len(blocks) * self.BLOCK:]
+        if not blocks:
+            return ["[", ",".join(rest), "]"]
+        parts = ["["]
+        for block in blocks:
+            parts += (block, ",")
+        if rest:
+            parts.append(",".join(rest))
+        else:
+            parts.pop()
+        parts.append("]")
+        return parts
 
     def array(self) -> str:
-        return f"[{self.text}]"
+        return "".join(self.parts())
 
 
 # --- The publisher ---------------------------------------------------------------------
@@ -517,7 +566,7 @@ class Publisher:
     # Building blocks.
 
     def _publication(self, kind: str, body: Mapping[str, object], *, at: float,
-                     raw: Mapping[str, str] | None = None) -> Publication:
+                     raw: Mapping[str, str | list[str]] | None = None) -> Publication:
         """The publication of *body* with the envelope; with *raw* (body keys -> their values already
         serialised), its JSON text is built now from those fragments (:attr:`Publication.json`)."""
         spec = TOPICS[kind]
@@ -828,7 +877,7 @@ class Publisher:
         self._state_irregularity_bodies = kept
         return bodies, None if texts is None else "[" + ",".join(texts) + "]"
 
-    def _state_body(self, state: GameState, check: str | None = None) -> tuple[dict[str, object], dict[str, str]]:
+    def _state_body(self, state: GameState, check: str | None = None) -> tuple[dict[str, object], _Raw]:
         """The ``state`` body, and the JSON of those of its values that are kept serialised (the move lists,
         the game, the open findings): the publication's text is joined from them (issue 12).
 
@@ -878,12 +927,13 @@ class Publisher:
         self._game_cache = (key, game, text)
         return game, text
 
-    def _state_fields(self, state: GameState, check: str | None) -> tuple[dict[str, object], dict[str, str]]:
+    def _state_fields(self, state: GameState, check: str | None) -> tuple[dict[str, object], _Raw]:
         clock = state.clock
         lists = self._move_lists
         lists.update(state.moves)
         game, game_text = self._game_fields(state)
-        raw = {"moves": lists.ucis.array(), "san": lists.sans.array(), "illegal_plies": lists.illegal_array()}
+        raw: _Raw = {"moves": lists.ucis.parts(), "san": lists.sans.parts(),
+                                           "illegal_plies": lists.illegal_array()}
         if game_text is not None:
             raw["game"] = game_text
         fields: dict[str, object] = {

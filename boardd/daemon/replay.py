@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib
 import io
 import itertools
@@ -375,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for publication in publications:
             if not args.pgn_only:
-                _write(out, publication.replay_line())
+                _write_publication(out, publication)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, as Python's docs recommend.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -386,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
         _LOGGER.error("input stopped: %s", exc)
         for publication in replay.finish():
             if not args.pgn_only:
-                _write(out, publication.replay_line())
+                _write_publication(out, publication)
         status = 1
     if args.pgn_only:
         _write(out, archive_pgn(replay.games()).rstrip("\n"))
@@ -396,6 +397,31 @@ def run(args: argparse.Namespace) -> int:
     replay.stats.bad_lines += capture_stats["bad_lines"]
     print(replay.stats.summary(), file=sys.stderr)
     return status
+
+
+#: A payload at least this long (a ``state`` or ``pgn`` of a long game) is written apart from its line's start
+#: and end, not joined with them (issue 12: a join copies the whole line, and its encoding copies it again).
+_LONG_PAYLOAD = 2048
+
+
+@functools.lru_cache(maxsize=64)
+def _encoded(text: str) -> bytes:
+    """*text* as UTF-8 (the starts of the lines: a few topics)."""
+    return text.encode("utf-8")
+
+
+def _write_publication(out: IO[bytes] | None, publication: Publication) -> None:
+    """Write :meth:`~boardd.core.contract.Publication.replay_line` and a newline, as UTF-8 (as :func:`_write`)."""
+    head, payload = publication.replay_parts()
+    if out is None or len(payload) < _LONG_PAYLOAD:
+        if out is not None:
+            out.write((head + payload + "}\n").encode("utf-8"))
+        else:
+            sys.stdout.write(head + payload + "}\n")
+        return
+    out.write(_encoded(head))
+    out.write(payload.encode("utf-8"))
+    out.write(b"}\n")
 
 
 def _write(out: IO[bytes] | None, line: str) -> None:

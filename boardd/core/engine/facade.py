@@ -114,9 +114,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable
+from typing import Final
 
 import chess
 
+from boardd.core._slots import slot_setters
 from boardd.core.engine.board_input import BoardInput
 from boardd.core.engine.clock_readings import ClockReadings
 from boardd.core.engine.common import (
@@ -178,6 +180,42 @@ from boardd.core.settings import RulesConfig
 __all__ = ["Engine"]
 
 #: What undoing a probed call (``Engine._probed``) leaves as it is: the stepwise machinery and the kept searches.
+_RESOLVED, _NOTED = Status.RESOLVED, Status.NOTED
+
+#: :class:`GameState`'s fields in order (:func:`_game_state` takes them so).
+_GAME_STATE_FIELDS = ("game_id", "white", "black", "event", "site", "date", "round", "board_no", "time_control",
+                      "edition", "start_fen", "chess960", "fen", "moves", "turn", "clock", "result", "termination",
+                      "open_irregularities", "illegal_moves_white", "illegal_moves_black", "category", "regime",
+                      "open_irregularity_details", "dismissed_irregularity_details")
+
+
+def _make_game_state() -> Callable[..., GameState]:
+    """``_game_state(*values)``: the :class:`GameState` of the values of :data:`_GAME_STATE_FIELDS`, in that
+    order, set through its slots (a frozen dataclass's ``__init__`` sets each of its 25 fields through
+    ``object.__setattr__``: about 40,000 instructions a state, built twice a move; issue 12). The constructor
+    when the fields are not those."""
+    setters = slot_setters(GameState, _GAME_STATE_FIELDS)
+
+    def slow(*values: object) -> GameState:
+        return GameState(**dict(zip(_GAME_STATE_FIELDS, values, strict=True)))  # type: ignore[arg-type]
+
+    if setters is None:  # pragma: no cover - the fields changed: the constructor
+        return slow
+    new = object.__new__
+    count = len(setters)
+
+    def game_state(*values: object) -> GameState:
+        if len(values) != count:
+            return slow(*values)
+        state = new(GameState)
+        for setter, value in zip(setters, values, strict=True):
+            setter(state, value)
+        return state
+    return game_state
+
+
+_game_state: Final = _make_game_state()
+
 _NOT_UNDONE = frozenset({"rules", "stepwise", "_held_back", "_queue", "search_cache", "probing", "_probe", "_retry"})
 
 
@@ -570,23 +608,27 @@ class Engine:
         return self._state(self.correction.unpublished_from())
 
     def _state(self, hidden: int | None) -> GameState:
-        """The state; *hidden*: the first ply left out (the record before it, its position and turn)."""
-        g = self.g.game
-        records = self.g.records if hidden is None else self.g.records[:hidden - 1]
-        fen = _fen(self.g.board) if hidden is None else self.g.fen_before(hidden)
-        open_details = tuple(irr for irr in self.g.irr.values() if irr.status not in (Status.RESOLVED, Status.NOTED))
-        open_ids = tuple(irr.id for irr in open_details)
-        return GameState(
-            game_id=g.id, white=g.white, black=g.black, event=g.event, site=g.site, date=g.date,
-            round=g.round, board_no=g.board_no, time_control=g.time_control, edition=g.edition,
-            start_fen=self.g.start_fen, chess960=g.chess960, fen=fen,
-            moves=tuple(records), turn=self.g.board.turn if hidden is None else fen.split(" ")[1] == "w",
-            clock=self.g.clock, result=self.g.result,
-            termination=self.g.termination, open_irregularities=open_ids, open_irregularity_details=open_details,
-            illegal_moves_white=self.findings.count(chess.WHITE),
-            illegal_moves_black=self.findings.count(chess.BLACK),
-            category=self.g.category, regime=self.g.regime,
-            dismissed_irregularity_details=self.dismissals.retractable())
+        """The state; *hidden*: the first ply left out (the record before it, its position and turn).
+
+        Built twice a move (the made and the completed move's ``state``): the open findings picked by identity
+        (an enum's class attribute costs a Python call), the object through its slots (:func:`_game_state`)."""
+        game = self.g
+        g = game.game
+        records = game.records if hidden is None else game.records[:hidden - 1]
+        fen = _fen(game.board) if hidden is None else game.fen_before(hidden)
+        if game.irr:
+            open_details = tuple([irr for irr in game.irr.values()
+                                  if irr.status is not _RESOLVED and irr.status is not _NOTED])
+            open_ids = tuple([irr.id for irr in open_details])
+        else:
+            open_details = open_ids = ()
+        findings = self.findings
+        return _game_state(
+            g.id, g.white, g.black, g.event, g.site, g.date, g.round, g.board_no, g.time_control, g.edition,
+            game.start_fen, g.chess960, fen, tuple(records),
+            game.board.turn if hidden is None else fen.split(" ")[1] == "w", game.clock, game.result,
+            game.termination, open_ids, findings.count(chess.WHITE), findings.count(chess.BLACK), game.category,
+            game.regime, open_details, self.dismissals.retractable())
 
     @property
     def irregularities(self) -> tuple[Irregularity, ...]:

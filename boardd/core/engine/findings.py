@@ -404,6 +404,8 @@ class Findings:
     def count(self, side: chess.Color) -> int:
         """``side``'s illegal-move count (rules-spec §6.1: the penalised illegal-move-class events, one per move,
         §3.5): his moves with a finding counted, less those the arbiter dismissed or the engine withdrew."""
+        if not self.counted:   # (the usual case; the state asks twice a move)
+            return 0
         return len({c.move for ident, c in self.counted.items() if c.side == side and not self._uncounted(ident)})
 
     def _uncounted(self, ident: str) -> bool:

@@ -101,6 +101,9 @@ CASES = {
 #: the ruling the correction's finding ends with (what the clock showed of the penalty)
 RULINGS = {"dgt3000-time-setting-mode": "+2:00 seen on the clock for Black; -0:30 for the offender",
            "dgt3000-times-set-then-pieces-back-running": "+2:00 seen on the clock for Black"}
+#: the note of a difference between the times set and the suggestion (R21: the penalty and the increment of the
+#: illegal press), when there is one: the second case leaves White the increment the illegal press earned
+NOTES = {"dgt3000-times-set-then-pieces-back-running": "off by White +0:30"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -124,5 +127,10 @@ def test_a_correction_replayed_from_dgt_bytes(name: str, tmp_path: Path,
     if name in RULINGS:
         ruling = next(str(f["ruling"]) for f in findings.values() if f["code"] == "ILLEGAL_MOVE")
         assert ruling.endswith(RULINGS[name]), ruling
-        # the penalty time seen on the clock matches the suggestion: no note of a difference
-        assert not [f for f in findings.values() if f["code"] == "ARBITER_ADJUST"]
+        notes = [str(f["suggestion"]["text"]) for f in findings.values()  # type: ignore[index]
+                 if f["code"] == "ARBITER_ADJUST" and f["incident"] is not None]
+        if name in NOTES:
+            assert len(notes) == 1 and NOTES[name] in notes[0], notes
+        else:
+            # the times set match the suggestion (the penalty, the increment taken back): no note of a difference
+            assert not notes, notes

@@ -19,6 +19,7 @@ the setting; the lever given to the offender while paused or by the arbiter's pr
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import pytest
 
@@ -152,14 +153,38 @@ def _correction(rng: random.Random, penalty: int, inc: int,
     return " · ".join(s.items), s.t, {"B": add_b, "W": -take_w}
 
 
-@pytest.mark.parametrize("seed", range(100))
-def test_odd_time_setting_sequences_raise_no_alert(seed: int) -> None:
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One seeded case: the events (scenario text, position "L"), the control, what the suggestion says, what the
+    arbiter set (total changes per side, "B"/"W"), the replacement move."""
+
+    text: str
+    tc: str
+    penalty: int
+    inc: int
+    changes: dict[str, int]
+    replacement: str
+
+    @property
+    def noted(self) -> bool:
+        """Do the times set differ from the suggestion by 2 s or more (one note)?"""
+        return abs(self.changes["B"] - self.penalty) >= 2 or (self.inc > 0 and abs(self.changes["W"] + self.inc) >= 2)
+
+
+def case(seed: int, controls: list[tuple[str, int, int]] = _CONTROLS) -> Case:
     rng = random.Random(7000 + seed)
     (frm, to, piece), (rfrm, rto) = rng.choice(_ILLEGAL)
-    tc, penalty, inc = rng.choice(_CONTROLS)
+    tc, penalty, inc = rng.choice(controls)
     middle, t, changes = _correction(rng, penalty, inc, (frm, to, piece))
     text = (f"0 L {frm} · 300 P {to} {piece} · 700 C W · {middle} · {t + 800} L {rfrm} · {t + 1100} P {rto} {piece} "
             f"· {t + 1500} C W · {t + 2500} L g8 · {t + 2800} P f6 bN · {t + 3200} C B")
+    return Case(text, tc, penalty, inc, changes, f"{rfrm}{rto}")
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_odd_time_setting_sequences_raise_no_alert(seed: int) -> None:
+    c = case(seed)
+    text, tc, changes, rfrm, rto = c.text, c.tc, c.changes, c.replacement[:2], c.replacement[2:]
     engine, _ = _play("L", text, tc=tc)
     state = engine.state
     moves = [m.uci for m in state.moves]
@@ -170,7 +195,7 @@ def test_odd_time_setting_sequences_raise_no_alert(seed: int) -> None:
     assert illegal.status is Status.RESOLVED, text
     assert illegal.ruling is not None and illegal.ruling.startswith("position reinstated at ply 4"), illegal.ruling
     # the times set, as they are, compared with the suggestion: one note exactly when they differ (2 s or more)
-    off = abs(changes["B"] - penalty) >= 2 or (inc > 0 and abs(changes["W"] + inc) >= 2)
+    off = c.noted
     notes = [i for i in _found(engine, "ARBITER_ADJUST") if i.incident == illegal.id]
     assert len(notes) == int(off), ([n.suggestion.text for n in notes], changes, text)
     assert all(i.status is Status.NOTED for i in engine.irregularities if i.severity is Severity.INFO)

@@ -30,7 +30,9 @@ from boardd.core.events import ClockSide
 from drivers.base import TimeSource
 from drivers.dgt3000_i2c.codec import (
     BUTTON_LEVER,
+    BUTTON_MINUS,
     BUTTON_ONOFF,
+    BUTTON_PLUS,
     Ack,
     Button,
     ChangeState,
@@ -233,6 +235,30 @@ class Dgt3000Emulator:
             if self.awake:
                 self._send(encode_message(Button(bits | lever, lever)))
                 self._send(encode_message(Button(lever, bits | lever)))
+
+    def set_by_hand(self, side: ClockSide, seconds: int, *, step: int = 60) -> None:
+        """The arbiter sets a stopped side's time on the clock itself: *seconds* more (fewer if negative) in steps
+        of *step* seconds, each a press of plus (or minus) and its Button packets, then a Time packet showing the
+        step (the Time packet has no run/pause bit, protocols.md §2.4: the time of a stopped side going down)."""
+        if step <= 0:
+            raise ValueError(f"step must be positive, got {step}")
+        sign = 1 if seconds >= 0 else -1
+        left = abs(seconds)
+        while left > 0:
+            part = min(step, left)
+            left -= part
+            self.press_button(BUTTON_PLUS if sign > 0 else BUTTON_MINUS)
+            with self._lock:
+                self._settle()
+                if self.modes[side]:
+                    raise RuntimeError("the clock's times are set by hand only while that side is stopped")
+                if side is ClockSide.LEFT:
+                    self._left = max(0.0, self._left + sign * part)
+                else:
+                    self._right = max(0.0, self._right + sign * part)
+                self.stats["set_by_hand"] += 1
+                if self.awake and self.mode25:
+                    self._send_time()
 
     def switch_off(self) -> None:
         """The on/off button: the clock reports it, then sleeps until woken."""

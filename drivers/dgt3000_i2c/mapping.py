@@ -9,7 +9,12 @@
   ``lever_high``, so the engine sees the press without waiting for the next Time packet.
 * **Running side**: under central control the clock runs what the host commanded
   (:meth:`Dgt3000Mapper.note_running`); without a command, the side whose time went
-  down within ``hold_s`` is taken as running.
+  down within ``hold_s`` is taken as running. The Time packet has no run/pause bit
+  (§2.4): a time going down is running only as time runs, by at most the seconds since
+  the previous Time packet plus one (the display's second), and not within ``hold_s``
+  of a setting button (back, minus, plus, forward: the arbiter setting the stopped
+  clock's times by hand, each press a Button packet, §2.4-2.5). A step of the setting
+  (ten seconds, a minute) is no running clock.
 * **Buttons** (back, minus, play, plus, forward, on/off) are operator input, not board
   events: they come out as :class:`ClockButton` values.
 
@@ -31,6 +36,9 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Button bit -> name (§2.4).
 BUTTON_NAMES = {0x01: "back", 0x02: "minus", 0x04: "play", 0x08: "plus", 0x10: "forward", 0x20: "on/off"}
+
+#: the buttons of the clock's time setting (back, minus, plus, forward): what follows them is set by hand
+_SETTING_BUTTONS = 0x01 | 0x02 | 0x08 | 0x10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +66,10 @@ class Dgt3000Mapper:
         self.commanded: ClockSide | None = None
         self.commanded_known = False
         self._went_down: dict[ClockSide, float] = {}
+        #: when the last Time packet came, and until when a time change is the arbiter's setting (a setting
+        #: button pressed)
+        self._time_at: float | None = None
+        self._setting_until = float("-inf")
         self.hello: bytes | None = None
         self.stats: Counter[str] = Counter()
 
@@ -68,6 +80,8 @@ class Dgt3000Mapper:
         self.commanded_known = False
         self.commanded = None
         self._went_down.clear()
+        self._time_at = None
+        self._setting_until = float("-inf")
 
     def note_running(self, side: ClockSide | None) -> None:
         """The host commanded *side* to run (``None``: both stopped)."""
@@ -113,10 +127,17 @@ class Dgt3000Mapper:
             case Time(no_update=True):
                 self.stats["time_echoes"] += 1
             case Time(left_s=left, right_s=right, lever=lever):
-                if self.left is not None and left < self.left:
-                    self._went_down[ClockSide.LEFT] = at
-                if self.right is not None and right < self.right:
-                    self._went_down[ClockSide.RIGHT] = at
+                # running as time runs: down by the seconds since the last packet (plus the display's second), and
+                # not just after a setting button
+                limit = None if self._time_at is None else at - self._time_at + 1.0
+                setting = at <= self._setting_until
+                for side, before, now in ((ClockSide.LEFT, self.left, left), (ClockSide.RIGHT, self.right, right)):
+                    if before is not None and now < before:
+                        if not setting and (limit is None or before - now <= limit):
+                            self._went_down[side] = at
+                        else:
+                            self.stats["times_set_by_hand"] += 1
+                self._time_at = at
                 self.left, self.right, self.lever = left, right, lever
                 reading = self.reading(at)
                 if reading is not None:
@@ -133,6 +154,8 @@ class Dgt3000Mapper:
                     if button.pressed & bit:
                         self.stats["buttons"] += 1
                         out.append(ClockButton(at=at, name=name))
+                if button.pressed & _SETTING_BUTTONS:
+                    self._setting_until = at + self.hold_s
             case Hello(data=data):
                 self.hello = data
         return out

@@ -385,7 +385,11 @@ def test_illegal_move_that_stands_end_to_end(tmp_path: Path, capsysbinary: pytes
     lines = decode(out)
     found = [(line["payload"]["code"], line["payload"]["subtype"], line["payload"]["severity"])  # type: ignore[index]
              for line in lines if kind(line) == "irregularity"]
-    assert found == [("ILLEGAL_MOVE", "GEOMETRY", "illegal-move"), ("ILLEGAL_MOVE_STANDS", None, "info")]
+    # the illegal move's finding is closed once with the ruling that it stood (A.5.2), after the note
+    assert found == [("ILLEGAL_MOVE", "GEOMETRY", "illegal-move"), ("ILLEGAL_MOVE_STANDS", None, "info"),
+                     ("ILLEGAL_MOVE", "GEOMETRY", "illegal-move")]
+    closed = [line["payload"] for line in lines if kind(line) == "irregularity"][-1]
+    assert closed["status"] == "resolved" and str(closed["ruling"]).startswith("the illegal move stands")  # type: ignore[index]
     illegal = [line["payload"] for line in lines if kind(line) == "move" and not line["payload"]["legal"]]  # type: ignore[index]
     assert [(m["uci"], m["phase"]) for m in illegal] == [("f1c5", "made"), ("f1c5", "completed")]  # type: ignore[index]
     state = next(line["payload"] for line in reversed(lines) if kind(line) == "state")

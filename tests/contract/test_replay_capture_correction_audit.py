@@ -101,6 +101,9 @@ CASES = {
 #: the ruling the correction's finding ends with (what the clock showed of the penalty)
 RULINGS = {"dgt3000-time-setting-mode": "+2:00 seen on the clock for Black; -0:30 for the offender",
            "dgt3000-times-set-then-pieces-back-running": "+2:00 seen on the clock for Black"}
+#: the note of a difference between the times set and the suggestion (R21: the penalty and the increment of the
+#: illegal press), when there is one: the second case leaves White the increment the illegal press earned
+NOTES = {"dgt3000-times-set-then-pieces-back-running": "off by White +0:30"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -124,5 +127,39 @@ def test_a_correction_replayed_from_dgt_bytes(name: str, tmp_path: Path,
     if name in RULINGS:
         ruling = next(str(f["ruling"]) for f in findings.values() if f["code"] == "ILLEGAL_MOVE")
         assert ruling.endswith(RULINGS[name]), ruling
-        # the penalty time seen on the clock matches the suggestion: no note of a difference
-        assert not [f for f in findings.values() if f["code"] == "ARBITER_ADJUST"]
+        notes = [str(f["suggestion"]["text"]) for f in findings.values()  # type: ignore[index]
+                 if f["code"] == "ARBITER_ADJUST" and f["incident"] is not None]
+        if name in NOTES:
+            assert len(notes) == 1 and NOTES[name] in notes[0], notes
+        else:
+            # the times set match the suggestion (the penalty, the increment taken back): no note of a difference
+            assert not notes, notes
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_odd_time_setting_replayed_from_dgt_bytes(seed: int, tmp_path: Path,
+                                                 capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """The randomised time settings of tests/core/test_correction_time_setting.py (jumps, steps overshooting, far
+    up and down, the lever to and fro, the clock started mid-setting) as DGT bytes: BWTIME sent on a change only
+    (UPDATE_NICE, protocols.md §1.6-1.7: a run of identical readings is one message), through the driver's
+    mapping (its "time went up" count logs, reports). No alert; one note exactly when the times set differ from
+    the suggestion."""
+    from tests.core.test_correction_time_setting import case
+
+    c = case(seed, [("40/5400+30:1800+30", 120, 30)])
+    path = tmp_path / "c.jsonl"
+    path.write_text(_capture(_events("L", c.text)))
+    parser = argparse.ArgumentParser()
+    replay.configure_parser(parser)
+    assert replay.run(parser.parse_args([str(path), "--driver", "dgt", "--time-control", c.tc])) == 0
+    out = [json.loads(line) for line in capsysbinary.readouterr().out.decode().splitlines()]
+    state = [p["payload"] for p in out if p["topic"].endswith("/state")][-1]
+    assert state["moves"][-2:] == [c.replacement, "g8f6"], (state["moves"], c.text)
+    findings: dict[str, dict[str, object]] = {}
+    for p in out:
+        if p["topic"].endswith("/irregularity"):
+            findings[p["payload"]["id"]] = p["payload"]
+    strong = [(f["code"], f["status"]) for f in findings.values() if f["severity"] != "info"]
+    assert strong == [("ILLEGAL_MOVE", "resolved")], (strong, c.text)
+    notes = [f for f in findings.values() if f["code"] == "ARBITER_ADJUST" and f["incident"] is not None]
+    assert len(notes) == int(c.noted), ([n["suggestion"] for n in notes], c.changes, c.text)

@@ -278,12 +278,15 @@ def test_correction_cycle(form: Form) -> None:
     assert final.ruling is not None and final.ruling.startswith(f"position reinstated at ply {ply}"), final.ruling
     adjust = [i for i in driver.raised() if i.code == "ARBITER_ADJUST"]
     applied = {"suggested": suggested, "suggested-and-increment": suggested}.get(form.penalty)
-    if form.paused and applied is not None:
+    # the suggestion names the penalty and the increment of the illegal press (R21 (a), (b)): the times set are
+    # compared with both (the "suggested" form leaves the increment to the offender: one note says so)
+    taken_back = form.penalty == "suggested-and-increment" or not finding.suggestion.remove_from_offender_s
+    if form.paused and applied is not None and taken_back:
         assert not adjust, adjust
         if suggested:
             assert f"seen on the clock for {_side(opponent).capitalize()}" in final.ruling
-    elif form.paused and suggested:
-        assert adjust and adjust[0].incident == finding.id
+    elif form.paused and (suggested or not taken_back):
+        assert len(adjust) == 1 and adjust[0].incident == finding.id, adjust
     assert all(i.status is Status.NOTED for i in driver.raised() if i.severity is Severity.INFO)
 
 
@@ -320,8 +323,8 @@ def test_an_illegal_move_noticed_after_the_reply_takes_both_back_without_a_takeb
     from tests.core.test_scenarios import Scn, check, run
 
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 5000 PAUSE · "
-                   "6000 L f6 · 6400 P g8 bN · 7000 L c5 · 7400 P f1 wB · 8000 ADD B 120 · 9000 RESUME · "
-                   "10000 L f1 · 10300 P c4 wB · 10800 C W",
+                   "6000 L f6 · 6400 P g8 bN · 7000 L c5 · 7400 P f1 wB · 8000 ADD B 120 · 8500 ADD W -30 · "
+                   "9000 RESUME · 10000 L f1 · 10300 P c4 wB · 10800 C W",
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
     check(scn, r)

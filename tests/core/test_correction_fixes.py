@@ -91,8 +91,8 @@ def test_an_illegal_move_found_two_moves_later_and_reinstated_from_the_tablet() 
     2018 an illegal move of Black's, 7.5.3) and the finding stayed open."""
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 3500 L d2 · "
                    "3800 P d3 wP · 4200 C W · 5000 ARB reinstate · 5200 PAUSE · 5500 L d3 · 5800 P d2 wP · "
-                   "6000 L f6 · 6300 P g8 bN · 6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7500 RESUME · 8000 C B · "
-                   "9000 L f1 · 9300 P c4 wB · 9800 C W",
+                   "6000 L f6 · 6300 P g8 bN · 6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7200 ADD W -30 · "
+                   "7500 RESUME · 8000 C B · 9000 L f1 · 9300 P c4 wB · 9800 C W",
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
     check(scn, r)
@@ -106,7 +106,7 @@ def test_an_illegal_move_found_two_moves_later_and_put_back_on_the_board_move_by
     (OUT_OF_TURN_CHANGE, TAKEBACK_DETECTED), the restart Black's CLOCK_PRESS_NO_MOVE, the finding stayed open."""
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 3500 L d2 · "
                    "3800 P d3 wP · 4200 C W · 5200 PAUSE · 5500 L d3 · 5800 P d2 wP · 6000 L f6 · 6300 P g8 bN · "
-                   "6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7500 RESUME · 8000 C B · "
+                   "6500 L c5 · 6800 P f1 wB · 7000 ADD B 120 · 7200 ADD W -30 · 7500 RESUME · 8000 C B · "
                    "9000 L f1 · 9300 P c4 wB · 9800 C W",
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     r = run(scn)
@@ -122,7 +122,7 @@ def test_the_arbiters_two_hands_while_putting_the_position_back_are_no_players_t
     of White's either: it gave ILLEGAL_PLACEMENT_CORRECTED at Bc4."""
     scn = Scn("L", "0 L f1 · 300 P c5 wB · 800 C W · 2000 L g8 · 2300 P f6 bN · 2700 C B · 3500 PAUSE · "
                    "4000 L c5 · 4050 L f3 · 4500 P f3 wN · 5000 P f1 wB · 5500 L f6 · 5800 P g8 bN · 6500 ADD B 120 · "
-                   "7000 RESUME · 8000 L f1 · 8300 P c4 wB · 8800 C W",
+                   "6700 ADD W -30 · 7000 RESUME · 8000 L f1 · 8300 P c4 wB · 8800 C W",
               ("Bc4",), ("ILLEGAL_MOVE/GEOMETRY",), allow_info=("CLOCK_PAUSED",))
     check(scn, run(scn))
 

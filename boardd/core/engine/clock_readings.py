@@ -183,6 +183,7 @@ class ClockReadings:
         if self.g.paused and not was_paused:
             self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)
             self.on_pause(outs, at)
+            self.e.correction.tell_times(outs, at)  # the arbiter at the board: what times to set
         if was_paused and not self.g.paused:
             self.e.correction.on_resume(outs, self.g.clock.white, self.g.clock.black, at)
             self.lever = lever  # the lever may be set during a pause: no press

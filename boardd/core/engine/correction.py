@@ -55,8 +55,13 @@ from boardd.core.settings import Regime
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
 
-#: time differences under this are display rounding, not a correction (s)
-_TIME_TOLERANCE_S = 2.0
+#: the resolution of a clock reading (s): DGT clocks report whole seconds (protocols.md §1.7.1 BWTIME, §2.4 the
+#: DGT 3000's Time packet; rules-spec §2.2)
+_RESOLUTION_S = 1.0
+
+#: time differences under this are display rounding, not a correction (s): a change read as the difference of two
+#: readings, each to the second, is off by up to one resolution step either way
+_TIME_TOLERANCE_S = 2 * _RESOLUTION_S
 
 #: a piece set down elsewhere than the position being reinstated, on a running clock, is judged once it stayed
 #: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
@@ -76,6 +81,15 @@ def _mmss(seconds: float) -> str:
     return f"{sign}{s // 60}:{s % 60:02d}"
 
 
+def _hms(seconds: float) -> str:
+    s = max(0, round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _name(color: chess.Color) -> str:
+    return "White" if color == chess.WHITE else "Black"
+
+
 @dataclass(slots=True)
 class _Cycle:
     """One correction cycle: the illegal-move finding, its offender and the ply to reinstate."""
@@ -88,6 +102,10 @@ class _Cycle:
     how: str = ""
     #: times (white, black) when the clock was paused, and the changes seen at the restarts
     paused_times: tuple[float | None, float | None] | None = None
+    #: the times (white, black) when the arbiter first took the clock in the cycle (paused it, or set it from the
+    #: tablet): what the suggested times are counted from (:meth:`Correction.suggested_times`)
+    base: tuple[float, float] | None = None
+    told: bool = False  # the suggestion was updated with the times the clock should show
     changed: dict[chess.Color, float] = dataclasses.field(
         default_factory=lambda: {chess.WHITE: 0.0, chess.BLACK: 0.0})
     restarted: bool = False
@@ -148,6 +166,9 @@ class Correction:
         #: presses the clock counted and the Laws do not, per side: an illegal move's, reinstated; the arbiter's
         #: restart by the lever on a running clock
         self.counted: dict[chess.Color, list[str]] = {}
+        #: the illegal-move findings whose correction of the clock was compared with the suggestion and noted
+        #: (``ARBITER_ADJUST``, once per finding: :meth:`_rule`)
+        self.adjusted: set[str] = set()
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -669,16 +690,30 @@ class Correction:
         if cycle.reinstated_at is not None:
             self._rule(outs, cycle, at, final=True)
 
-    def game_ended(self, outs: list[Output], at: float) -> None:
-        """The arbiter ends the game during the cycle (e.g. the second illegal move, 7.5.5): the record ends
-        with the last legal move; the illegal move never was part of the game."""
+    def game_ended(self, outs: list[Output], result: str, termination: str, at: float) -> None:
+        """The arbiter ends the game (``SetResult``), during the cycle (e.g. the second illegal move, 7.5.5) or
+        not: the record ends with the last legal move (the illegal move of the cycle never was part of the game),
+        and every illegal-move finding still asking for action is closed with the result, once: the game is
+        over, nothing is reinstated any more (the tablet no longer shows it as needing attention; the findings
+        that joined its incident close with it)."""
         cycle = self.cycle
-        if cycle is None:
-            return
         self.cycle = None
-        records = self.g.records
-        if cycle.reinstated_at is None and len(records) == cycle.ply + 1 and not records[-1].legal:
-            self.e.restoration.retract_to(outs, cycle.ply, at, "the illegal move is not part of the game (7.5.5)")
+        retracted: str | None = None
+        if cycle is not None:
+            records = self.g.records
+            if cycle.reinstated_at is None and len(records) == cycle.ply + 1 and not records[-1].legal:
+                self.e.restoration.retract_to(outs, cycle.ply, at, "the illegal move is not part of the game (7.5.5)")
+                retracted = cycle.irregularity_id
+        self.confirmed.clear()
+        ruling = f"game ended by the arbiter: {result}" + (f" ({termination})" if termination else "")
+        closed = False
+        for irr in list(self.g.irr.values()):
+            if irr.severity is Severity.ILLEGAL_MOVE and irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+                text = ruling + ("; the illegal move is not part of the game (7.5.5)" if irr.id == retracted else "")
+                self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=text))
+                closed = True
+        if closed:
+            outs.append(StateChanged(at=at))
 
     # ------------------------------------------------------------------ the board
 
@@ -774,9 +809,53 @@ class Correction:
     # ------------------------------------------------------------------ the clock
 
     def on_pause(self, white: float | None, black: float | None) -> None:
-        if self.cycle is not None:
-            self.cycle.paused_times = (white, black)
-            self.cycle.arbiter_seen = True
+        cycle = self.cycle
+        if cycle is not None:
+            cycle.paused_times = (white, black)
+            cycle.arbiter_seen = True
+            if cycle.base is None and white is not None and black is not None:
+                cycle.base = (white, black)
+
+    def suggested_times(self, cycle: _Cycle, irr: Irregularity) -> tuple[float, float] | None:
+        """The times (white, black) the clock should show after the correction (rules-spec R21, 7.1): those of the
+        moment the arbiter took the clock (:attr:`_Cycle.base`), the penalty added to the opponent (7.5.5), the
+        increment the illegal press earned taken from the offender (Arbiters' Manual). The rest (the time spent
+        since the illegal move) is the arbiter's judgement and not suggested. None when there is nothing to
+        suggest: no time known, or a result instead of a time penalty (the limit reached)."""
+        sug = irr.suggestion
+        if cycle.base is None or sug.result is not None or (sug.add_to_opponent_s is None
+                                                            and sug.remove_from_offender_s is None):
+            return None
+        times = {chess.WHITE: cycle.base[0], chess.BLACK: cycle.base[1]}
+        times[not cycle.offender] += float(sug.add_to_opponent_s or 0)
+        times[cycle.offender] -= float(sug.remove_from_offender_s or 0)
+        return times[chess.WHITE], times[chess.BLACK]
+
+    def _told(self, cycle: _Cycle, irr: Irregularity) -> Irregularity:
+        """*irr* whose suggestion says what times the clock should show (once per cycle, when they are known)."""
+        target = None if cycle.told else self.suggested_times(cycle, irr)
+        if target is None or cycle.base is None:
+            return irr
+        cycle.told = True
+        w0, b0 = cycle.base
+        text = (f"{irr.suggestion.text}; the clock should show White {_hms(target[0])}, Black {_hms(target[1])} "
+                f"(it showed White {_hms(w0)}, Black {_hms(b0)} when the arbiter took it; the rest at his "
+                f"judgement, 7.1)")
+        return dataclasses.replace(irr, suggestion=dataclasses.replace(irr.suggestion, text=text))
+
+    def tell_times(self, outs: list[Output], at: float) -> None:
+        """The clock paused during the cycle (the arbiter at the board): the finding's suggestion says what times
+        the clock should show (one update, the first time they are known)."""
+        cycle = self.cycle
+        if cycle is None or cycle.told:
+            return
+        irr = self.g.irr.get(cycle.irregularity_id)
+        if irr is None:
+            return
+        told = self._told(cycle, irr)
+        if told is not irr:
+            self.e.findings.update_finding(outs, told)
+            outs.append(StateChanged(at=at))
 
     def on_resume(self, outs: list[Output], white: float | None, black: float | None, at: float) -> None:
         cycle = self.cycle
@@ -793,6 +872,8 @@ class Correction:
         if cycle is None:
             return
         cycle.arbiter_seen = True
+        if cycle.base is None and before[0] is not None and before[1] is not None:
+            cycle.base = (before[0], before[1])
         if cycle.paused_times is not None:
             cycle.paused_times = (white, black)
         self._times_changed(outs, cycle, before, (white, black), at)
@@ -840,7 +921,13 @@ class Correction:
     # ------------------------------------------------------------------ the finding
 
     def _rule(self, outs: list[Output], cycle: _Cycle, at: float, *, final: bool) -> None:
-        """The finding resolves itself: how it was reinstated and what the clock shows of the penalty."""
+        """The finding resolves itself: how it was reinstated and what the clock shows of the penalty.
+
+        *final* (the replacement move completed): the times the arbiter set are compared with the suggestion
+        (rules-spec R21: (a) the penalty to the opponent, 7.5.5; (b) the increment the illegal press earned, taken
+        from the offender; each side that the suggestion names), a difference of a resolution step or more
+        either way (:data:`_TIME_TOLERANCE_S`) is one info note (``ARBITER_ADJUST``, 7.1: his judgement stands).
+        """
         irr = self.g.irr.get(cycle.irregularity_id)
         if irr is None:
             return
@@ -849,20 +936,53 @@ class Correction:
         removed = -cycle.changed[cycle.offender]
         parts = [f"put right on the board: {cycle.fixed} stands" if cycle.fixed is not None
                  else f"position reinstated at ply {cycle.ply} ({cycle.how})"]
-        name = "White" if opponent == chess.WHITE else "Black"
+        name = _name(opponent)
         if abs(added) >= _TIME_TOLERANCE_S:
             parts.append(f"{_mmss(added)} seen on the clock for {name}")
         if removed >= _TIME_TOLERANCE_S:
             parts.append(f"{_mmss(-removed)} for the offender")
         ruling = "; ".join(parts)
-        if irr.status is not Status.RESOLVED or irr.ruling != ruling:
-            self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=ruling))
+        told = self._told(cycle, irr)
+        if irr.status is not Status.RESOLVED or irr.ruling != ruling or told is not irr:
+            self.e.findings.update_finding(outs, dataclasses.replace(told, status=Status.RESOLVED, ruling=ruling))
             outs.append(StateChanged(at=at))
-        if not final:
+        if not final or not cycle.restarted or irr.id in self.adjusted:
             return
-        suggested = irr.suggestion.add_to_opponent_s
-        if suggested is not None and cycle.restarted and abs(added - suggested) >= _TIME_TOLERANCE_S:
-            self.e.findings.raise_finding(
-                outs, "ARBITER_ADJUST", None, at, [Evidence(at=at, event="clock")], incident=irr.id,
-                text=f"penalty time applied on the clock: {_mmss(added)} for {name}; the suggestion was "
-                     f"{_mmss(float(suggested))} (7.5.5)")
+        self._compare(outs, cycle, irr, at)
+
+    def _compare(self, outs: list[Output], cycle: _Cycle, irr: Irregularity, at: float) -> None:
+        """The note of :meth:`_rule` when the times set differ from the suggested ones."""
+        sug = irr.suggestion
+        if sug.result is not None:
+            return  # the limit reached: no time penalty to compare
+        offender, opponent = cycle.offender, not cycle.offender
+        wanted: dict[chess.Color, float] = {}
+        if sug.add_to_opponent_s is not None:
+            wanted[opponent] = float(sug.add_to_opponent_s)
+        if sug.remove_from_offender_s is not None:
+            wanted[offender] = -float(sug.remove_from_offender_s)
+        off = {color: cycle.changed[color] - change for color, change in wanted.items()
+               if abs(cycle.changed[color] - change) >= _TIME_TOLERANCE_S}
+        if not off:
+            return
+        self.adjusted.add(irr.id)
+
+        def change(color: chess.Color, seconds: float) -> str:
+            return f"{_mmss(seconds)} for {_name(color)}" if abs(seconds) >= _TIME_TOLERANCE_S \
+                else f"{_name(color)}'s time unchanged"
+
+        seen = ", ".join(change(color, cycle.changed[color]) for color in (opponent, offender))
+        said = []
+        if opponent in wanted:
+            said.append(f"{_mmss(wanted[opponent])} for {_name(opponent)} (7.5.5)")
+        if offender in wanted:
+            said.append(f"{_mmss(wanted[offender])} for {_name(offender)}, the increment of the illegal press")
+        diff = ", ".join(f"{_name(color)} {_mmss(seconds)}" for color, seconds in off.items())
+        text = f"penalty time applied on the clock: {seen}; the suggestion was {' and '.join(said)}: off by {diff}"
+        target = self.suggested_times(cycle, irr)
+        if target is not None and cycle.base is not None:
+            shown = (cycle.base[0] + cycle.changed[chess.WHITE], cycle.base[1] + cycle.changed[chess.BLACK])
+            text += (f" (set: White {_hms(shown[0])}, Black {_hms(shown[1])}; suggested: White {_hms(target[0])}, "
+                     f"Black {_hms(target[1])})")
+        self.e.findings.raise_finding(outs, "ARBITER_ADJUST", None, at, [Evidence(at=at, event="clock")],
+                                      incident=irr.id, text=f"{text}; the arbiter's judgement stands (7.1)")

@@ -796,7 +796,8 @@ class Engine:
                 self.clock_readings.on_set_clock(outs, event, at)
             case SetResult():
                 if event.result != "*":
-                    self.correction.game_ended(outs, at)  # an illegal move that ended the game is no move of it
+                    # an illegal move that ended the game is no move of it; its finding closes with the result
+                    self.correction.game_ended(outs, event.result, event.termination, at)
                 self.g.result = event.result
                 self.g.termination = event.termination
                 if event.result != "*":

@@ -646,6 +646,14 @@ class Findings:
                 continue
             irr = self.g.irr.get(win.irregularity_id)
             if irr is not None and irr.status is not Status.RESOLVED and not win.claimed:
-                self.raise_finding(outs, "ILLEGAL_MOVE_STANDS", win.offender, at, [], incident=irr.incident or irr.id,
-                            text=f"no claim or ruling before the opponent's move was made: {irr.code} stands")
+                stands = self.raise_finding(outs, "ILLEGAL_MOVE_STANDS", win.offender, at, [],
+                                            incident=irr.incident or irr.id,
+                                            text=f"no claim or ruling before the opponent's move was made: "
+                                                 f"{irr.code} stands")
+                # the window closed: the arbiter no longer acts on it (only the players' agreement corrects it, A.5.2),
+                # so the finding asks for no action any more: closed with the ruling of the Laws, once
+                self.update_finding(outs, dataclasses.replace(
+                    irr, status=Status.RESOLVED,
+                    ruling=f"the illegal move stands: no claim or ruling before the opponent's move was made "
+                           f"({', '.join(stands.articles)})"))
         self.g.claim_windows = keep

@@ -426,3 +426,27 @@ def _search(board: chess.Board, target: tuple[int, ...], depth: int, changed: in
 _ARTICLE4 = frozenset({"TOUCH_MOVE_SUSPECTED", "TOUCH_CAPTURE_SUSPECTED", "TOUCH_MOVE_VIOLATION",
                        "RELEASED_MOVE_CHANGED", "CASTLING_ROOK_FIRST", "CASTLING_KING_RELEASED_NOT_COMPLETED",
                        "PROMOTION_CHOICE_CHANGED", "TWO_HANDS_SUSPECTED"})
+
+
+def centre_kings_result(white: int, black: int, kings: int) -> str | None:
+    """The result the kings show (bitboards of the white pieces, the black ones, the kings): exactly one king of each
+    colour, both on the centre squares; both on light squares 1-0, both on dark 0-1, one of each a draw."""
+    if kings & _CENTRE_BB and (kings & white).bit_count() == 1 and (kings & black).bit_count() == 1 \
+            and kings & _CENTRE_BB == kings:
+        light = (kings & chess.BB_LIGHT_SQUARES).bit_count()
+        return "1-0" if light == 2 else "0-1" if light == 0 else "1/2-1/2"
+    return None
+
+
+def squares_kings_result(squares: list[Content]) -> str | None:
+    """:func:`centre_kings_result` of a placement (official frame)."""
+    white = black = kings = 0
+    for sq, content in enumerate(squares):
+        if isinstance(content, chess.Piece):
+            if content.color == chess.WHITE:
+                white |= chess.BB_SQUARES[sq]
+            else:
+                black |= chess.BB_SQUARES[sq]
+            if content.piece_type == chess.KING:
+                kings |= chess.BB_SQUARES[sq]
+    return centre_kings_result(white, black, kings)

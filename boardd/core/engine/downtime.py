@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 
 import chess
 
-from boardd.core.engine.common import _CENTRE_BB, _LOGGER
-from boardd.core.engine.gestures import squares_kings_result
+from boardd.core.engine.common import _CENTRE_BB, _LOGGER, squares_kings_result
 from boardd.core.events import (
     BoardLog,
     BoardSnapshot,

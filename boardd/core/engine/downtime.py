@@ -21,7 +21,7 @@ they leave the same gap, through the same :meth:`Downtime.apply`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import chess
@@ -1041,25 +1041,12 @@ class Downtime:
         running = None if now.running is None else (white_side if now.running == chess.WHITE else white_side.other)
         times = place_presses([e for _, e in presses], now=at, left=left, right=right, running=running,
                               start_left=start_left, start_right=start_right, increment=self.g.increment)
+        order = {j: n for n, (j, _) in enumerate(presses)}
         out: dict[int, tuple[float, ClockState]] = {}
-        used = list(result.changes_used)
-        board = self.g.board.copy(stack=False)
-        for k, move in enumerate(result.moves):
-            mover = board.turn
-            board.push(move)
-            if k >= len(used) or used[k] < 0:
-                continue
-            end = next((u for u in used[k + 1:] if u >= 0), len(entries))
-            side = white_side if mover == chess.WHITE else white_side.other
-            for n, (j, entry) in enumerate(presses):
-                if used[k] < j < end and isinstance(entry, LoggedPress) and entry.side is side:
-                    t = times[n]
-                    if t is not None:
-                        shown = entry.shown + self.g.increment
-                        clock = ClockState(white=shown if mover == chess.WHITE else None,
-                                           black=shown if mover == chess.BLACK else None)
-                        out[k] = (t, clock)
-                    break
+        for k, mover, j in self._moves_log_presses(result, entries):
+            t = times[order[j]]
+            if t is not None:
+                out[k] = (t, self._logged_clock(mover, entries[j]))
         return out
 
     def logged_clocks(self, result: Recovery) -> dict[int, ClockState]:
@@ -1073,10 +1060,15 @@ class Downtime:
         if not self.board_log or result.method != "eeprom" or result.kind is not RecoveryKind.UNIQUE:
             return {}
         entries = list(self.log)
+        return {k: self._logged_clock(mover, entries[j]) for k, mover, j in self._moves_log_presses(result, entries)}
+
+    def _moves_log_presses(self, result: Recovery, entries: list[LogEntry]) -> Iterator[tuple[int, chess.Color, int]]:
+        """(move index, its mover, the index in *entries* of its press) for each move of *result* whose press the
+        board's log holds: the first logged press of the mover's side after the change that completed the move and
+        before the next move's."""
         white_side = self.e.rules.white_clock_side
         used = list(result.changes_used)
         board = self.g.board.copy(stack=False)
-        out: dict[int, ClockState] = {}
         for k, move in enumerate(result.moves):
             mover = board.turn
             board.push(move)
@@ -1084,12 +1076,17 @@ class Downtime:
                 continue
             end = next((u for u in used[k + 1:] if u >= 0), len(entries))
             side = white_side if mover == chess.WHITE else white_side.other
-            press = next((e for e in entries[used[k] + 1:end] if isinstance(e, LoggedPress) and e.side is side), None)
-            if press is not None:
-                shown = press.shown + self.g.increment
-                out[k] = ClockState(white=shown if mover == chess.WHITE else None,
-                                    black=shown if mover == chess.BLACK else None)
-        return out
+            for j in range(used[k] + 1, end):
+                entry = entries[j]
+                if isinstance(entry, LoggedPress) and entry.side is side:
+                    yield k, mover, j
+                    break
+
+    def _logged_clock(self, mover: chess.Color, press: LogEntry) -> ClockState:
+        """The mover's clock after a logged press: the presser's time as the lever went down, plus the increment."""
+        assert isinstance(press, LoggedPress)
+        shown = press.shown + self.g.increment
+        return ClockState(white=shown if mover == chess.WHITE else None, black=shown if mover == chess.BLACK else None)
 
     def _complete_pending(self, outs: list[Output], at: float) -> None:
         """Moves made before the restart and not completed yet: play went on after them, so they were completed

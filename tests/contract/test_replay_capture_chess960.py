@@ -13,6 +13,7 @@ import chess.pgn
 import pytest
 
 from boardd.daemon import replay
+from tests.core.test_chess960_castling_games import rook_first_only
 from tests.drivers.captures.realistic import Options, generate
 
 
@@ -56,7 +57,10 @@ def test_a_chess960_capture_replays_to_the_game(seed: int, tmp_path: Path,
         board.push(move)
     assert state["moves"] == want
     raised = [p["payload"] for p in out if str(p["topic"]).endswith("/irregularity")]
-    assert not [p for p in raised if isinstance(p, dict) and p["severity"] != "info"]
+    # the rook lifted scans before the king (the generator's "rook_first") is 4.4.2, which R27 carries over
+    # (each finding once, by its id: an update publishes it again)
+    strong = list({p["id"]: str(p["code"]) for p in raised if isinstance(p, dict) and p["severity"] != "info"}.values())
+    assert rook_first_only(strong, capture.counts["castling960_rook_first"]), strong
     events = [p["payload"] for p in out if str(p["topic"]).endswith("/event")]
     assert [e["type"] for e in events if isinstance(e, dict) and e["type"] == "CHESS960_START"] == ["CHESS960_START"]
 

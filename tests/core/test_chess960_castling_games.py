@@ -94,6 +94,16 @@ def castling_steps(board: chess.Board, move: chess.Move, procedure: str) -> list
     raise ValueError(procedure)
 
 
+def rook_first_only(strong_codes: list[str], rook_first: int) -> bool:
+    """The findings above info of castlings done every way: only what the *rook_first* castlings (king and rook
+    both moving, the rook lifted more than a scan before the king) raise: CASTLING_ROOK_FIRST each (4.4.2, which
+    R27 carries over), a RELEASED_MOVE_CHANGED with it where the rook was released on its square first (4.7)."""
+    strong = Counter(strong_codes)
+    return strong["CASTLING_ROOK_FIRST"] == rook_first \
+        and set(strong) <= {"CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"} \
+        and strong["RELEASED_MOVE_CHANGED"] <= rook_first
+
+
 def _plain_steps(board: chess.Board, move: chess.Move, rng: random.Random) -> list[Step | str]:
     mover = board.piece_at(move.from_square)
     assert mover is not None
@@ -181,10 +191,7 @@ class Game:
         """Nothing above info but what the rook-first castlings raise: CASTLING_ROOK_FIRST each (4.4.2, which R27
         carries over to a castling that moves king and rook), a RELEASED_MOVE_CHANGED with it where the rook was
         released on its square before the king came (4.7)."""
-        strong = Counter(self.codes(Severity.WARNING, Severity.ILLEGAL_MOVE))
-        return strong["CASTLING_ROOK_FIRST"] == self.rook_first \
-            and set(strong) <= {"CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"} \
-            and strong["RELEASED_MOVE_CHANGED"] <= self.rook_first
+        return rook_first_only(self.codes(Severity.WARNING, Severity.ILLEGAL_MOVE), self.rook_first)
 
     def finish(self) -> None:
         self.t += 5.0

@@ -54,11 +54,10 @@ def _steps(board: chess.Board, move: chess.Move, rng: random.Random) -> list[Ste
         orders: list[list[Step]] = []
         if king_to != rook_from:  # one hand, king first (4.4.1): the only way in standard chess
             orders.append([(move.from_square, None), (king_to, mover), (rook_from, None), (rook_to, rook)])
-        if board.chess960:  # R27: the recommended procedure, rook first, both in hand
+        if board.chess960:  # R27, II.3.2.5.1: the king off the board first, then the rook; or both in hand
+            # (the king lifted first: the rook touched first is 4.4.2, CASTLING_ROOK_FIRST, no lawful procedure)
             orders += [[(move.from_square, None), (rook_from, None), (rook_to, rook), (king_to, mover)],
-                       [(rook_from, None), (move.from_square, None), (king_to, mover), (rook_to, rook)]]
-            if rook_to != move.from_square:
-                orders.append([(rook_from, None), (rook_to, rook), (move.from_square, None), (king_to, mover)])
+                       [(move.from_square, None), (rook_from, None), (king_to, mover), (rook_to, rook)]]
         steps = rng.choice(orders)
         # a piece that does not move (Chess960: king or rook already on its square) is lifted and put back
         still = {sq for sq, to in ((move.from_square, king_to), (rook_from, rook_to)) if sq == to}

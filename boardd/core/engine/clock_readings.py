@@ -65,7 +65,18 @@ class ClockReadings:
         if model is None or not self.g.model_started or self.model_flag_done or not self.keeps_time():
             return None
         running = model.running
-        return None if running is None else model.flag_time(running)
+        due = None if running is None else model.flag_time(running)
+        end = self.g.game_end_at
+        if due is not None and end is not None and self.g.phase.state is Phase.GAME_OVER \
+                and due > end + self.rules.timing.t_settle + self.rules.timing.t_latency:
+            return None  # the game is over (5): only a flag racing the game's end is judged (on_flag: MATE_FLAG_RACE)
+        return due
+
+    def game_over(self, at: float) -> None:
+        """The game ended at *at*: the engine's own clock (no clock) is shown stopped there, not running on.
+        (The model itself is left as it is: a game-ending illegal move reinstated plays on from it, 7.5.1.)"""
+        if self.keeps_time() and self.g.model_started:
+            self.model_clock(at, None)
 
     def model_clock(self, at: float, running: chess.Color | None) -> None:
         model = self.g.model

@@ -803,6 +803,7 @@ class Engine:
                 if event.result != "*":
                     self.g.phase.fire(PhaseTrigger.RESULT_SET)
                     self.g.game_end_at = at
+                    self.clock_readings.game_over(at)
                 outs.append(GameEvent(at=at, type="ARBITER_ACTION", code=None,
                                       details={"result": event.result, "termination": event.termination}))
                 outs.append(StateChanged(at=at))

@@ -869,6 +869,7 @@ class MadeMoves:
         self.g.termination = code
         self.g.phase.fire(PhaseTrigger.GAME_END)
         self.g.game_end_at = at
+        self.e.clock_readings.game_over(at)
         outs.append(GameEvent(at=at, type="GAME_END", code=code, details={"result": result, "ply": rec.ply}))
         return True
 

@@ -49,6 +49,24 @@ def _reply(rig: Rig, rng: random.Random) -> None:
     rig.settle()
 
 
+def _castle_and_reply(rig: Rig, board: chess.Board, move: chess.Move,
+                      steps: list[Step], rng: random.Random) -> list[str]:
+    """The castling's *steps* (square, piece or None for a lift, the wait after), the press, the opponent's reply;
+    the problems with the record (it must be the castling and the reply)."""
+    for sq, piece, after in steps:
+        if piece is None:
+            rig.lift(sq)
+        else:
+            rig.place(sq, piece)
+        rig.t += after
+    rig.t += rng.uniform(0.3, 0.9)
+    rig.press(board.turn)
+    board.push(move)
+    rig.board = board
+    _reply(rig, rng)
+    return [] if rig.record()[:1] == [move.uci()] and len(rig.record()) == 2 else [f"record {rig.record()}"]
+
+
 # ----------------------------------------------------------------------------------- 1. Chess960: who is touched first
 
 Step = tuple[int, chess.Piece | None, float]  # (square, piece put down or None for a lift, seconds after it)
@@ -121,18 +139,7 @@ def _castle960(seed: int, n: int, kingside: bool, procedure: str) -> tuple[list[
         return None
     rig = Rig960(board, edition=rng.choice((2014, 2018, 2023)))
     rig.t += 0.5
-    for sq, piece, after in steps:
-        if piece is None:
-            rig.lift(sq)
-        else:
-            rig.place(sq, piece)
-        rig.t += after
-    rig.t += rng.uniform(0.3, 0.9)
-    rig.press(board.turn)
-    board.push(move)
-    rig.board = board
-    _reply(rig, rng)
-    problems = [] if rig.record()[:1] == [move.uci()] and len(rig.record()) == 2 else [f"record {rig.record()}"]
+    problems = _castle_and_reply(rig, board, move, steps, rng)
     return _strong_primaries(rig), problems
 
 
@@ -278,18 +285,7 @@ def _standard_castle(seed: int, procedure: str) -> tuple[list[str], list[str]]:
                  (ends[0][0], ends[0][1], rng.uniform(0.0, 0.06)), (ends[1][0], ends[1][1], 0.0)]
     else:
         raise AssertionError(procedure)
-    for sq, piece, after in steps:
-        if piece is None:
-            rig.lift(sq)
-        else:
-            rig.place(sq, piece)
-        rig.t += after
-    rig.t += rng.uniform(0.3, 0.9)
-    rig.press(board.turn)
-    board.push(move)
-    rig.board = board
-    _reply(rig, rng)
-    problems = [] if rig.record()[:1] == [move.uci()] and len(rig.record()) == 2 else [f"record {rig.record()}"]
+    problems = _castle_and_reply(rig, board, move, steps, rng)
     return [i.code for i in rig.strong()], problems
 
 

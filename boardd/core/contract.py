@@ -88,6 +88,7 @@ from typing import Final
 import chess
 
 from boardd import __version__
+from boardd.core._slots import slot_setters
 from boardd.core.errors import ConfigError
 from boardd.core.outputs import (
     ClockState,
@@ -310,6 +311,34 @@ class Publication:
             self.json if self.json is not None else _dumps(self.payload)
 
 
+def _make_new_publication() -> Callable[[str, str | dict[str, object], bool, int, str | None], Publication]:
+    """``_new_publication(topic, payload, retain, qos, json)``: the :class:`Publication`, set through its slots (its
+    frozen ``__init__`` sets each field through ``object.__setattr__``: issue 12, one or two publications a board
+    message); the constructor when its fields are not those five."""
+    setters = slot_setters(Publication, ("topic", "payload", "retain", "qos", "json"))
+    if setters is None:  # pragma: no cover - the fields changed: the constructor
+        def slow(topic: str, payload: str | dict[str, object], retain: bool, qos: int,
+                 json: str | None) -> Publication:
+            return Publication(topic=topic, payload=payload, retain=retain, qos=qos, json=json)
+        return slow
+    new = object.__new__
+    set_topic, set_payload, set_retain, set_qos, set_json = setters
+
+    def new_publication(topic: str, payload: str | dict[str, object], retain: bool, qos: int,
+                        json: str | None) -> Publication:
+        publication = new(Publication)
+        set_topic(publication, topic)
+        set_payload(publication, payload)
+        set_retain(publication, retain)
+        set_qos(publication, qos)
+        set_json(publication, json)
+        return publication
+    return new_publication
+
+
+_new_publication: Final = _make_new_publication()
+
+
 @functools.lru_cache(maxsize=1024)
 def _line_head(topic: str, retain: bool, qos: int) -> str:
     """The start of a :meth:`Publication.replay_line`, up to the payload (a few topics per board)."""
@@ -394,6 +423,71 @@ def _json_inner(text: str) -> str:
     """The inside of :func:`_dumps` of the string *text* (character by character: escaping parts = escaping
     their join)."""
     return _escape_breaks(_encode_string(text))[1:-1]
+
+
+def _clock_object_text(clock: Mapping[str, object]) -> str:
+    """:func:`_fragment` of the ``state``'s ``clock`` object (:meth:`Publisher._state_fields`): its five keys and the
+    ``flag`` object in sorted order, each value through :func:`_fragment` (raising where it would). Issue 12: the
+    C encoder sorts the keys of each object at every call; the order here is fixed."""
+    flag = clock["flag"]
+    if len(clock) != 5 or type(flag) is not dict or len(flag) != 2:
+        return _fragment(clock)
+    return (f'{{"black":{_fragment(clock["black"])},"flag":{{"black":{_fragment(flag["black"])},'
+            f'"white":{_fragment(flag["white"])}}},"model":{_fragment(clock["model"])},'
+            f'"running":{_fragment(clock["running"])},"white":{_fragment(clock["white"])}}}')
+
+
+def _clock_payload_text(payload: Mapping[str, object]) -> str | None:
+    """:func:`_dumps` of a ``clock`` payload as :meth:`Publisher._clock_body` and the envelope make it (twelve keys
+    in a fixed sorted order: no sort, one format), None when a value is not JSON-clean (serialised, cleaned, when
+    asked) or the keys are not those twelve. Issue 12: a clock reading's publication
+    is the most frequent one; the C encoder spent about 50,000 instructions on it, mostly sorting the keys."""
+    flag = payload.get("flag")
+    if len(payload) != 12 or type(flag) is not dict or len(flag) != 2:
+        return None
+    try:
+        return (f'{{"at":{_fragment(payload["at"])},"at_s":{_fragment(payload["at_s"])},'
+                f'"black":{_fragment(payload["black"])},"board":{_fragment(payload["board"])},'
+                f'"flag":{{"black":{_fragment(flag["black"])},"white":{_fragment(flag["white"])}}},'
+                f'"model":{_fragment(payload["model"])},"running":{_fragment(payload["running"])},'
+                f'"seq":{_fragment(payload["seq"])},"session":{_fragment(payload["session"])},'
+                f'"ts":{_fragment(payload["ts"])},"v":{_fragment(payload["v"])},"white":{_fragment(payload["white"])}}}')
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+#: The keys of a ``move`` payload with the envelope, as :meth:`Publisher._move_fields` makes it (no extras).
+_MOVE_KEYS: Final = frozenset({"v", "board", "session", "seq", "ts", "ply", "uci", "san", "side", "fen_after", "phase",
+                               "made_at", "made_at_s", "completed_at", "completed_at_s", "completion", "clock", "emt",
+                               "legal"})
+
+
+def _move_payload_text(payload: Mapping[str, object]) -> str | None:
+    """:func:`_dumps` of a ``move`` payload (:meth:`Publisher._move_fields` and the envelope) in a fixed sorted
+    order, as :func:`_clock_payload_text`; None when a value is not JSON-clean or the payload has other keys (the
+    contract additions ``recovered``, ``out_of_turn``): serialised when asked."""
+    if len(payload) != len(_MOVE_KEYS) or not _MOVE_KEYS.issuperset(payload):
+        return None
+    clock = payload["clock"]
+    try:
+        if clock is None:
+            clock_text = "null"
+        elif type(clock) is dict and len(clock) == 2:
+            clock_text = f'{{"black":{_fragment(clock["black"])},"white":{_fragment(clock["white"])}}}'
+        else:
+            clock_text = _fragment(clock)
+        return (f'{{"board":{_fragment(payload["board"])},"clock":{clock_text},'
+                f'"completed_at":{_fragment(payload["completed_at"])},'
+                f'"completed_at_s":{_fragment(payload["completed_at_s"])},'
+                f'"completion":{_fragment(payload["completion"])},"emt":{_fragment(payload["emt"])},'
+                f'"fen_after":{_fragment(payload["fen_after"])},"legal":{_fragment(payload["legal"])},'
+                f'"made_at":{_fragment(payload["made_at"])},"made_at_s":{_fragment(payload["made_at_s"])},'
+                f'"phase":{_fragment(payload["phase"])},"ply":{_fragment(payload["ply"])},'
+                f'"san":{_fragment(payload["san"])},"seq":{_fragment(payload["seq"])},'
+                f'"session":{_fragment(payload["session"])},"side":{_fragment(payload["side"])},'
+                f'"ts":{_fragment(payload["ts"])},"uci":{_fragment(payload["uci"])},"v":{_fragment(payload["v"])}}}')
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @functools.lru_cache(maxsize=256)
@@ -587,11 +681,18 @@ class Publisher:
                     _LOGGER.warning("%s payload field %r clashes with the envelope; dropped", kind, key)
                     continue
                 payload[key] = value
-        text = _object_text(payload, raw) if raw is not None else None   # (else the C encoder, when asked)
+        if raw is not None:
+            text = _object_text(payload, raw)
+        elif kind == "clock":
+            text = _clock_payload_text(payload)
+        elif kind == "move":
+            text = _move_payload_text(payload)
+        else:
+            text = None   # (the C encoder, when asked)
         topic = self._topics.get(kind)
         if topic is None:
             topic = self._topics[kind] = self.topic(kind)
-        return Publication(topic=topic, payload=payload, retain=spec.retain, qos=spec.qos, json=text)
+        return _new_publication(topic, payload, spec.retain, spec.qos, text)
 
     def _time(self, at: float | None) -> str | None:
         return None if at is None else self._ts(at)
@@ -613,6 +714,9 @@ class Publisher:
         publications: list[Publication] = []
         state_changed = False
         for output in outputs:
+            if type(output) is ClockUpdate:   # (the most frequent output: before the match's class tests, issue 12)
+                publications.append(self._publication("clock", self._clock_body(output.clock, output.at), at=at))
+                continue
             match output:
                 case MoveMade(move=move):
                     publications.append(self._publication("move", self._move_body(move, "made"), at=at))
@@ -650,8 +754,7 @@ class Publisher:
         body, raw = self._state_body(state, check)
         return [
             self._publication("state", body, at=at, raw=raw),
-            Publication(topic=self.topic("pgn"), payload=pgn, retain=TOPICS["pgn"].retain, qos=TOPICS["pgn"].qos,
-                        json=pgn_json),
+            _new_publication(self.topic("pgn"), pgn, TOPICS["pgn"].retain, TOPICS["pgn"].qos, pgn_json),
         ]
 
     def status(self, *, state: str, board_link: Mapping[str, object], clock_link: Mapping[str, object],
@@ -936,6 +1039,20 @@ class Publisher:
                                            "illegal_plies": lists.illegal_array()}
         if game_text is not None:
             raw["game"] = game_text
+        clock_object: dict[str, object] = {
+            "white": _seconds(clock.white),
+            "black": _seconds(clock.black),
+            "running": _color(clock.running),
+            "flag": {"white": clock.flag_white, "black": clock.flag_black},
+            "model": clock.model,
+        }
+        illegal_moves = {"white": state.illegal_moves_white, "black": state.illegal_moves_black}
+        try:   # (the C encoder sorts the keys of each object at every call: a fixed order instead, issue 12)
+            raw["clock"] = _clock_object_text(clock_object)
+            raw["illegal_moves"] = f'{{"black":{_fragment(illegal_moves["black"])},' \
+                                   f'"white":{_fragment(illegal_moves["white"])}}}'
+        except (TypeError, ValueError):
+            pass   # (not JSON-clean: _object_text finds it too, and the payload is serialised, cleaned, when asked)
         fields: dict[str, object] = {
             "game": dict(game),
             "fen": state.fen,
@@ -947,17 +1064,11 @@ class Publisher:
             "check": _check_mark(state) if check is None else check or None,
             "turn": _color(state.turn),
             "ply": state.ply,
-            "clock": {
-                "white": _seconds(clock.white),
-                "black": _seconds(clock.black),
-                "running": _color(clock.running),
-                "flag": {"white": clock.flag_white, "black": clock.flag_black},
-                "model": clock.model,
-            },
+            "clock": clock_object,
             "result": state.result,
             "termination": state.termination,
             "open_irregularities": list(state.open_irregularities),
-            "illegal_moves": {"white": state.illegal_moves_white, "black": state.illegal_moves_black},
+            "illegal_moves": illegal_moves,
         }
         return fields, raw
 

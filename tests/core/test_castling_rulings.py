@@ -12,6 +12,12 @@ over many seeded random orders and timings, built from the Laws and hands, not f
 3. Standard castling done the Chess960 way by one hand in sequence (the king put beside the board, the rook,
    then the king; or the king put down on the rook's square, then both to their squares) is not two hands
    (4.1); king and rook lifted together (T08) still is.
+4. Chess960 king-only castling (Guidelines II.3.2.3: the rook already on its final square), the rook touched
+   first: lifted and put back, or held off the board while the king moves, its lift more than one scan before the
+   king's: 4.4.2 all the same (touching the rook, then the king: no castling on that side) ->
+   ``CASTLING_ROOK_FIRST`` (warning), one alert, the castling recorded as played. The king lifted first, or
+   rook and king inside one scan (order unknown, 4.4.1), or a rook-only castling (II.3.2.4: the rook first is its
+   normal way): nothing above info.
 """
 
 from __future__ import annotations
@@ -311,4 +317,89 @@ def test_standard_castling_the_chess960_way_is_one_hand() -> None:
 
 def test_standard_castling_with_two_hands_still_suspected() -> None:
     done, bad, shown = _run_standard(("two_hands",), ["TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"], 9606)
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ------------------------------------------------------- 4. Chess960 king-only castling: the rook touched first
+
+def _one_piece_steps(rng: random.Random, procedure: str, squares: tuple[int, int, int, int], king: chess.Piece,
+                     rook: chess.Piece) -> list[Step]:
+    """A castling where one piece stays on its square (king-only or rook-only): the hands' steps."""
+    ks, kd, rs, _ = squares
+    if ks == kd:  # rook-only (II.3.2.4): the rook passes the king; touching the king first or not
+        rd = squares[3]
+        if procedure == "rook_only_king_touched":
+            return [(ks, None, rng.uniform(0.3, 0.9)), (ks, king, rng.uniform(0.1, 0.6)), (rs, None,
+                    rng.uniform(0.2, 0.5)), (rd, rook, 0.0)]
+        return [(rs, None, rng.uniform(0.2, 0.6)), (rd, rook, 0.0)]
+    gap = T_SCAN + rng.uniform(0.05, 0.6)  # the rook's lift ahead of the king's: more than one scan
+    king_step: list[Step] = [(ks, None, rng.uniform(0.2, 0.6)), (kd, king, 0.0)]
+    if procedure == "rook_touched_back":  # the rook lifted and put back (on its final square), then the king
+        back = rng.uniform(0.26, gap)
+        return [(rs, None, back), (rs, rook, gap - back), *king_step]
+    if procedure == "rook_off_board":  # the rook held off the board while the king moves, then put back
+        return [(rs, None, gap), (ks, None, rng.uniform(0.2, 0.6)), (kd, king, rng.uniform(0.1, 0.5)),
+                (rs, rook, 0.0)]
+    if procedure == "king_then_rook_touched":  # the king lifted first, the rook lifted and put back, the king down
+        return [(ks, None, rng.uniform(0.3, 0.6)), (rs, None, rng.uniform(0.3, 0.6)), (rs, rook,
+                rng.uniform(0.1, 0.4)), (kd, king, 0.0)]
+    if procedure == "rook_same_scan":  # rook and king lifted inside one scan: order unknown (4.4.1)
+        return [(rs, None, rng.uniform(0.0, 0.03)), (ks, None, rng.uniform(0.3, 0.6)), (rs, rook,
+                rng.uniform(0.1, 0.4)), (kd, king, 0.0)]
+    if procedure == "king_only":  # II.3.2.3 as written: the king alone
+        return king_step
+    raise AssertionError(procedure)
+
+
+def _run_one_piece(procedures: tuple[str, ...], expected: list[str], seed: int, *,
+                   rook_only: bool = False) -> tuple[int, int, list[str]]:
+    """Castlings on random arrays where the rook (or, *rook_only*, the king) stays, by *procedures* in turn, the
+    press and the reply: (cases, wrong, the first wrong ones)."""
+    rng = random.Random(seed)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 72 and tries < 6000:
+        tries += 1
+        case_seed = rng.randrange(1 << 30)
+        crng = random.Random(case_seed)
+        kingside = crng.random() < 0.5
+        board = reach(crng, crng.randrange(960), crng.choice(chess.COLORS), kingside)
+        if board is None:
+            continue
+        move = castle_move(board, kingside)
+        assert move is not None
+        ks, kd, rs, rd = _geometry(board, move)
+        if (ks != kd) if rook_only else (rs != rd or ks == kd):
+            continue
+        king, rook = board.piece_at(ks), board.piece_at(rs)
+        assert king is not None and rook is not None
+        procedure = procedures[done % len(procedures)]
+        steps = _one_piece_steps(crng, procedure, (ks, kd, rs, rd), king, rook)
+        rig = Rig960(board, edition=crng.choice((2014, 2018, 2023)))
+        rig.t += 0.5
+        problems = _castle_and_reply(rig, board, move, steps, crng)
+        primaries = _strong_primaries(rig)
+        done += 1
+        if primaries != expected or [i.code for i in rig.strong()] != expected or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"{procedure} seed={case_seed}: {[i.code for i in rig.strong()]} {problems}")
+    return done, bad, shown
+
+
+def test_chess960_king_only_castling_with_the_rook_touched_first_is_the_4_4_2_case() -> None:
+    done, bad, shown = _run_one_piece(("rook_touched_back", "rook_off_board"), ["CASTLING_ROOK_FIRST"], 9607)
+    assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+def test_chess960_king_only_castling_with_the_king_first_or_together_is_lawful() -> None:
+    done, bad, shown = _run_one_piece(("king_then_rook_touched", "rook_same_scan", "king_only"), [], 9608)
+    assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+def test_chess960_rook_only_castling_with_the_rook_first_is_lawful() -> None:
+    done, bad, shown = _run_one_piece(("rook_only", "rook_only_king_touched"), [], 9609, rook_only=True)
+    assert done == 72
     assert bad == 0, f"{bad}/{done} wrong: {shown}"

@@ -18,6 +18,10 @@ over many seeded random orders and timings, built from the Laws and hands, not f
    ``CASTLING_ROOK_FIRST`` (warning), one alert, the castling recorded as played. The king lifted first, or
    rook and king inside one scan (order unknown, 4.4.1), or a rook-only castling (II.3.2.4: the rook first is its
    normal way): nothing above info.
+5. "King takes rook" with the king put down on its rook's square for less than ``T_flicker`` (a moment, 20-240
+   ms): a step of the castling, not a sensor glitch (rules-spec §2.4: the piece read is the king in the air beside
+   the square, the rook just lifted from it). No ``SENSOR_FLICKER``, nothing above info; in standard chess the
+   touch-down is the one hand's evidence (R01 (c)), as a longer one is: no ``TWO_HANDS_SUSPECTED``.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from tests.core.chess960_audit import Rig960, castle_move, reach
 from tests.core.correction_audit_rig import Rig
 
 T_SCAN = RulesConfig().timing.t_scan
+#: info notes a castling by one hand may carry: the king seen on a square it cannot go to (standard chess, "king
+#: takes rook"), corrected at once; a piece lifted and put back
+_INFO_NOTES = {"ILLEGAL_PLACEMENT_CORRECTED", "ADJUST_OBSERVED"}
 N = 120
 N960 = 160
 
@@ -402,4 +409,61 @@ def test_chess960_king_only_castling_with_the_king_first_or_together_is_lawful()
 def test_chess960_rook_only_castling_with_the_rook_first_is_lawful() -> None:
     done, bad, shown = _run_one_piece(("rook_only", "rook_only_king_touched"), [], 9609, rook_only=True)
     assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ----------------------------------------------- 5. "king takes rook" with a touch-down shorter than T_flicker
+
+T_FLICKER = RulesConfig().timing.t_flicker
+
+
+def _brief_king_on_rook(seed: int, *, chess960: bool) -> tuple[list[str], list[str]] | None:
+    """The king lifted, the rook taken by the same hand, the king put down on the rook's square under T_flicker and
+    taken up, then both to their squares in either order; press, reply: (all codes raised, record problems)."""
+    rng = random.Random(seed)
+    kingside = rng.random() < 0.5
+    if chess960:
+        board = reach(rng, rng.randrange(960), rng.choice(chess.COLORS), kingside)
+        if board is None:
+            return None
+    else:
+        board = chess.Board(STANDARD_CASTLE.format(rng.choice("wb")))
+    move = castle_move(board, kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    if kd in (ks, rs):
+        return None  # the king stays on its square, or its final square is the rook's (it stays there)
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    rig: Rig = Rig960(board, edition=rng.choice((2014, 2018, 2023))) if chess960 else \
+        Rig(board.fen(), edition=rng.choice((2009, 2014, 2018, 2023)))
+    rig.t += 0.5
+    ends = [(rd, rook, rng.uniform(0.1, 0.5)), (kd, king, 0.0)]
+    if rd == ks or rng.random() < 0.5:
+        ends.reverse()
+        ends = [(ends[0][0], ends[0][1], rng.uniform(0.1, 0.5)), (ends[1][0], ends[1][1], 0.0)]
+    steps: list[Step] = [(ks, None, rng.uniform(0.15, 0.3)), (rs, None, rng.uniform(0.25, 0.6)),
+                         (rs, king, rng.uniform(0.02, T_FLICKER - 0.01)), (rs, None, rng.uniform(0.2, 0.5)), *ends]
+    problems = _castle_and_reply(rig, board, move, steps, rng)
+    return [i.code for i in rig.raised()], problems
+
+
+@pytest.mark.parametrize("chess960", [True, False], ids=["chess960", "standard"])
+def test_king_takes_rook_with_a_brief_touch_down_is_a_castling_step(chess960: bool) -> None:
+    rng = random.Random(9610 + chess960)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 100 and tries < 600:
+        tries += 1
+        out = _brief_king_on_rook(rng.randrange(1 << 30), chess960=chess960)
+        if out is None:
+            continue
+        codes, problems = out
+        done += 1
+        wrong = [c for c in codes if c == "SENSOR_FLICKER" or c not in _INFO_NOTES]
+        if wrong or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"{codes} {problems}")
+    assert done == 100
     assert bad == 0, f"{bad}/{done} wrong: {shown}"

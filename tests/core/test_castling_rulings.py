@@ -22,6 +22,11 @@ over many seeded random orders and timings, built from the Laws and hands, not f
    ms): a step of the castling, not a sensor glitch (rules-spec §2.4: the piece read is the king in the air beside
    the square, the rook just lifted from it). No ``SENSOR_FLICKER``, nothing above info; in standard chess the
    touch-down is the one hand's evidence (R01 (c)), as a longer one is: no ``TWO_HANDS_SUSPECTED``.
+6. A press with the king alone in the hand (Chess960, the rook not touched yet, the castling legal): the code
+   table's ``CLOCK_PRESS_PIECE_IN_HAND`` ("own piece still in the air"; 09/14 a warning), not
+   ``CASTLING_INCOMPLETE_AT_PRESS`` ("king moved two squares, rook not": nothing was put down, and only the king
+   was touched: 4.3.1 binds a king move, castling one of them; 4.4.1 needs the rook touched too, 4.7.2 the king
+   released on its castling square). One alert, whether the hands then castle on the opponent's time or not.
 """
 
 from __future__ import annotations
@@ -465,5 +470,70 @@ def test_king_takes_rook_with_a_brief_touch_down_is_a_castling_step(chess960: bo
             bad += 1
             if len(shown) < 5:
                 shown.append(f"{codes} {problems}")
+    assert done == 100
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ----------------------------------------------------- 6. a press with the king alone in the hand (Chess960)
+
+def _lone_king_pressed(seed: int) -> tuple[list[str], list[str]] | None:
+    """The king lifted (the rook untouched), the press; then the hands castle (the recommended way goes on: the
+    rook, then the king) or put the king back, and the opponent replies: (primaries, problems)."""
+    rng = random.Random(seed)
+    kingside = rng.random() < 0.5
+    board = reach(rng, rng.randrange(960), rng.choice(chess.COLORS), kingside)
+    if board is None:
+        return None
+    move = castle_move(board, kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    if ks == kd:
+        return None  # rook-only castling: the king has nowhere to go
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    rig = Rig960(board, edition=rng.choice((2009, 2014, 2018, 2023)))
+    rig.t += 0.5
+    rig.lift(ks)
+    rig.t += rng.uniform(0.3, 1.2)
+    rig.press(board.turn)
+    rig.t += rng.uniform(0.3, 2.0)
+    if rng.random() < 0.6:  # the castling finished on the opponent's time
+        if rs != rd:
+            rig.lift(rs)
+            rig.t += rng.uniform(0.2, 0.5)
+            rig.place(rd, rook)
+            rig.t += rng.uniform(0.2, 0.6)
+        rig.place(kd, king)
+        board.push(move)
+        truth = [move.uci()]
+    else:  # the king put back
+        rig.place(ks, king)
+        truth = []
+    rig.board = board
+    rig.t += rng.uniform(0.5, 1.5)
+    rig.outs += rig.engine.advance(rig.t)
+    problems = [] if rig.record() == truth else [f"record {rig.record()} != {truth}"]
+    codes = [i.code for i in rig.strong()]
+    if "CASTLING_INCOMPLETE_AT_PRESS" in codes or codes[:1] != ["CLOCK_PRESS_PIECE_IN_HAND"]:
+        problems.append(f"raised {codes}")
+    return _strong_primaries(rig), problems
+
+
+def test_press_with_the_king_alone_in_the_hand_is_a_piece_in_hand() -> None:
+    rng = random.Random(9612)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 100 and tries < 600:
+        tries += 1
+        case_seed = rng.randrange(1 << 30)
+        out = _lone_king_pressed(case_seed)
+        if out is None:
+            continue
+        primaries, problems = out
+        done += 1
+        if primaries != ["CLOCK_PRESS_PIECE_IN_HAND"] or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"seed={case_seed}: {primaries} {problems}")
     assert done == 100
     assert bad == 0, f"{bad}/{done} wrong: {shown}"

@@ -77,13 +77,20 @@ class Castling960(enum.StrEnum):
     #: either order (the king stays where the rook's square is its final square). The rook taken first is the
     #: 4.4.2 case (the ``rook-first`` injection).
     KING_ON_ROOK = "king-on-rook"
+    #: King and rook side by side (both moving, not an exact swap) grasped together by one hand: their lifts inside
+    #: one scan, either reported first (order unknown: touched together, 4.4.1), then put down in either order.
+    GRASPED_TOGETHER = "grasped-together"
+    #: Rook-only castling (F.3 b.4, the king already on its final square) with the king touched first to show the
+    #: castling (lifted and put back on its square, 0.3-0.9 s: longer than a flicker), then the rook: the king
+    #: first (4.4.1); the rook first is this castling's normal way (rules-spec R27) anyway.
+    KING_TOUCHED_ROOK_ONLY = "king-touched-rook-only"
 
 
 def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling960]:
     """The methods physically possible for the Chess960 castling *move* from *board*."""
     king_from, king_to, rook_from, rook_to = _king_rook(board, move)
     if king_from == king_to:  # rook only; the king may still be lifted and put back
-        return [Castling960.ROOK_ONLY, Castling960.KING_OFF_BOARD]
+        return [Castling960.ROOK_ONLY, Castling960.KING_OFF_BOARD, Castling960.KING_TOUCHED_ROOK_ONLY]
     if rook_from == rook_to:  # king only; "off the board" then placed is the same with a pause
         return [Castling960.KING_ONLY, Castling960.KING_OFF_BOARD, Castling960.KING_ON_ROOK]
     methods = [Castling960.KING_OFF_BOARD, Castling960.KING_IN_HAND, Castling960.KING_ON_ROOK]
@@ -91,6 +98,8 @@ def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling96
         methods.append(Castling960.DOUBLE_MOVE)
     if king_to == rook_from and rook_to == king_from:
         methods.append(Castling960.SWAP)
+    elif chess.square_distance(king_from, rook_from) == 1:
+        methods.append(Castling960.GRASPED_TOGETHER)
     return methods
 
 
@@ -171,6 +180,25 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
         s.lift(king_from)
         s.wait(0.25, 0.70)
         s.put(king_to, king)
+    elif method is Castling960.GRASPED_TOGETHER:
+        first, second = (king_from, rook_from) if rng.random() < 0.5 else (rook_from, king_from)
+        s.lift(first)
+        s.wait(0.02, 0.20)  # one hand round both: inside one scan, either reported first
+        s.lift(second)
+        s.wait(0.20, 0.60)
+        placements = [(king_to, king), (rook_to, rook)]  # (both free: the castling's squares are empty, II.3.2.7.4)
+        rng.shuffle(placements)
+        s.put(*placements[0])
+        s.wait(0.05, 0.50)
+        s.put(*placements[1])
+    elif method is Castling960.KING_TOUCHED_ROOK_ONLY:
+        s.lift(king_from)
+        s.wait(0.30, 0.90)
+        s.put(king_from, king)
+        s.wait(0.20, 0.80)
+        s.lift(rook_from)
+        s.wait(0.25, 0.70)
+        s.put(rook_to, rook)
     else:  # ROOK_ONLY: the rook passes the king
         s.lift(rook_from)
         s.wait(0.25, 0.70)

@@ -363,12 +363,13 @@ def run(case: Case) -> tuple[str, str, list[str]]:
     else:
         problems += pgn_problems(play.engine.pgn(), board, [move, reply])
     strong = play.findings(Severity.WARNING, Severity.ILLEGAL_MOVE)
-    ks, kd, rs, rd = _geometry(board, move)
+    ks, kd, rs, _ = _geometry(board, move)
     king_t, rook_t = play.lifts.get(ks), play.lifts.get(rs)
-    # 4.4.2 (R27: 4.4 carries over): in a castling that moves king and rook, the rook lifted more than a scan
-    # before the king -> CASTLING_ROOK_FIRST, one alert; the rook released on its square first was a made rook
-    # move (4.7): RELEASED_MOVE_CHANGED joins it. Rook-only castling has the rook first as its normal way.
-    rook_first = ks != kd and rs != rd and rook_t is not None and king_t is not None \
+    # 4.4.2 (R27: 4.4 carries over): in a castling that moves the king, the rook lifted more than a scan before
+    # the king -> CASTLING_ROOK_FIRST, one alert (a king-only castling too: the rook lifted and put back, or held
+    # off the board, first); the rook released on its square first was a made rook move (4.7):
+    # RELEASED_MOVE_CHANGED joins it. Rook-only castling has the rook first as its normal way.
+    rook_first = ks != kd and rook_t is not None and king_t is not None \
         and rook_t < king_t - RulesConfig().timing.t_scan
     if rook_first:
         if "CASTLING_ROOK_FIRST" not in strong or set(strong) - {"CASTLING_ROOK_FIRST", "RELEASED_MOVE_CHANGED"} \
@@ -748,10 +749,10 @@ def run_found_later(case: LaterCase) -> tuple[str, str, list[str]]:
     lifts = play_steps(rig, rng, steps)
     rig.t += rng.uniform(0.3, 0.9)
     rig.press(castler)
-    ks, kd, rs, rd = _geometry(later, castle)
-    # the castler's rook lifted first in a castling that moves both (4.4.2): his own occurrence (CASTLING_ROOK_FIRST,
-    # RELEASED_MOVE_CHANGED where the rook settled first), not the offender's
-    castler_rook_first = ks != kd and rs != rd and rs in lifts and ks in lifts \
+    ks, kd, rs, _ = _geometry(later, castle)
+    # the castler's rook lifted first in a castling that moves the king (4.4.2): his own occurrence
+    # (CASTLING_ROOK_FIRST, RELEASED_MOVE_CHANGED where the rook settled first), not the offender's
+    castler_rook_first = ks != kd and rs in lifts and ks in lifts \
         and lifts[rs] < lifts[ks] - RulesConfig().timing.t_scan
     history = [later.copy()]
     later.push(castle)

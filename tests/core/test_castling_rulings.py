@@ -12,6 +12,21 @@ over many seeded random orders and timings, built from the Laws and hands, not f
 3. Standard castling done the Chess960 way by one hand in sequence (the king put beside the board, the rook,
    then the king; or the king put down on the rook's square, then both to their squares) is not two hands
    (4.1); king and rook lifted together (T08) still is.
+4. Chess960 king-only castling (Guidelines II.3.2.3: the rook already on its final square), the rook touched
+   first: lifted and put back, or held off the board while the king moves, its lift more than one scan before the
+   king's: 4.4.2 all the same (touching the rook, then the king: no castling on that side) ->
+   ``CASTLING_ROOK_FIRST`` (warning), one alert, the castling recorded as played. The king lifted first, or
+   rook and king inside one scan (order unknown, 4.4.1), or a rook-only castling (II.3.2.4: the rook first is its
+   normal way): nothing above info.
+5. "King takes rook" with the king put down on its rook's square for less than ``T_flicker`` (a moment, 20-240
+   ms): a step of the castling, not a sensor glitch (rules-spec §2.4: the piece read is the king in the air beside
+   the square, the rook just lifted from it). No ``SENSOR_FLICKER``, nothing above info; in standard chess the
+   touch-down is the one hand's evidence (R01 (c)), as a longer one is: no ``TWO_HANDS_SUSPECTED``.
+6. A press with the king alone in the hand (Chess960, the rook not touched yet, the castling legal): the code
+   table's ``CLOCK_PRESS_PIECE_IN_HAND`` ("own piece still in the air"; 09/14 a warning), not
+   ``CASTLING_INCOMPLETE_AT_PRESS`` ("king moved two squares, rook not": nothing was put down, and only the king
+   was touched: 4.3.1 binds a king move, castling one of them; 4.4.1 needs the rook touched too, 4.7.2 the king
+   released on its castling square). One alert, whether the hands then castle on the opponent's time or not.
 """
 
 from __future__ import annotations
@@ -26,6 +41,9 @@ from tests.core.chess960_audit import Rig960, castle_move, reach
 from tests.core.correction_audit_rig import Rig
 
 T_SCAN = RulesConfig().timing.t_scan
+#: info notes a castling by one hand may carry: the king seen on a square it cannot go to (standard chess, "king
+#: takes rook"), corrected at once; a piece lifted and put back
+_INFO_NOTES = {"ILLEGAL_PLACEMENT_CORRECTED", "ADJUST_OBSERVED"}
 N = 120
 N960 = 160
 
@@ -311,4 +329,211 @@ def test_standard_castling_the_chess960_way_is_one_hand() -> None:
 
 def test_standard_castling_with_two_hands_still_suspected() -> None:
     done, bad, shown = _run_standard(("two_hands",), ["TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS"], 9606)
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ------------------------------------------------------- 4. Chess960 king-only castling: the rook touched first
+
+def _one_piece_steps(rng: random.Random, procedure: str, squares: tuple[int, int, int, int], king: chess.Piece,
+                     rook: chess.Piece) -> list[Step]:
+    """A castling where one piece stays on its square (king-only or rook-only): the hands' steps."""
+    ks, kd, rs, _ = squares
+    if ks == kd:  # rook-only (II.3.2.4): the rook passes the king; touching the king first or not
+        rd = squares[3]
+        if procedure == "rook_only_king_touched":
+            return [(ks, None, rng.uniform(0.3, 0.9)), (ks, king, rng.uniform(0.1, 0.6)), (rs, None,
+                    rng.uniform(0.2, 0.5)), (rd, rook, 0.0)]
+        return [(rs, None, rng.uniform(0.2, 0.6)), (rd, rook, 0.0)]
+    gap = T_SCAN + rng.uniform(0.05, 0.6)  # the rook's lift ahead of the king's: more than one scan
+    king_step: list[Step] = [(ks, None, rng.uniform(0.2, 0.6)), (kd, king, 0.0)]
+    if procedure == "rook_touched_back":  # the rook lifted and put back (on its final square), then the king
+        back = rng.uniform(0.26, gap)
+        return [(rs, None, back), (rs, rook, gap - back), *king_step]
+    if procedure == "rook_off_board":  # the rook held off the board while the king moves, then put back
+        return [(rs, None, gap), (ks, None, rng.uniform(0.2, 0.6)), (kd, king, rng.uniform(0.1, 0.5)),
+                (rs, rook, 0.0)]
+    if procedure == "king_then_rook_touched":  # the king lifted first, the rook lifted and put back, the king down
+        return [(ks, None, rng.uniform(0.3, 0.6)), (rs, None, rng.uniform(0.3, 0.6)), (rs, rook,
+                rng.uniform(0.1, 0.4)), (kd, king, 0.0)]
+    if procedure == "rook_same_scan":  # rook and king lifted inside one scan: order unknown (4.4.1)
+        return [(rs, None, rng.uniform(0.0, 0.03)), (ks, None, rng.uniform(0.3, 0.6)), (rs, rook,
+                rng.uniform(0.1, 0.4)), (kd, king, 0.0)]
+    if procedure == "king_only":  # II.3.2.3 as written: the king alone
+        return king_step
+    raise AssertionError(procedure)
+
+
+def _run_one_piece(procedures: tuple[str, ...], expected: list[str], seed: int, *,
+                   rook_only: bool = False) -> tuple[int, int, list[str]]:
+    """Castlings on random arrays where the rook (or, *rook_only*, the king) stays, by *procedures* in turn, the
+    press and the reply: (cases, wrong, the first wrong ones)."""
+    rng = random.Random(seed)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 72 and tries < 6000:
+        tries += 1
+        case_seed = rng.randrange(1 << 30)
+        crng = random.Random(case_seed)
+        kingside = crng.random() < 0.5
+        board = reach(crng, crng.randrange(960), crng.choice(chess.COLORS), kingside)
+        if board is None:
+            continue
+        move = castle_move(board, kingside)
+        assert move is not None
+        ks, kd, rs, rd = _geometry(board, move)
+        if (ks != kd) if rook_only else (rs != rd or ks == kd):
+            continue
+        king, rook = board.piece_at(ks), board.piece_at(rs)
+        assert king is not None and rook is not None
+        procedure = procedures[done % len(procedures)]
+        steps = _one_piece_steps(crng, procedure, (ks, kd, rs, rd), king, rook)
+        rig = Rig960(board, edition=crng.choice((2014, 2018, 2023)))
+        rig.t += 0.5
+        problems = _castle_and_reply(rig, board, move, steps, crng)
+        primaries = _strong_primaries(rig)
+        done += 1
+        if primaries != expected or [i.code for i in rig.strong()] != expected or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"{procedure} seed={case_seed}: {[i.code for i in rig.strong()]} {problems}")
+    return done, bad, shown
+
+
+def test_chess960_king_only_castling_with_the_rook_touched_first_is_the_4_4_2_case() -> None:
+    done, bad, shown = _run_one_piece(("rook_touched_back", "rook_off_board"), ["CASTLING_ROOK_FIRST"], 9607)
+    assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+def test_chess960_king_only_castling_with_the_king_first_or_together_is_lawful() -> None:
+    done, bad, shown = _run_one_piece(("king_then_rook_touched", "rook_same_scan", "king_only"), [], 9608)
+    assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+def test_chess960_rook_only_castling_with_the_rook_first_is_lawful() -> None:
+    done, bad, shown = _run_one_piece(("rook_only", "rook_only_king_touched"), [], 9609, rook_only=True)
+    assert done == 72
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ----------------------------------------------- 5. "king takes rook" with a touch-down shorter than T_flicker
+
+T_FLICKER = RulesConfig().timing.t_flicker
+
+
+def _brief_king_on_rook(seed: int, *, chess960: bool) -> tuple[list[str], list[str]] | None:
+    """The king lifted, the rook taken by the same hand, the king put down on the rook's square under T_flicker and
+    taken up, then both to their squares in either order; press, reply: (all codes raised, record problems)."""
+    rng = random.Random(seed)
+    kingside = rng.random() < 0.5
+    if chess960:
+        board = reach(rng, rng.randrange(960), rng.choice(chess.COLORS), kingside)
+        if board is None:
+            return None
+    else:
+        board = chess.Board(STANDARD_CASTLE.format(rng.choice("wb")))
+    move = castle_move(board, kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    if kd in (ks, rs):
+        return None  # the king stays on its square, or its final square is the rook's (it stays there)
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    rig: Rig = Rig960(board, edition=rng.choice((2014, 2018, 2023))) if chess960 else \
+        Rig(board.fen(), edition=rng.choice((2009, 2014, 2018, 2023)))
+    rig.t += 0.5
+    ends = [(rd, rook, rng.uniform(0.1, 0.5)), (kd, king, 0.0)]
+    if rd == ks or rng.random() < 0.5:
+        ends.reverse()
+        ends = [(ends[0][0], ends[0][1], rng.uniform(0.1, 0.5)), (ends[1][0], ends[1][1], 0.0)]
+    steps: list[Step] = [(ks, None, rng.uniform(0.15, 0.3)), (rs, None, rng.uniform(0.25, 0.6)),
+                         (rs, king, rng.uniform(0.02, T_FLICKER - 0.01)), (rs, None, rng.uniform(0.2, 0.5)), *ends]
+    problems = _castle_and_reply(rig, board, move, steps, rng)
+    return [i.code for i in rig.raised()], problems
+
+
+@pytest.mark.parametrize("chess960", [True, False], ids=["chess960", "standard"])
+def test_king_takes_rook_with_a_brief_touch_down_is_a_castling_step(chess960: bool) -> None:
+    rng = random.Random(9610 + chess960)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 100 and tries < 600:
+        tries += 1
+        out = _brief_king_on_rook(rng.randrange(1 << 30), chess960=chess960)
+        if out is None:
+            continue
+        codes, problems = out
+        done += 1
+        wrong = [c for c in codes if c == "SENSOR_FLICKER" or c not in _INFO_NOTES]
+        if wrong or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"{codes} {problems}")
+    assert done == 100
+    assert bad == 0, f"{bad}/{done} wrong: {shown}"
+
+
+# ----------------------------------------------------- 6. a press with the king alone in the hand (Chess960)
+
+def _lone_king_pressed(seed: int) -> tuple[list[str], list[str]] | None:
+    """The king lifted (the rook untouched), the press; then the hands castle (the recommended way goes on: the
+    rook, then the king) or put the king back, and the opponent replies: (primaries, problems)."""
+    rng = random.Random(seed)
+    kingside = rng.random() < 0.5
+    board = reach(rng, rng.randrange(960), rng.choice(chess.COLORS), kingside)
+    if board is None:
+        return None
+    move = castle_move(board, kingside)
+    assert move is not None
+    ks, kd, rs, rd = _geometry(board, move)
+    if ks == kd:
+        return None  # rook-only castling: the king has nowhere to go
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    rig = Rig960(board, edition=rng.choice((2009, 2014, 2018, 2023)))
+    rig.t += 0.5
+    rig.lift(ks)
+    rig.t += rng.uniform(0.3, 1.2)
+    rig.press(board.turn)
+    rig.t += rng.uniform(0.3, 2.0)
+    if rng.random() < 0.6:  # the castling finished on the opponent's time
+        if rs != rd:
+            rig.lift(rs)
+            rig.t += rng.uniform(0.2, 0.5)
+            rig.place(rd, rook)
+            rig.t += rng.uniform(0.2, 0.6)
+        rig.place(kd, king)
+        board.push(move)
+        truth = [move.uci()]
+    else:  # the king put back
+        rig.place(ks, king)
+        truth = []
+    rig.board = board
+    rig.t += rng.uniform(0.5, 1.5)
+    rig.outs += rig.engine.advance(rig.t)
+    problems = [] if rig.record() == truth else [f"record {rig.record()} != {truth}"]
+    codes = [i.code for i in rig.strong()]
+    if "CASTLING_INCOMPLETE_AT_PRESS" in codes or codes[:1] != ["CLOCK_PRESS_PIECE_IN_HAND"]:
+        problems.append(f"raised {codes}")
+    return _strong_primaries(rig), problems
+
+
+def test_press_with_the_king_alone_in_the_hand_is_a_piece_in_hand() -> None:
+    rng = random.Random(9612)
+    done = bad = tries = 0
+    shown: list[str] = []
+    while done < 100 and tries < 600:
+        tries += 1
+        case_seed = rng.randrange(1 << 30)
+        out = _lone_king_pressed(case_seed)
+        if out is None:
+            continue
+        primaries, problems = out
+        done += 1
+        if primaries != ["CLOCK_PRESS_PIECE_IN_HAND"] or problems:
+            bad += 1
+            if len(shown) < 5:
+                shown.append(f"seed={case_seed}: {primaries} {problems}")
+    assert done == 100
     assert bad == 0, f"{bad}/{done} wrong: {shown}"

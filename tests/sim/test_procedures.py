@@ -162,6 +162,15 @@ def _check_method(method: Castling960, ply: Ply) -> None:
         else:
             assert steps[3] == _lift(rook_from) and {steps[4], steps[5]} == {(king_to, king), (rook_to, rook)}
             assert len(steps) == 6
+    elif method is Castling960.GRASPED_TOGETHER:  # side by side, one hand round both, inside one scan
+        assert chess.square_distance(king_from, rook_from) == 1 and not (king_to == rook_from and rook_to == king_from)
+        assert {steps[0], steps[1]} == {_lift(king_from), _lift(rook_from)}
+        assert {steps[2], steps[3]} == {(king_to, king), (rook_to, rook)} and len(steps) == 4
+        assert ply.changes[1].at - ply.changes[0].at <= 0.20 + 1e-3
+    elif method is Castling960.KING_TOUCHED_ROOK_ONLY:  # the king lifted and put back first, then the rook
+        assert king_from == king_to
+        assert steps == [_lift(king_from), (king_from, king), _lift(rook_from), (rook_to, rook)]
+        assert ply.changes[1].at - ply.changes[0].at >= 0.30 - 1e-3  # (a touch the board sees, not a flicker)
     else:  # F.3 b.4: the king already stands on its final square, the rook passes it
         assert king_from == king_to and steps == [_lift(rook_from), (rook_to, rook)]
 
@@ -194,6 +203,10 @@ def test_chess960_castling_methods_follow_the_start_squares() -> None:
                 assert (Castling960.KING_ONLY in methods) == (rook_from == rook_to)
                 assert (Castling960.SWAP in methods) == (king_to == rook_from and rook_to == king_from)
                 assert (Castling960.KING_ON_ROOK in methods) == (king_from != king_to)
+                assert (Castling960.KING_TOUCHED_ROOK_ONLY in methods) == (king_from == king_to)
+                assert (Castling960.GRASPED_TOGETHER in methods) == (
+                    king_from != king_to and rook_from != rook_to and chess.square_distance(king_from, rook_from) == 1
+                    and not (king_to == rook_from and rook_to == king_from))
                 count.update(methods)
     assert set(count) == set(Castling960)
 

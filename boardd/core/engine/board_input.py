@@ -12,6 +12,7 @@ from boardd.core.engine.common import (
     _JUMP_DEPTH,
     _ROTATIONS,
     _SNAPSHOT_INCREMENTAL,
+    _castling_rook_square,
     _change_text,
     _fen,
     _search,
@@ -233,7 +234,8 @@ class BoardInput:
         if (snapshot or (before is not content and (before is None or content is None or before != content))
                 or at - burst[0] > timing.t_flicker
                 # (the same answer in any order: from the latest, where another square usually is)
-                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in reversed(self.recent))):
+                or any(t >= burst[0] - timing.t_flicker and s != sq for t, s in reversed(self.recent))
+                or (content is None and isinstance(old, chess.Piece) and self._king_down_on_its_rook(sq, old))):
             return False
         self.burst.pop(sq, None)
         self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
@@ -244,6 +246,20 @@ class BoardInput:
         self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]
         self.g.mask.discard(sq)
         return True
+
+    def _king_down_on_its_rook(self, sq: int, piece: chess.Piece) -> bool:
+        """The side to move's king, in the hand (off its square), put down on the empty square of its castling rook
+        and taken up again: the "king takes rook" step of a castling (rules-spec R27, R01), however short. Not a
+        sensor glitch (rules-spec §2.4 ``T_flicker``): the piece read is the one in the air beside the square, the
+        rook lifted from it; dropped as a glitch, a standard castling's one hand lost its evidence (R01 (c))."""
+        board = self.g.board
+        if piece.piece_type != chess.KING or piece.color != board.turn:
+            return False
+        king = board.king(piece.color)
+        if king is None or self.g.phys.squares[king] == piece or board.piece_at(sq) != chess.Piece(chess.ROOK,
+                                                                                                   piece.color):
+            return False
+        return any(board.is_castling(m) and _castling_rook_square(board, m) == sq for m in board.legal_moves)
 
     def apply_fix(self, outs: list[Output], at: float) -> bool:
         """The board now shows the law-based outcome of the last illegal completion: record that move instead."""

@@ -213,13 +213,17 @@ class Downtime:
             self._finish(outs, recover(self.g.board, mapped, node_budget=self.node_budget, max_plies=0), mapped, at)
             return True
         twice = self.e.whose_change.twice
-        if not self.log and self.g.playing and not self.g.setting_up and twice is not None \
+        if self.g.playing and not self.g.setting_up and twice is not None \
                 and twice.ply == len(self.g.records) and mapped == list(twice.stood.squares) \
                 and mapped == list(self.g.phys.squares):
             # Nothing was played meanwhile either: the board still shows the move out of turn seen before the
             # restart (no clock, R13: WhoseChange.moved_twice), pending until the reply. Nothing to recover (the
             # search would find no move of the side to move and mark a gap); the engine goes on as if it had
-            # stayed up: the reply enters the move out of turn in the record, then itself (G6).
+            # stayed up: the reply enters the move out of turn in the record, then itself (G6). With the board's
+            # own log too (the DGT's EEPROM, protocols.md §1.9): the board as the engine last saw it, the log
+            # holds the changes it saw before it went down (the board keeps those of its last seconds, a host
+            # that died may not have kept them) and none since that changed the board; replayed from the
+            # official position it would read that move out of turn as the side to move's and mark a gap.
             squares = tuple(self.held)
             self._release()
             self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)

@@ -31,10 +31,12 @@ class TouchMove:
                            replaced: MoveRecord | None) -> None:
         t_scan = self.rules.timing.t_scan
         own = [x for x in lifts if x[2].color == side]
-        if pre.is_castling(move) and self._king_and_rook_move(pre, move):
+        if pre.is_castling(move) and self._king_moves(pre, move):
             # 4.4.2: the rook touched (lifted) first, then the king. In Chess960 too (rules-spec R27: 4.4 carries
-            # over) where king and rook both move: Guidelines II.3.2 has the king move first (II.3.2.1) or the king
-            # off the board first (II.3.2.5.1); only a rook-only castling has the rook first as its normal way
+            # over) wherever the king moves: Guidelines II.3.2 has the king move first (II.3.2.1) or the king off
+            # the board first (II.3.2.5.1); only a rook-only castling has the rook first as its normal way. In a
+            # king-only castling (II.3.2.3, the rook already on its final square) the rook lifted and put back (or
+            # held off the board) before the king is touched first all the same: no castling on that side
             king_lift = next((x for x in own if x[1] == move.from_square and x[2].piece_type == chess.KING), None)
             rook_from = _castling_rook_square(pre, move)
             rook_lift = next((x for x in own if x[1] == rook_from and x[2].piece_type == chess.ROOK), None)
@@ -76,14 +78,10 @@ class TouchMove:
                             constraints=(f"move the piece on {chess.square_name(first[1])}",))
 
     @staticmethod
-    def _king_and_rook_move(pre: chess.Board, move: chess.Move) -> bool:
-        """The castling *move* moves both king and rook (always in standard chess; not a Chess960 castling by the
-        king or the rook alone, II.3.2.3-4)."""
-        if not pre.chess960:
-            return True
-        rank = chess.square_rank(move.from_square)
-        rook_to = chess.square(5 if pre.is_kingside_castling(move) else 3, rank)
-        return _castling_king_square(pre, move) != move.from_square and _castling_rook_square(pre, move) != rook_to
+    def _king_moves(pre: chess.Board, move: chess.Move) -> bool:
+        """The castling *move* moves the king (always in standard chess; not a Chess960 castling by the rook
+        alone, II.3.2.4, where the rook first is the normal way)."""
+        return _castling_king_square(pre, move) != move.from_square
 
     def first_touched(self, pre: chess.Board) -> int | None:
         """The square of the first own piece lifted from its square in the mover's segment (4.3), if any."""

@@ -693,9 +693,13 @@ class Correction:
     def game_ended(self, outs: list[Output], result: str, termination: str, at: float) -> None:
         """The arbiter ends the game (``SetResult``), during the cycle (e.g. the second illegal move, 7.5.5) or
         not: the record ends with the last legal move (the illegal move of the cycle never was part of the game),
-        and every illegal-move finding still asking for action is closed with the result, once: the game is
-        over, nothing is reinstated any more (the tablet no longer shows it as needing attention; the findings
-        that joined its incident close with it)."""
+        and every finding of the game still asking for action (``open`` or ``acknowledged``, whatever its
+        severity: an illegal move, a suspected two-handed move, a touch-move...) is closed with the result, once:
+        the game is over (3.8), nothing is reinstated or ruled on any more, and the tablet no longer shows it as
+        needing attention (the findings that joined an incident close with its primary). Findings of hands
+        withheld meanwhile (an illegal move found later whose position might have come back) are never
+        published: nothing is put back any more, and published after the result they would be a new alert for a
+        game that is over."""
         cycle = self.cycle
         self.cycle = None
         retracted: str | None = None
@@ -705,10 +709,14 @@ class Correction:
                 self.e.restoration.retract_to(outs, cycle.ply, at, "the illegal move is not part of the game (7.5.5)")
                 retracted = cycle.irregularity_id
         self.confirmed.clear()
+        self.withheld.clear()
+        self.held.clear()
         ruling = f"game ended by the arbiter: {result}" + (f" ({termination})" if termination else "")
         closed = False
-        for irr in list(self.g.irr.values()):
-            if irr.severity is Severity.ILLEGAL_MOVE and irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+        first = [retracted] if retracted is not None else []  # (its own ruling, also when it joined an incident)
+        for ident in [*first, *(i for i in self.g.irr if i != retracted)]:
+            irr = self.g.irr[ident]  # (read now: closing a primary closes the findings that joined it)
+            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 text = ruling + ("; the illegal move is not part of the game (7.5.5)" if irr.id == retracted else "")
                 self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=text))
                 closed = True

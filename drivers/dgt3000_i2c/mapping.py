@@ -15,6 +15,12 @@
   of a setting button (back, minus, plus, forward: the arbiter setting the stopped
   clock's times by hand, each press a Button packet, §2.4-2.5). A step of the setting
   (ten seconds, a minute) is no running clock.
+* **Flags**: the Time packet has no flag bit (§2.4), only the times. A flag falls when a *running* side reaches
+  zero (rules-spec 6.1, 7.4; §2.2: the clock's zero indication): the side shows 0:00 having gone down to it as
+  time runs (or the host runs it at 0:00). It stays fallen while the side shows 0:00 (the clock blocked at
+  zero, stopped or not) and is up again once the side shows time (the arbiter corrects it, 6.10.2). A side
+  *set* to 0:00 while stopped (a set-and-run with both stopped, the clock's configuration at 0:00:00, the
+  arbiter's minus button, a step down in one packet) is no flag fall.
 * **Buttons** (back, minus, play, plus, forward, on/off) are operator input, not board
   events: they come out as :class:`ClockButton` values.
 
@@ -70,6 +76,8 @@ class Dgt3000Mapper:
         #: button pressed)
         self._time_at: float | None = None
         self._setting_until = float("-inf")
+        #: the sides whose flag fell: they reached zero running, and show 0:00 since
+        self._fallen: dict[ClockSide, bool] = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
         self.hello: bytes | None = None
         self.stats: Counter[str] = Counter()
 
@@ -82,6 +90,7 @@ class Dgt3000Mapper:
         self._went_down.clear()
         self._time_at = None
         self._setting_until = float("-inf")
+        self._fallen = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
 
     def note_running(self, side: ClockSide | None) -> None:
         """The host commanded *side* to run (``None``: both stopped)."""
@@ -117,7 +126,8 @@ class Dgt3000Mapper:
         if self.left is None or self.right is None:
             return None
         return ClockReading(at=at, left=float(self.left), right=float(self.right), running=self.running(at),
-                            lever_high=self.lever_high(), left_flag=self.left == 0, right_flag=self.right == 0,
+                            lever_high=self.lever_high(), left_flag=self._fallen[ClockSide.LEFT],
+                            right_flag=self._fallen[ClockSide.RIGHT],
                             model="dgt3000")
 
     def map(self, message: Dgt3000Message, at: float) -> list[ClockReading | ClockButton]:
@@ -132,11 +142,18 @@ class Dgt3000Mapper:
                 limit = None if self._time_at is None else at - self._time_at + 1.0
                 setting = at <= self._setting_until
                 for side, before, now in ((ClockSide.LEFT, self.left, left), (ClockSide.RIGHT, self.right, right)):
+                    ran = False
                     if before is not None and now < before:
                         if not setting and (limit is None or before - now <= limit):
                             self._went_down[side] = at
+                            ran = True
                         else:
                             self.stats["times_set_by_hand"] += 1
+                    if now > 0:
+                        self._fallen[side] = False
+                    elif not self._fallen[side] and (ran or (self.commanded_known and self.commanded is side)):
+                        self._fallen[side] = True  # a running side reached zero (6.1)
+                        self.stats["flags"] += 1
                 self._time_at = at
                 self.left, self.right, self.lever = left, right, lever
                 reading = self.reading(at)

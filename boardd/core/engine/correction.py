@@ -63,6 +63,12 @@ _RESOLUTION_S = 1.0
 #: readings, each to the second, is off by up to one resolution step either way
 _TIME_TOLERANCE_S = 2 * _RESOLUTION_S
 
+#: how late a clock may report the time of a side it stopped (s): the DgtPi reads the DGT 3000 about every 2 s and
+#: "needs 2secs for a stopped clock to return the correct(!) time" (protocols.md §2.5), plus the display's second.
+#: A reading within this long after the pause that lowers only the side that ran, by at most this much, is the
+#: pause's own time settling, not the arbiter's hand (:meth:`Correction.paused_reading`)
+_PAUSE_SETTLE_S = 2.0 + _RESOLUTION_S
+
 #: a piece set down elsewhere than the position being reinstated, on a running clock, is judged once it stayed
 #: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
 #: restoration's, a piece left there is a change of its own
@@ -102,6 +108,10 @@ class _Cycle:
     how: str = ""
     #: times (white, black) when the clock was paused, and the changes seen at the restarts
     paused_times: tuple[float | None, float | None] | None = None
+    #: when the clock was paused, and the side that ran then: the pause's times may still settle
+    #: (:meth:`Correction.paused_reading`)
+    paused_at: float | None = None
+    paused_ran: chess.Color | None = None
     #: the times (white, black) when the arbiter first took the clock in the cycle (paused it, or set it from the
     #: tablet): what the suggested times are counted from (:meth:`Correction.suggested_times`)
     base: tuple[float, float] | None = None
@@ -816,13 +826,37 @@ class Correction:
 
     # ------------------------------------------------------------------ the clock
 
-    def on_pause(self, white: float | None, black: float | None) -> None:
+    def on_pause(self, white: float | None, black: float | None, *, ran: chess.Color | None = None,
+                 at: float | None = None) -> None:
+        """The clock paused during the cycle (*ran*: the side whose clock ran until then, if known)."""
         cycle = self.cycle
         if cycle is not None:
             cycle.paused_times = (white, black)
+            cycle.paused_at, cycle.paused_ran = at, ran
             cycle.arbiter_seen = True
             if cycle.base is None and white is not None and black is not None:
                 cycle.base = (white, black)
+
+    def paused_reading(self, white: float | None, black: float | None, at: float) -> None:
+        """A reading while paused: within :data:`_PAUSE_SETTLE_S` of the pause, the side that ran shown lower by at
+        most that much, the other side as it was, is the time of the pause itself, reported late (protocols.md
+        §2.5: a stopped clock's time comes back correct only after the reading period): the pause's times (and
+        the times the arbiter took the clock at, if this pause set them) are the settled ones. Anything else is the
+        arbiter's hand (7.1), counted at the restart as before."""
+        cycle = self.cycle
+        if cycle is None or cycle.paused_times is None or cycle.paused_at is None or cycle.paused_ran is None \
+                or at - cycle.paused_at > _PAUSE_SETTLE_S or white is None or black is None:
+            return
+        was_w, was_b = cycle.paused_times
+        if was_w is None or was_b is None:
+            return
+        ran_was, ran_now, other_was, other_now = (was_w, white, was_b, black) if cycle.paused_ran == chess.WHITE \
+            else (was_b, black, was_w, white)
+        if not 0.0 < ran_was - ran_now <= _PAUSE_SETTLE_S or abs(other_now - other_was) >= _RESOLUTION_S:
+            return
+        if cycle.base == (was_w, was_b):
+            cycle.base = (white, black)
+        cycle.paused_times = (white, black)
 
     def suggested_times(self, cycle: _Cycle, irr: Irregularity) -> tuple[float, float] | None:
         """The times (white, black) the clock should show after the correction (rules-spec R21, 7.1): those of the
@@ -869,6 +903,7 @@ class Correction:
         cycle = self.cycle
         if cycle is None or cycle.paused_times is None:
             return
+        self.paused_reading(white, black, at)  # (a pause shorter than the reading period: it settles only now)
         before, cycle.paused_times = cycle.paused_times, None
         self._times_changed(outs, cycle, before, (white, black), at)
 

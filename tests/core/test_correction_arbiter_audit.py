@@ -35,7 +35,7 @@ import chess
 import pytest
 
 from boardd.core.laws.codes import is_illegal_move_class
-from boardd.core.outputs import Irregularity, Severity, Status
+from boardd.core.outputs import Severity, Status
 from tests.core.correction_audit_rig import Rig, random_hands, restore_steps, run_steps
 from tests.core.test_correction_audit import _finish, _open, _random_game
 from tests.core.test_correction_cycle import _illegal_moves
@@ -104,7 +104,7 @@ def sequence(seed: int, edition: int, tc: str) -> Outcome:
     out = Outcome(edition, tc)
     rng = random.Random(seed * 7919 + edition)
     start = _random_game(rng, rng.randrange(6, 30))
-    rig = Rig(None, edition=edition, tc=tc, seconds=float(tc.split("+")[0]))
+    rig = Rig(None, edition=edition, tc=tc, seconds=float(tc.split("+", maxsplit=1)[0]))
     _open(rig, start)
     offender, opponent = rig.board.turn, not rig.board.turn
     before = rig.board.copy()

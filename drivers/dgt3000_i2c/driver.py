@@ -16,7 +16,10 @@ acks resolve the command waiting for them, everything else goes through
 Under central control the clock does not switch sides by itself: with
 ``switch_on_lever`` the driver starts the side whose lever went up (Set-and-run
 with the last times shown), as picochess does on the DGT Pi. It adds no
-increment: the time control stays the arbiter's business (rules-spec G2).
+increment: the time control stays the arbiter's business (rules-spec G2). Nor
+does it pause by itself: a press of play/pause stops both sides (6.11: the
+arbiter stopping the clock for an incident), and, paused, starts the side whose
+lever is up again (:meth:`Dgt3000Mapper.play_switch`).
 
 The on/off button makes the clock sleep: the driver re-configures (waking it),
 as picochess does. A clock that stops answering (``watchdog_s`` without a packet
@@ -392,18 +395,27 @@ class Dgt3000Driver(DriverBase):
             self._reconfigure.set()
         if not (self.options.switch_on_lever and self._connected):
             return
-        to_run = self.mapper.lever_switch(button)
         left, right = self.mapper.left, self.mapper.right
-        if to_run is None or left is None or right is None:
+        if left is None or right is None:
             return
+        play = self.mapper.play_switch(button)
+        if play is not None:
+            # play/pause under central control: the pause (6.11), or the restart of the side whose lever is up
+            self.stats["pauses" if play[0] is None else "restarts"] += 1
+            to_run: ClockSide | None = play[0]
+        else:
+            to_run = self.mapper.lever_switch(button)
+            if to_run is None:
+                return
         self.mapper.note_running(to_run)
         task = asyncio.create_task(self._switch(left, right, to_run))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _switch(self, left: int, right: int, side: ClockSide) -> None:
+    async def _switch(self, left: int, right: int, side: ClockSide | None) -> None:
         try:
             await self._set_and_run(left, right, side)
         except DeviceDisconnectedError as exc:
             self.stats["switch_failures"] += 1
-            _LOGGER.warning("DGT 3000: could not start the %s side: %s", side.value, exc)
+            what = "stop the clock" if side is None else f"start the {side.value} side"
+            _LOGGER.warning("DGT 3000: could not %s: %s", what, exc)

@@ -15,6 +15,16 @@
   of a setting button (back, minus, plus, forward: the arbiter setting the stopped
   clock's times by hand, each press a Button packet, §2.4-2.5). A step of the setting
   (ten seconds, a minute) is no running clock.
+* **Flags**: the Time packet has no flag bit (§2.4), only the times. A flag falls when a *running* side reaches
+  zero (rules-spec 6.1, 7.4; §2.2: the clock's zero indication): the side shows 0:00 having gone down to it as
+  time runs (or the host runs it at 0:00). It stays fallen while the side shows 0:00 (the clock blocked at
+  zero, stopped or not) and is up again once the side shows time (the arbiter corrects it, 6.10.2). A side
+  *set* to 0:00 while stopped (a set-and-run with both stopped, the clock's configuration at 0:00:00, the
+  arbiter's minus button, a step down in one packet) is no flag fall.
+* **Play/pause under central control**: the clock does not stop by itself then (the host runs it); a press of
+  play/pause is the pause (6.11: the arbiter, or a player seeking him, stops the clock) or, paused, the restart of
+  the side whose lever is up (rules-spec §7.5: ``PAUSED(X) --resume--> RUNNING(X')``, X' from the lever).
+  :meth:`Dgt3000Mapper.play_switch` says which; the driver commands it and the reading of the button shows it.
 * **Buttons** (back, minus, play, plus, forward, on/off) are operator input, not board
   events: they come out as :class:`ClockButton` values.
 
@@ -28,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from boardd.core.events import ClockReading, ClockSide
-from drivers.dgt3000_i2c.codec import BUTTON_LEVER, Button, Dgt3000Message, Hello, Time
+from drivers.dgt3000_i2c.codec import BUTTON_LEVER, BUTTON_PLAY, Button, Dgt3000Message, Hello, Time
 
 __all__ = ["BUTTON_NAMES", "ClockButton", "Dgt3000Mapper"]
 
@@ -70,6 +80,10 @@ class Dgt3000Mapper:
         #: button pressed)
         self._time_at: float | None = None
         self._setting_until = float("-inf")
+        #: the sides whose flag fell: they reached zero running, and show 0:00 since
+        self._fallen: dict[ClockSide, bool] = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
+        #: the side that ran when play/pause paused the clock under central control
+        self._paused_side: ClockSide | None = None
         self.hello: bytes | None = None
         self.stats: Counter[str] = Counter()
 
@@ -82,6 +96,7 @@ class Dgt3000Mapper:
         self._went_down.clear()
         self._time_at = None
         self._setting_until = float("-inf")
+        self._fallen = {ClockSide.LEFT: False, ClockSide.RIGHT: False}
 
     def note_running(self, side: ClockSide | None) -> None:
         """The host commanded *side* to run (``None``: both stopped)."""
@@ -98,6 +113,21 @@ class Dgt3000Mapper:
             return None
         up = ClockSide.LEFT if bool(button.current & BUTTON_LEVER) == self.lever_set_left_high else ClockSide.RIGHT
         return None if up == self.commanded else up
+
+    def play_switch(self, button: Button) -> tuple[ClockSide | None] | None:
+        """What a press of play/pause means under central control: ``(None,)`` pause, ``(side,)`` run *side*
+        again, ``None`` nothing (no press of play, no side commanded yet, times or side unknown).
+
+        The clock does not pause by itself then: running, the press pauses both sides (6.11); paused by the host,
+        it starts the side whose lever is up (the side that ran before the pause when the lever is unknown).
+        """
+        if not button.pressed & BUTTON_PLAY or not self.commanded_known or self.left is None or self.right is None:
+            return None
+        if self.commanded is not None:
+            self._paused_side = self.commanded
+            return (None,)
+        side = self.lever_high() or self._paused_side
+        return None if side is None else (side,)
 
     def lever_high(self) -> ClockSide | None:
         """The side whose lever is up, if known."""
@@ -117,7 +147,8 @@ class Dgt3000Mapper:
         if self.left is None or self.right is None:
             return None
         return ClockReading(at=at, left=float(self.left), right=float(self.right), running=self.running(at),
-                            lever_high=self.lever_high(), left_flag=self.left == 0, right_flag=self.right == 0,
+                            lever_high=self.lever_high(), left_flag=self._fallen[ClockSide.LEFT],
+                            right_flag=self._fallen[ClockSide.RIGHT],
                             model="dgt3000")
 
     def map(self, message: Dgt3000Message, at: float) -> list[ClockReading | ClockButton]:
@@ -132,17 +163,25 @@ class Dgt3000Mapper:
                 limit = None if self._time_at is None else at - self._time_at + 1.0
                 setting = at <= self._setting_until
                 for side, before, now in ((ClockSide.LEFT, self.left, left), (ClockSide.RIGHT, self.right, right)):
+                    ran = False
                     if before is not None and now < before:
                         if not setting and (limit is None or before - now <= limit):
                             self._went_down[side] = at
+                            ran = True
                         else:
                             self.stats["times_set_by_hand"] += 1
+                    if now > 0:
+                        self._fallen[side] = False
+                    elif not self._fallen[side] and (ran or (self.commanded_known and self.commanded is side)):
+                        self._fallen[side] = True  # a running side reached zero (6.1)
+                        self.stats["flags"] += 1
                 self._time_at = at
                 self.left, self.right, self.lever = left, right, lever
                 reading = self.reading(at)
                 if reading is not None:
                     out.append(reading)
             case Button() as button:
+                shown = False
                 if button.lever_changed or self.lever is None:
                     self.lever = bool(button.current & BUTTON_LEVER)
                     if button.lever_changed:
@@ -150,6 +189,12 @@ class Dgt3000Mapper:
                         reading = self.reading(at)
                         if reading is not None:
                             out.append(reading)
+                            shown = True
+                if button.pressed & BUTTON_PLAY and self.commanded_known and not shown:
+                    # under central control play/pause changes what runs (play_switch, commanded by the driver)
+                    reading = self.reading(at)
+                    if reading is not None:
+                        out.append(reading)
                 for bit, name in BUTTON_NAMES.items():
                     if button.pressed & bit:
                         self.stats["buttons"] += 1

@@ -13,6 +13,7 @@ events at negative times), so the engine knows the history (takebacks, repetitio
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -102,10 +103,18 @@ class ClockSim:
         self.running = not color
         return self.reading(at)
 
-    def pause(self, at: float) -> ClockReading:
+    def pause(self, at: float, stale: float = 0.0) -> ClockReading:
+        """The clock paused; with *stale*, the reading of the pause shows the side that ran as it was *stale* s
+        before (a clock that reports a stopped side's time late: the DgtPi, protocols.md §2.5); the next reading
+        shows the true time."""
         self._tick(at)
-        self.running = None
-        return self.reading(at)
+        ran, self.running = self.running, None
+        reading = self.reading(at)
+        if not stale or ran is None:
+            return reading
+        left = (ran == chess.WHITE) == (self.white_side is ClockSide.LEFT)
+        return dataclasses.replace(reading, left=reading.left + stale) if left else \
+            dataclasses.replace(reading, right=reading.right + stale)
 
     def resume(self, at: float) -> ClockReading:
         self._tick(at)
@@ -158,8 +167,8 @@ def parse(text: str, clock: ClockSim, *, offset: float = 0.0) -> list[Event | Ar
             out.append(SquareChanged(at=at, square=sq, content=piece(b)))
         elif kind == "C":
             out.append(clock.press(_SIDE[words[1]], at))
-        elif kind == "PAUSE":
-            out.append(clock.pause(at))
+        elif kind == "PAUSE":  # PAUSE [stale s]: the reading of the pause shows the side that ran stale s late
+            out.append(clock.pause(at, float(words[1]) if len(words) > 1 else 0.0))
         elif kind == "RESUME":
             out.append(clock.resume(at))
         elif kind == "FLAG":

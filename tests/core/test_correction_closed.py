@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import json
 
+import chess
 import pytest
 
 from boardd.core.contract import Publisher, topic_kind
 from boardd.core.engine import Engine
-from boardd.core.events import SetResult
-from boardd.core.outputs import Irregularity, IrregularityUpdated, Output, Status
+from boardd.core.events import Acknowledge, Resolve, SetResult
+from boardd.core.outputs import Irregularity, IrregularityRaised, IrregularityUpdated, Output, Severity, Status
 from boardd.core.settings import Regime
+from tests.core.correction_audit_rig import Rig
 from tests.core.test_illegal_count import _PRESS, _found, _knight, _play
+from tests.core.test_scenarios import SCENARIOS, run
 
 
 def _updates(outs: list[Output], irr: Irregularity) -> list[Irregularity]:
@@ -122,3 +125,96 @@ def test_an_illegal_move_that_stands_is_closed_once(edition: int, tc: str) -> No
     assert illegal.id not in engine.state.open_irregularities
     # the game ends later: the finding is not touched again
     assert _updates(_set_result(engine, 20.0, "1-0", "resignation"), illegal) == []
+
+
+# ------------------------------------------------------------------ every finding of the game closes with the result
+
+def _strong(engine: Engine) -> list[Irregularity]:
+    return [i for i in engine.irregularities if i.severity is not Severity.INFO]
+
+
+@pytest.mark.parametrize("name", ["T08", "T04", "T30", "T50", "T08-E2014"])
+def test_every_open_finding_closes_with_the_result(name: str) -> None:
+    """3.8 and the contract's lifecycle: at the arbiter's result every finding of the game still open or
+    acknowledged is republished resolved, once, with the result as its ruling (an incident's primary with it, the
+    findings that joined it ``resolved with`` the primary), whatever its severity: a suspected two-handed move
+    (T08: TWO_HANDS_SUSPECTED + TWO_HANDS_AT_PRESS, warnings until confirmed), a rook-first castling changed (T04),
+    a press with a piece in hand (T30), a takeback by agreement (T50). No finding is raised by the result (no new
+    alert), the notes stay noted, a second result changes nothing. Before, only illegal-move findings closed: the
+    warnings stayed open, the tablet showed a finished game's cards as needing attention."""
+    r = run(SCENARIOS[name])
+    engine = r.engine
+    notes = {i.id: i for i in engine.irregularities if i.severity is Severity.INFO}
+    waiting = [i for i in _strong(engine) if i.status in (Status.OPEN, Status.ACKNOWLEDGED)]
+    assert waiting, "the scenario leaves findings open"
+    outs = _set_result(engine, 60.0, "1-0", "resignation")
+    assert [o for o in outs if isinstance(o, IrregularityRaised)] == []
+    ruling = "game ended by the arbiter: 1-0 (resignation)"
+    for irr in waiting:
+        (update,) = _updates(outs, irr)
+        assert update.status is Status.RESOLVED
+        primary = irr.incident if irr.incident is not None and irr.incident in {w.id for w in waiting} else None
+        assert update.ruling == (ruling if primary is None else f"resolved with {primary}: {ruling}")
+    assert engine.state.open_irregularities == ()
+    assert _open_on_the_wire(engine, outs, 60.0) == []
+    assert {i.id: i for i in engine.irregularities if i.severity is Severity.INFO} == notes
+    again = _set_result(engine, 61.0, "1-0", "resignation")
+    assert [o for o in again if isinstance(o, (IrregularityRaised, IrregularityUpdated))] == []
+
+
+def test_an_acknowledged_warning_closes_with_the_result() -> None:
+    """Acknowledged on the tablet (seen, not ruled on) is still waiting for the arbiter: closed by the result."""
+    r = run(SCENARIOS["T08"])
+    engine = r.engine
+    (suspected,) = [i for i in engine.irregularities if i.code == "TWO_HANDS_SUSPECTED"]
+    engine.feed(Acknowledge(at=50.0, irregularity_id=suspected.id))
+    assert _final(engine, suspected).status is Status.ACKNOWLEDGED
+    outs = _set_result(engine, 60.0, "1/2-1/2", "agreement")
+    (update,) = _updates(outs, suspected)
+    assert update.status is Status.RESOLVED and update.ruling == "game ended by the arbiter: 1/2-1/2 (agreement)"
+    assert engine.state.open_irregularities == ()
+
+
+def test_a_ruled_warning_keeps_its_ruling_at_the_result() -> None:
+    """Guard: a warning the arbiter already ruled on (the two hands dismissed) is not touched by the result."""
+    r = run(SCENARIOS["T08"])
+    engine = r.engine
+    (at_press,) = [i for i in engine.irregularities if i.code == "TWO_HANDS_AT_PRESS"]
+    engine.feed(Resolve(at=50.0, irregularity_id=at_press.id, ruling="dismissed", accept=False))
+    before = {i.id: i for i in engine.irregularities}
+    outs = _set_result(engine, 60.0, "1-0", "resignation")
+    assert [o for o in outs if isinstance(o, (IrregularityRaised, IrregularityUpdated))] == []
+    assert {i.id: i for i in engine.irregularities} == before
+
+
+def test_findings_withheld_at_the_result_are_never_published() -> None:
+    """An illegal move not noticed (Bf1-c4 through the pawn, pressed), Black replies; White then lifts the knight
+    and the h-pawn far apart inside one scan (TWO_HANDS_SUSPECTED, withheld: the hands might be putting the
+    position back). The arbiter enters the result before the hands say anything more: nothing is put back any more,
+    so the withheld suspicion is never published. Before, it went out 6 s after the result, an open card (a new
+    alert) for a game that was over."""
+    rig = Rig(None, edition=2023, tc="900+10", seconds=900.0)
+    rig.t = 0.0
+    rig.lift(chess.F1)
+    rig.t += 0.4
+    rig.place(chess.C4, chess.Piece(chess.BISHOP, chess.WHITE))
+    rig.t += 0.6
+    rig.press(chess.WHITE)
+    rig.settle(2.0)
+    rig.board = chess.Board("rnbqkbnr/pppppppp/8/8/2B5/8/PPPPPPPP/RNBQK1NR b KQkq - 1 1")
+    rig.play(chess.Move.from_uci("e7e5"))
+    rig.t += 1.0
+    rig.lift(chess.B1)
+    rig.lift(chess.H2, at=rig.t + 0.03)
+    rig.t += 0.4
+    rig.place(chess.C3, chess.Piece(chess.KNIGHT, chess.WHITE))
+    rig.place(chess.H2, chess.Piece(chess.PAWN, chess.WHITE), at=rig.t + 0.03)
+    rig.t += 0.8
+    assert [i.code for i in rig.engine.correction.withheld] == ["TWO_HANDS_SUSPECTED"]  # (the case is reached)
+    start = len(rig.outs)
+    rig.feed(SetResult(at=rig.t, result="1-0", termination="resignation"))
+    rig.settle(10.0)
+    after = rig.outs[start:]
+    assert [o.irregularity.code for o in after if isinstance(o, IrregularityRaised)
+            and o.irregularity.severity is not Severity.INFO] == []
+    assert rig.engine.state.open_irregularities == ()

@@ -191,8 +191,10 @@ class ClockReadings:
             self.clock_started = True
         # stopped before the game's first start is not a pause (6.6: the arbiter starts White's clock)
         self.g.paused = reading.running is None and not first and lever is not None and self.clock_started
+        if self.g.paused and was_paused:
+            self.e.correction.paused_reading(self.g.clock.white, self.g.clock.black, at)  # (a late pause time)
         if self.g.paused and not was_paused:
-            self.e.correction.on_pause(self.g.clock.white, self.g.clock.black)
+            self.e.correction.on_pause(self.g.clock.white, self.g.clock.black, ran=self.g.running, at=at)
             self.on_pause(outs, at)
             self.e.correction.tell_times(outs, at)  # the arbiter at the board: what times to set
         if was_paused and not self.g.paused:

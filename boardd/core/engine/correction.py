@@ -63,6 +63,12 @@ _RESOLUTION_S = 1.0
 #: readings, each to the second, is off by up to one resolution step either way
 _TIME_TOLERANCE_S = 2 * _RESOLUTION_S
 
+#: how late a clock may report the time of a side it stopped (s): the DgtPi reads the DGT 3000 about every 2 s and
+#: "needs 2secs for a stopped clock to return the correct(!) time" (protocols.md §2.5), plus the display's second.
+#: A reading within this long after the pause that lowers only the side that ran, by at most this much, is the
+#: pause's own time settling, not the arbiter's hand (:meth:`Correction.paused_reading`)
+_PAUSE_SETTLE_S = 2.0 + _RESOLUTION_S
+
 #: a piece set down elsewhere than the position being reinstated, on a running clock, is judged once it stayed
 #: this long (s): a hand on its way (the wrong square, seen and moved on; a piece parked to free a square) is the
 #: restoration's, a piece left there is a change of its own
@@ -102,6 +108,10 @@ class _Cycle:
     how: str = ""
     #: times (white, black) when the clock was paused, and the changes seen at the restarts
     paused_times: tuple[float | None, float | None] | None = None
+    #: when the clock was paused, and the side that ran then: the pause's times may still settle
+    #: (:meth:`Correction.paused_reading`)
+    paused_at: float | None = None
+    paused_ran: chess.Color | None = None
     #: the times (white, black) when the arbiter first took the clock in the cycle (paused it, or set it from the
     #: tablet): what the suggested times are counted from (:meth:`Correction.suggested_times`)
     base: tuple[float, float] | None = None
@@ -693,9 +703,13 @@ class Correction:
     def game_ended(self, outs: list[Output], result: str, termination: str, at: float) -> None:
         """The arbiter ends the game (``SetResult``), during the cycle (e.g. the second illegal move, 7.5.5) or
         not: the record ends with the last legal move (the illegal move of the cycle never was part of the game),
-        and every illegal-move finding still asking for action is closed with the result, once: the game is
-        over, nothing is reinstated any more (the tablet no longer shows it as needing attention; the findings
-        that joined its incident close with it)."""
+        and every finding of the game still asking for action (``open`` or ``acknowledged``, whatever its
+        severity: an illegal move, a suspected two-handed move, a touch-move...) is closed with the result, once:
+        the game is over (3.8), nothing is reinstated or ruled on any more, and the tablet no longer shows it as
+        needing attention (the findings that joined an incident close with its primary). Findings of hands
+        withheld meanwhile (an illegal move found later whose position might have come back) are never
+        published: nothing is put back any more, and published after the result they would be a new alert for a
+        game that is over."""
         cycle = self.cycle
         self.cycle = None
         retracted: str | None = None
@@ -705,10 +719,14 @@ class Correction:
                 self.e.restoration.retract_to(outs, cycle.ply, at, "the illegal move is not part of the game (7.5.5)")
                 retracted = cycle.irregularity_id
         self.confirmed.clear()
+        self.withheld.clear()
+        self.held.clear()
         ruling = f"game ended by the arbiter: {result}" + (f" ({termination})" if termination else "")
         closed = False
-        for irr in list(self.g.irr.values()):
-            if irr.severity is Severity.ILLEGAL_MOVE and irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
+        first = [retracted] if retracted is not None else []  # (its own ruling, also when it joined an incident)
+        for ident in [*first, *(i for i in self.g.irr if i != retracted)]:
+            irr = self.g.irr[ident]  # (read now: closing a primary closes the findings that joined it)
+            if irr.status in (Status.OPEN, Status.ACKNOWLEDGED):
                 text = ruling + ("; the illegal move is not part of the game (7.5.5)" if irr.id == retracted else "")
                 self.e.findings.update_finding(outs, dataclasses.replace(irr, status=Status.RESOLVED, ruling=text))
                 closed = True
@@ -808,13 +826,37 @@ class Correction:
 
     # ------------------------------------------------------------------ the clock
 
-    def on_pause(self, white: float | None, black: float | None) -> None:
+    def on_pause(self, white: float | None, black: float | None, *, ran: chess.Color | None = None,
+                 at: float | None = None) -> None:
+        """The clock paused during the cycle (*ran*: the side whose clock ran until then, if known)."""
         cycle = self.cycle
         if cycle is not None:
             cycle.paused_times = (white, black)
+            cycle.paused_at, cycle.paused_ran = at, ran
             cycle.arbiter_seen = True
             if cycle.base is None and white is not None and black is not None:
                 cycle.base = (white, black)
+
+    def paused_reading(self, white: float | None, black: float | None, at: float) -> None:
+        """A reading while paused: within :data:`_PAUSE_SETTLE_S` of the pause, the side that ran shown lower by at
+        most that much, the other side as it was, is the time of the pause itself, reported late (protocols.md
+        §2.5: a stopped clock's time comes back correct only after the reading period): the pause's times (and
+        the times the arbiter took the clock at, if this pause set them) are the settled ones. Anything else is the
+        arbiter's hand (7.1), counted at the restart as before."""
+        cycle = self.cycle
+        if cycle is None or cycle.paused_times is None or cycle.paused_at is None or cycle.paused_ran is None \
+                or at - cycle.paused_at > _PAUSE_SETTLE_S or white is None or black is None:
+            return
+        was_w, was_b = cycle.paused_times
+        if was_w is None or was_b is None:
+            return
+        ran_was, ran_now, other_was, other_now = (was_w, white, was_b, black) if cycle.paused_ran == chess.WHITE \
+            else (was_b, black, was_w, white)
+        if not 0.0 < ran_was - ran_now <= _PAUSE_SETTLE_S or abs(other_now - other_was) >= _RESOLUTION_S:
+            return
+        if cycle.base == (was_w, was_b):
+            cycle.base = (white, black)
+        cycle.paused_times = (white, black)
 
     def suggested_times(self, cycle: _Cycle, irr: Irregularity) -> tuple[float, float] | None:
         """The times (white, black) the clock should show after the correction (rules-spec R21, 7.1): those of the
@@ -861,6 +903,7 @@ class Correction:
         cycle = self.cycle
         if cycle is None or cycle.paused_times is None:
             return
+        self.paused_reading(white, black, at)  # (a pause shorter than the reading period: it settles only now)
         before, cycle.paused_times = cycle.paused_times, None
         self._times_changed(outs, cycle, before, (white, black), at)
 

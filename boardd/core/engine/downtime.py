@@ -504,10 +504,16 @@ class Downtime:
         return (self.board_log and self.g.clock_resync and self.restart_clock.white is not None
                 and any(isinstance(e, LoggedPress) for e in self.log))
 
-    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float) -> None:
+    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float, *, resync: bool = False) -> None:
         """The first clock reading after the restart: the opponent's side running completes the last recovered
         move (or gap) still waiting for its press: it was pressed in the downtime. A held board waiting for
-        this reading (to place the logged presses) is recovered now."""
+        this reading (to place the logged presses) is recovered now.
+
+        *resync*: the clock was read before in this game and its link was lost since (a restart, a clock outage).
+        The last move of the record made before the outage and still waiting for its press is completed the same
+        way when the reading shows the opponent's clock (its press happened while the clock was out of sight;
+        the daemon killed between the press and its journal): else it waited for the mover's next move, and the
+        opponent's reply was made and completed before it (the record's completions out of order)."""
         if self.held is not None:
             self._try_log(outs, at)
         waiting, self.illegal_wait = self.illegal_wait, None
@@ -518,6 +524,12 @@ class Downtime:
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
+        if ply is None and resync and lever is not None and self.g.records and self.g.playing:
+            last = self.g.records[-1]
+            if last.completed_at is None and self.g.uncompleted.get(last.side) == last.ply and lever != last.side:
+                self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS)
+                outs.append(StateChanged(at=at))
+            return
         if ply is None or ply != len(self.g.records) or lever is None:
             return
         rec = self.g.records[ply - 1]

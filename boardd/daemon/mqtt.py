@@ -293,7 +293,10 @@ class MqttLink:
         async with asyncio.TaskGroup() as tg:
             reader = tg.create_task(self._read_commands(client), name=f"mqtt-cmd-{self.root}")
             await self._drain(client)
-            # stop requested: flush what is left (bounded), then the offline status
+            # stop requested: flush what is left (bounded), then the offline status. From the journal, not only the
+            # rows handed over: a pipeline task cancelled by the stop while its commit ran on the journal thread
+            # committed rows it never offered (the journal's one thread runs that commit before this query)
+            self._caught_up = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drain_once(client), drain_timeout)
             if final is not None:

@@ -46,6 +46,7 @@ class Tablet:
     games: dict[str, str] = field(default_factory=dict)
     first_snapshot: bool = True
     history: list[tuple[str, str, str]] = field(default_factory=list)   # (board, incident, what), for messages
+    shown: dict[str, dict[str, Any]] = field(default_factory=dict)      # board -> the last view received
 
     def snapshot(self, views: Iterable[dict[str, Any]]) -> None:
         """A (re)connected socket's first message: every board's view."""
@@ -56,6 +57,7 @@ class Tablet:
     def view(self, view: dict[str, Any]) -> None:
         """A ``board`` message (or one board of a snapshot)."""
         board = str(view["board"])
+        self.shown[board] = view
         game = str(((view.get("state") or {}).get("game") or {}).get("id"))
         # announce(): a ring once per board/game/incident, the first time it is open at a severity that rings
         for incident in view.get("incidents", []):

@@ -257,7 +257,9 @@ def play(sim: SimulatedGame, *, seed: int, arbiter: bool = True, web_restarts: i
         n += 1
         if not arbiter:
             continue
-        view = hall.reference.hub.arbiter_view(BOARD, 0.0)
+        # what the arbiter's tablet shows now: the last view the live page received (every change of the board's
+        # incidents reaches it; asking the hub for its view after every event made a long game quadratic)
+        view = hall.live.shown.get(BOARD)
         for incident in (view or {}).get("incidents", []):
             key = (incident["id"], incident["target"])
             if incident["needs_arbiter"] and key not in handled:

@@ -158,14 +158,19 @@ class WorldBoard:
         last_clock = next((s for s in reversed(self.steps[:index]) if s.kind == "clock"), None)
         if last_clock is not None:
             yield to_event(last_clock, self.time_source())
-        start_real = time.monotonic()
-        start_world = self.steps[index].t if index < len(self.steps) else 0.0
+        # Each step comes its scripted interval after the one before, from when that one was emitted: a loop late
+        # to wake (a loaded machine) delays the rest of the game, as players who wait, and never squeezes the steps
+        # it missed into a burst (an opponent's lift a few ms after the press, within the engine's latency
+        # window, made a POSITION_MISMATCH_AT_PRESS of a clean game: tests/daemon/test_crash.py under load).
+        last_real = time.monotonic()
+        last_world = self.steps[index].t if index < len(self.steps) else 0.0
         while index < len(self.steps):
             step = self.steps[index]
-            due = start_real + (step.t - start_world) / self.tempo
+            due = last_real + max(0.0, step.t - last_world) / self.tempo
             delay = due - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
+            last_real, last_world = time.monotonic(), step.t
             index += 1
             self._save(index)
             yield to_event(step, self.time_source())

@@ -107,6 +107,7 @@ RECORD = ("moves", "san", "fen", "ply", "turn", "result", "termination", "illega
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # 22 daemon runs: ~140 s on a quiet machine, more than the default 300 s at load average 20
 async def test_sigkill_at_random_points(tmp_path: Path, mosquitto: Broker) -> None:
     """20 seeds, one or two SIGKILLs each, two seeds at a time; two seeds also run uninterrupted for reference."""
     kills = {seed: 1 + seed % 2 for seed in SEEDS}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from pathlib import Path
 
 import aiomqtt
@@ -168,4 +169,47 @@ async def test_rows_offered_during_a_backlog_go_out_once_in_order(tmp_path: Path
     assert got == list(range(1, 1011))
     assert link.published == 1010, "a row was published twice"
     assert await aj.call(journal.unacked_count) == 0
+    await aj.aclose()
+
+
+async def test_a_commit_cut_short_by_the_shutdown_is_published_before_the_link_stops(tmp_path: Path,
+                                                                                    mosquitto: Broker) -> None:
+    """SIGTERM cancels the board's pipeline task while its journal commit runs on the journal thread: the rows are
+    committed, but the task never hands them over (``offer``). The link's last drain at the stop must find them in the
+    journal; it took only the rows handed over, so a clean stop left them unacked (the retained state stale until the
+    next start: tests/daemon/test_crash.py under load, ``unacked_count() == 2`` after the final SIGTERM)."""
+    journal = Journal.open(tmp_path / "j.sqlite")
+    journal.start_session()
+    aj = AsyncJournal(journal)
+    got: list[int] = []
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="sub") as sub:
+        await sub.subscribe("boardd/t1/#", qos=1)
+        link = _link(mosquitto.port, aj, [], [])
+        task = asyncio.create_task(link.run())
+        await link.wait_connected()
+        _, rows = await aj.record_rows(None, [_pub(1)], seq=1)
+        link.offer(rows)
+        assert await link.wait_acked(rows[-1].id, 10)
+        assert link._caught_up, "the link reads the journal still: nothing tested"
+        started = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def slow_commit() -> object:  # an fsync that takes its time
+            loop.call_soon_threadsafe(started.set)
+            time.sleep(0.3)
+            return journal.record_rows(None, [_pub(2), _pub(3, "boardd/t1/state", retain=True)], seq=3)
+
+        async def pipeline() -> None:  # BoardRuntime._commit
+            _, more = await aj.call(slow_commit)  # type: ignore[misc]
+            link.offer(more)
+
+        commit = asyncio.create_task(pipeline())
+        await asyncio.wait_for(started.wait(), 10)
+        commit.cancel()  # _run_tasks at SIGTERM: the workers are cancelled, then the link stopped
+        link.stop()
+        await asyncio.wait_for(task, 10)
+        async with asyncio.timeout(10):
+            await _collect(sub, got, 2)
+    assert await aj.call(journal.unacked_count) == 0
+    assert got == [1, 2]
     await aj.aclose()

@@ -33,6 +33,7 @@ an incident starts or ends with time, not only with messages.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 import math
@@ -62,8 +63,10 @@ _EVENTS_KEPT = 30
 _CMD_RESULTS_KEPT = 500
 
 
+@functools.lru_cache(maxsize=1024)
 def code_title(code: str, edition: int | None) -> str:
-    """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself."""
+    """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself (cached: the tablet's
+    view titles every finding of the game on every message)."""
     try:
         from boardd.core.laws.codes import code_info  # noqa: PLC0415 - optional until every edition is known
 

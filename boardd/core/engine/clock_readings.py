@@ -166,6 +166,7 @@ class ClockReadings:
                 and flag_w == self.flag[chess.WHITE] and flag_b == self.flag[chess.BLACK]):
             return  # nothing but the times changed (the common case: ~1 reading per second)
         first = not self.g.clock_seen or self.g.clock_resync
+        resync = self.g.clock_resync
         self.g.clock_seen = True
         self.g.clock_resync = False
         if running is not None and not self.clock_started:
@@ -173,7 +174,8 @@ class ClockReadings:
             self.check_clock_setting(outs, white, black, at)
         self._pause_and_lever(outs, reading, lever, first=first, at=at)
         if first:
-            self.e.downtime.clock_back(outs, lever, at)  # after a restart: was the last recovered move pressed?
+            # after a restart or a clock outage: was the last move (recovered, or made before it) pressed?
+            self.e.downtime.clock_back(outs, lever, at, resync=resync)
         self.g.running = running
         # flags (R26)
         new_w = flag_w and not self.flag[chess.WHITE]

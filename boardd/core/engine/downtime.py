@@ -128,6 +128,8 @@ class Downtime:
         self.board_log = False
         #: The last recovered move (or gap), made before the clock was read again: its press is unknown.
         self.awaiting_clock: int | None = None
+        #: the clock's link went down with the daemon's restart, and its first reading since has not come yet
+        self.restarted_clock = False
         #: The clock the journal ended with (for the times of the presses in the board's log).
         self.restart_clock = ClockState()
         #: The clock was out of sight (or not there) during the board link's outage: presses may be missing.
@@ -169,6 +171,8 @@ class Downtime:
             self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
         if event.link is Link.CLOCK and not event.up:
             self.clock_missed = True
+            # the daemon's restart (not a clock outage while it ran): see clock_back
+            self.restarted_clock = event.detail == RESTART_DETAIL
         if event.link is Link.BOARD and not event.up and event.detail != RESTART_DETAIL and not self.pending:
             # a link outage while the daemon runs: the board's log read at its reconnection is this outage's
             # (Restoration.forward_jump), and the presses are all seen only if the clock stays in sight meanwhile
@@ -508,10 +512,18 @@ class Downtime:
         return (self.board_log and self.g.clock_resync and self.restart_clock.white is not None
                 and any(isinstance(e, LoggedPress) for e in self.log))
 
-    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float) -> None:
+    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float, *, resync: bool = False) -> None:
         """The first clock reading after the restart: the opponent's side running completes the last recovered
         move (or gap) still waiting for its press: it was pressed in the downtime. A held board waiting for
-        this reading (to place the logged presses) is recovered now."""
+        this reading (to place the logged presses) is recovered now.
+
+        *resync*: the clock was read before in this game and its link was lost since. After the daemon's restart (not
+        a clock outage while it ran: a press the engine could have seen and did not is not invented), the last move
+        of the record made before it and still waiting for its press is completed the same way when the reading
+        shows the opponent's clock: its press happened while the daemon was down (killed between the press and its
+        journal). Else it waited for the mover's next move, and the opponent's reply was made and completed before
+        it (the record's completions out of order)."""
+        restarted, self.restarted_clock = self.restarted_clock, False
         if self.held is not None:
             self._try_log(outs, at)
         waiting, self.illegal_wait = self.illegal_wait, None
@@ -522,6 +534,12 @@ class Downtime:
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
+        if ply is None and resync and restarted and lever is not None and self.g.records and self.g.playing:
+            last = self.g.records[-1]
+            if last.completed_at is None and self.g.uncompleted.get(last.side) == last.ply and lever != last.side:
+                self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS)
+                outs.append(StateChanged(at=at))
+            return
         if ply is None or ply != len(self.g.records) or lever is None:
             return
         rec = self.g.records[ply - 1]

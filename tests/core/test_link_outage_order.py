@@ -418,6 +418,33 @@ def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: 
     assert "the board shows the start position" in irr.suggestion.text
 
 
+@pytest.mark.parametrize("clock_at", CLOCKS)
+@pytest.mark.parametrize(("seen", "missed"), [(3, 9), (4, 4), (8, 1), (2, 12)])
+def test_a_board_set_up_again_early_in_the_game_takes_nothing_back(clock_at: str, seen: int, missed: int) -> None:
+    """As above, the game short: *seen* plies seen (within ``_TAKEBACK_DEPTH``, 8, of the start), *missed* more
+    played while the board link was down, then the pieces set up for the next game. The start position after an
+    outage is no takeback anyone saw, however few plies the record holds: the record stays, one
+    ``POSITION_DIVERGENCE`` that says the board shows the start position. Before: ``TAKEBACK_DETECTED`` to ply 0,
+    every move seen retracted (``bench downtime-audit`` ``reset`` 28: 3 seen, 9 missed, the WRONG)."""
+    board = chess.Board()
+    line = [board.push_san(san) for san in
+            "e4 e5 Nf3 Nc6 d4 exd4 Bc4 Bc5 c3 Nf6 e5 d5 Bb5 Ne4 Nxd4".split()][:seen + missed]
+    start = chess.Board()
+    r = Outage(start, random.Random(seen * 31 + missed), clock_at)
+    r.play(line[:seen], seen=True)
+    r.down()
+    r.play(line[seen:], seen=False)
+    r.phys = [start.piece_at(sq) for sq in chess.SQUARES]  # set up again
+    r.up(eeprom=False)
+    r.finish()
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in line[:seen]]
+    assert not [o for o in r.outs if isinstance(o, MovesRetracted)]
+    assert r.strong == [f"POSITION_DIVERGENCE ply {seen}"]
+    [irr] = [o.irregularity for o in r.outs if isinstance(o, IrregularityRaised)
+             and o.irregularity.code == "POSITION_DIVERGENCE"]
+    assert "the board shows the start position" in irr.suggestion.text
+
+
 def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fits_one_ply_more() -> None:
     """The clock on the board's jack, lost with it; Ra3 Ke8 Kd2 Kd8 missed. The fewest plies, Ra3 Kd8 Kd2 or Kd2
     Kd8 Ra3, commute (a gap) and agree: Black to move. The clock read again runs for White: either White has not

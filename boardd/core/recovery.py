@@ -269,8 +269,9 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
       other side put elsewhere (displaced, 7.4: no move of his; the counting bound gives each side one move more):
       one sequence of the fewest plies (1 to *max_plies* - 1), within the budget, no piece away and back, and it
       the illegal move's (a displaced piece explaining the board as well in as few plies is no move to judge).
-      The fewest plies hold only against every legal sequence as short (the illegal move counted): *proven* is the depth up to which the caller's search found none; beyond it, a legal
-      search up to that length must find none within the budget.
+      The fewest plies hold only against every legal sequence as short (the illegal move counted): *proven* is
+      the depth up to which the caller's search found none; beyond it, a legal search up to that length must find
+      none within the budget.
 
     Otherwise ``gap`` (nothing to take: several ways, none, no proof).
     """

@@ -10,7 +10,8 @@ every change and every lever press with the presser's time, protocols.md §1.9) 
 on its own link (seen throughout a link outage), on the board's jack (lost with it) or absent. Situations:
 
 ``moves``        any stretch; ``captures``, ``castling``, ``promotion``, ``en-passant``: a stretch that has one;
-``illegal``      an illegal move made during the gap stood (a piece moved where it cannot go), play went on;
+``illegal``      an illegal move made during the gap stood (a piece moved where it cannot go), its mover pressed;
+                 without a clock the opponent's move, seen after the board is back, completes it (7.5.1);
 ``displaced``    a piece displaced during the gap (off its square to an empty one): no legal line leads there;
 ``reset``        the game ended during the gap and the board was set up for the next game;
 ``ended``        the game ended during the gap: both kings put in the centre (a draw, rules-spec §3.6).
@@ -123,6 +124,8 @@ class Case:
     unreachable: bool = False
     #: ``illegal``: the illegal move made (UCI), the last of the plies missed
     illegal: str = ""
+    #: ``illegal`` without a clock: the position the opponent's reply (``after``, seen) is played from
+    reply_from: chess.Board | None = None
 
 
 def _pick(rng: random.Random, lines: list[list[chess.Move]], situation: str) -> tuple[chess.Board, list[chess.Move],
@@ -238,6 +241,18 @@ def record(rng: random.Random, lines: list[list[chess.Move]], situation: str) ->
                 case.unreachable = True
                 case.illegal = chess.Move(move.from_square, to).uci()
                 case.after = []  # the arbiter stops the game (7.5): nothing after it is compared
+                if clock == "none":
+                    # no clock: the opponent's move completes it (7.5.1), made after the board is back (seen); the
+                    # arbiter stops the game then
+                    stood = board.copy(stack=False)
+                    stood.remove_piece_at(move.from_square)
+                    stood.set_piece_at(to, mover)
+                    stood.turn = not board.turn
+                    stood.ep_square = None
+                    replies = [m for m in stood.legal_moves if not stood.is_castling(m)]
+                    if replies:
+                        case.after = [rng.choice(replies)]
+                        case.reply_from = stood
                 break
         play(move, False, clock_seen)
     if situation == "displaced":
@@ -275,6 +290,8 @@ def record(rng: random.Random, lines: list[list[chess.Move]], situation: str) ->
         ev.append(LinkChanged(at=t, link=Link.CLOCK, up=True, detail="usb"))
         reading(t + rng.uniform(0.05, 0.8), True)
     t += rng.uniform(1.0, 3.0)
+    if case.reply_from is not None:
+        board = case.reply_from.copy()  # (play() goes on from the illegal move's position)
     for move in case.after:
         play(move, True, True)
     del down_at
@@ -336,8 +353,8 @@ def replay(case: Case) -> Outcome:
             notes.append("missed plies not marked recovered")
     elif case.situation == "ended" and got == truth:
         kind = "moves+end"  # every ply before the end recovered (the board's log), the result signalled
-    elif case.illegal and got == [*truth[:k + n - 1], case.illegal] and not state.moves[-1].legal \
-            and "ILLEGAL_MOVE" in codes:
+    elif case.illegal and got[:k + n] == [*truth[:k + n - 1], case.illegal] and not state.moves[k + n - 1].legal \
+            and got[k + n:] == [m.uci() for m in case.after] and "ILLEGAL_MOVE" in codes:
         kind = "illegal raised"  # the illegal move recorded as made (it stood) and raised, as live
     elif gaps == [k] and (case.unreachable or got[k + 1:] == truth[k + n:]):
         cands = [c for e in asks for c in e.get("candidates", [])]  # type: ignore[union-attr]

@@ -57,6 +57,7 @@ side's press and its own).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
@@ -66,8 +67,9 @@ import chess
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
 
-__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "STEP_NODES", "Recovery", "RecoveryKind", "Steps",
-           "comes_back", "finish", "place_presses", "recover", "recover_steps", "sans_of"]
+__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "ILLEGAL_LAST", "STEP_NODES", "Recovery",
+           "RecoveryKind", "Steps", "comes_back", "finish", "place_presses", "recover", "recover_illegal_steps",
+           "recover_steps", "sans_of"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
@@ -79,6 +81,8 @@ STEP_NODES = 1000
 COMES_BACK = "a piece moves away and back"
 #: ``Recovery.detail`` of a search that ran out of its node budget: what it found is not all that fits.
 BUDGET_EXHAUSTED = "search budget exhausted"
+#: :func:`recover_illegal_steps`: the legal plies found, an illegal move of the side to move after them on the board
+ILLEGAL_LAST = "then an illegal move"
 
 
 class RecoveryKind(enum.Enum):
@@ -134,7 +138,8 @@ class Recovery:
             how = {"eeprom": "from the board's own log (EEPROM)",
                    "changes": "from the changes seen after the restart"}.get(
                 self.method, "by search constrained by the changed squares")
-            return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}"
+            then = "; then an illegal move, on the board" if self.detail == ILLEGAL_LAST else ""
+            return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}{then}"
         if self.kind is RecoveryKind.AMBIGUOUS and self.detail == COMES_BACK and len(self.candidates) == 1:
             return (f"1 sequence of {len(self.candidates[0])} plies fits, but {COMES_BACK}: the board cannot show "
                     "it (pieces taken off by hand?); the arbiter chooses")
@@ -245,6 +250,83 @@ def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequenc
                                 sans=sans_of(board, found_seqs[0]))
             return Recovery(kind=RecoveryKind.AMBIGUOUS, candidates=tuple(found_seqs), nodes=search.nodes)
     return Recovery(kind=RecoveryKind.GAP, nodes=search.nodes, detail=str(max_plies))
+
+
+def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
+                          max_plies: int = DEFAULT_MAX_PLIES, proven: int = 0, max_candidates: int = 8,
+                          node_budget: int = DEFAULT_NODE_BUDGET, step: int = STEP_NODES) -> Steps[Recovery]:
+    """The legal plies after which the board shows one illegal move of the side to move (7.5.1).
+
+    For a board no legal sequence explains (a ``gap`` of :func:`recover_steps`): the last ply played may have been
+    an illegal one, a piece put on an empty square it cannot go to (a capture is not looked for). ``unique`` (the
+    legal plies; the illegal move is left to the board, as live play leaves it, for the engine to judge at its
+    press) when one way is known:
+
+    * **the board's log** (*log*): its placements, latest first; the latest one that the log's own walk leads to
+      by legal moves (:func:`recover_steps` with the log) and from which the board is one illegal move of the
+      side then to move (method ``eeprom``);
+    * else **the search**, as :func:`recover_steps`, its goal one such move away from the board or one piece of the
+      other side put elsewhere (displaced, 7.4: no move of his; the counting bound gives each side one move more):
+      one sequence of the fewest plies (1 to *max_plies* - 1), within the budget, no piece away and back, and it
+      the illegal move's (a displaced piece explaining the board as well in as few plies is no move to judge).
+      The fewest plies hold only against every legal sequence as short (the illegal move counted): *proven* is
+      the depth up to which the caller's search found none; beyond it, a legal search up to that length must find
+      none within the budget.
+
+    Otherwise ``gap`` (nothing to take: several ways, none, no proof).
+    """
+    goal = _target_board(target)
+    nodes = 0
+    if any(isinstance(e, LoggedChange) for e in log):
+        placement = board.copy(stack=False)
+        cuts: list[tuple[int, list[Content]]] = []
+        for i, entry in enumerate(log):
+            if not isinstance(entry, LoggedChange):
+                continue
+            placement.remove_piece_at(entry.square)
+            if isinstance(entry.content, chess.Piece):
+                placement.set_piece_at(entry.square, entry.content)
+            cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
+        for i, squares in reversed(cuts):
+            cut = _target_board(squares)
+            if chess.popcount(cut.occupied ^ goal.occupied) != 2:
+                continue
+            found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
+                                             step=step)
+            nodes += found.nodes
+            if found.kind is not RecoveryKind.UNIQUE or not found.moves:
+                continue
+            after = board.copy(stack=False)
+            for move in found.moves:
+                after.push(move)
+            probe = _Search(after, goal, _placement_key(goal), 1, 1, illegal_last=True)
+            if probe._one_illegal(after):
+                return dataclasses.replace(found, nodes=nodes, detail=ILLEGAL_LAST)
+    search = _Search(board, goal, _placement_key(goal), node_budget, max_candidates, step=step, illegal_last=True)
+    for depth in range(max_plies):
+        found_seqs = yield from search.run(depth)
+        if search.exhausted:
+            break
+        if not found_seqs:
+            continue
+        if depth == 0 or len(found_seqs) != 1 or comes_back(board, found_seqs[0]):
+            break  # (none played before it: the one-ply case is live play's, or a piece displaced)
+        after = board.copy(stack=False)
+        for move in found_seqs[0]:
+            after.push(move)
+        if not search._one_illegal(after):
+            break  # a piece of the other side put elsewhere (displaced, 7.4) explains the board as well: no move
+        nodes += search.nodes
+        if depth + 1 > proven:  # a legal sequence as short may fit: it must be ruled out within the budget
+            legal = _Search(board, goal, _placement_key(goal), node_budget, max_candidates, step=step)
+            for plies in range(max(1, proven + 1), depth + 2):
+                if (yield from legal.run(plies)) or legal.exhausted:
+                    return Recovery(kind=RecoveryKind.GAP, nodes=nodes + legal.nodes)
+            nodes += legal.nodes
+        return Recovery(kind=RecoveryKind.UNIQUE, moves=found_seqs[0], nodes=nodes,
+                        sans=sans_of(board, found_seqs[0]), detail=ILLEGAL_LAST)
+    return Recovery(kind=RecoveryKind.GAP, nodes=nodes + search.nodes,
+                    detail=BUDGET_EXHAUSTED if search.exhausted else "")
 
 
 def comes_back(board: chess.Board, moves: Sequence[chess.Move]) -> bool:
@@ -398,8 +480,10 @@ class _Search:
     """All shortest legal sequences to a placement, pruned (module docstring)."""
 
     def __init__(self, board: chess.Board, goal: chess.BaseBoard, goal_key: tuple[int, ...], budget: int,
-                 max_candidates: int, *, step: int = STEP_NODES) -> None:
+                 max_candidates: int, *, step: int = STEP_NODES, illegal_last: bool = False) -> None:
         self.board = board
+        #: the goal is one illegal move of the side to move away (:func:`recover_illegal_steps`)
+        self.illegal_last = illegal_last
         self.step = max(1, step)
         self.goal = goal
         self.goal_key = goal_key
@@ -427,6 +511,8 @@ class _Search:
     def _feasible(self, work: chess.Board, left: int) -> bool:
         counts = {c: chess.popcount(work.occupied_co[c]) for c in chess.COLORS}
         movers = {work.turn: (left + 1) // 2, not work.turn: left // 2}
+        if self.illegal_last:  # one piece more put elsewhere, of either colour (no capture: material as is)
+            movers = {color: count + 1 for color, count in movers.items()}
         for color in chess.COLORS:
             if counts[color] < self.goal_counts[color]:
                 return False
@@ -438,6 +524,29 @@ class _Search:
             if own + counts[color] - self.goal_counts[color] < self._diff(work, color):
                 return False
         return True
+
+    def _one_illegal(self, work: chess.Board, *, any_side: bool = False) -> bool:
+        """Is the goal *work* with one piece of the side to move put on an empty square it cannot move to (7.5.1)?
+        *any_side*: or one piece of the other side put elsewhere (displaced: no move of his, 7.4)."""
+        goal = self.goal
+        gone, come = work.occupied & ~goal.occupied, goal.occupied & ~work.occupied
+        if chess.popcount(gone) != 1 or chess.popcount(come) != 1:
+            return False
+        fro, to = chess.lsb(gone), chess.lsb(come)
+        piece = work.piece_at(fro)
+        if piece is None or goal.piece_at(to) != piece:
+            return False
+        if piece.color != work.turn:
+            if not any_side:
+                return False
+            moved = gone | come
+            return all((have & ~moved) == (want & ~moved)
+                       for have, want in zip(_placement_key(work), self.goal_key, strict=True))
+        moved = gone | come
+        if any((have & ~moved) != (want & ~moved) for have, want in zip(_placement_key(work), self.goal_key,
+                                                                         strict=True)):
+            return False
+        return not any(m.from_square == fro and m.to_square == to for m in work.legal_moves)
 
     def run(self, depth: int) -> Steps[list[tuple[chess.Move, ...]]]:
         """The sequences of *depth* plies; pauses (yields) after every ``step`` positions visited."""
@@ -458,7 +567,8 @@ class _Search:
             if self.nodes % step == 0:
                 yield  # a pause between steps: the visit goes on from here, unchanged
             if left == 0:
-                if _placement_key(work) == self.goal_key:
+                if (self._one_illegal(work, any_side=True) if self.illegal_last
+                        else _placement_key(work) == self.goal_key):
                     found.append(tuple(path))
                     return True
                 return False

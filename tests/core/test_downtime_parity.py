@@ -410,3 +410,74 @@ def test_pawns_taken_off_by_hand_are_not_recorded_as_six_plies_of_captures(eepro
     assert "away and back" in str(event["text"])
     moves = r.engine.state.moves
     assert [m.recovered for m in moves] == ["gap", "", ""] and [m.san for m in moves[1:]] == ["Nbd2", "c5"]
+
+
+def _restart_illegal(fen: str, seen: str, missed: str, illegal: tuple[chess.Square, chess.Square], *, eeprom: bool,
+                     edition: int, live: bool) -> Restart:
+    """*seen*, then *missed* and an illegal move (*illegal*) pressed by its mover, while the daemon was down (the
+    board back afterwards, with its log when *eeprom*) or all seen (*live*)."""
+    start = chess.Board(fen)
+    r = Restart(start, random.Random(4))
+    r.engine = Engine(RulesConfig(), GameInfo(start_fen=fen, time_control="5400+30", edition=edition))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    r.outs += r.engine.feed(r.clock.reading(0.2))
+    r.play(_sans(r.board, seen), seen=True)
+    if not live:
+        r.down()
+    r.play(_sans(r.board, missed), seen=live)
+    fro, to = illegal
+    piece = r.phys[fro]
+    for square, content in ((fro, None), (to, piece)):
+        r.t += 0.3
+        r.phys[square] = content
+        if live:
+            r.outs += r.engine.feed(SquareChanged(at=r.t, square=square, content=content))
+        else:
+            r.log.append(LoggedChange(square=square, content=content))
+    r.t += 0.5
+    r.press(r.board.turn, seen=live)
+    if not live:
+        r.up(eeprom=eeprom)
+    r.finish()
+    return r
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+@pytest.mark.parametrize("case", [
+    (chess.STARTING_FEN, "e4 e5 Nf3", "Nc6 Bc4 Bc5 c3", (chess.C5, chess.B5), True),
+    ("2bq1r1k/3pnpbp/p1pQp1p1/2P5/1r2PP2/2N5/PP2B1PP/R1B2RK1 w - - 3 14", "Kh1 Kg8", "e5 f6", (chess.A2, chess.B3),
+     False),
+    ("r2q1rk1/ppp1npp1/3b1n1p/4Nb2/2BP4/2N1B3/PPQ2PPP/R3K2R w KQ - 5 13", "h3 Kh7", "Qb3", (chess.D6, chess.D5),
+     True),
+])
+def test_an_illegal_last_ply_while_the_daemon_was_down_is_raised_as_live(
+        case: tuple[str, str, str, tuple[chess.Square, chess.Square], bool], edition: int) -> None:
+    """The daemon restarted while *missed* was played and then an illegal move (a piece put on an empty square it
+    cannot go to) whose mover pressed. Nothing legal explains the board; live, that press raised ``ILLEGAL_MOVE``
+    (7.5.1). The board back and the clock read again (the opponent's time running: the mover pressed), the legal
+    plies are recovered (the board's log, or the one sequence the search finds) and the ``ILLEGAL_MOVE`` of live play
+    is raised once (the same subtype, side, ply, articles and penalty of the edition), the illegal move standing in
+    the record (G6); one alert, no gap. Before: a gap (``0000``) for the arbiter, the illegal move not raised (nor
+    counted towards 7.5.5's second one)."""
+    fen, seen, missed, illegal, eeprom = case
+    live = _restart_illegal(fen, seen, missed, illegal, eeprom=eeprom, edition=edition, live=True)
+    down = _restart_illegal(fen, seen, missed, illegal, eeprom=eeprom, edition=edition, live=False)
+
+    def raised(r: Restart) -> list[tuple[object, ...]]:
+        return [(i.code, i.subtype, i.side, i.ply, i.articles, i.severity, i.suggestion.add_to_opponent_s,
+                 i.suggestion.result, i.suggestion.reinstate_ply)
+                for i in (o.irregularity for o in r.outs if isinstance(o, IrregularityRaised))]
+
+    assert raised(live)[0][0] == "ILLEGAL_MOVE"
+    assert raised(down) == raised(live)
+    k, n = len(seen.split()), len(missed.split())
+    moves = down.engine.state.moves
+    assert [m.uci for m in moves] == [m.uci for m in live.engine.state.moves] \
+        == [m.uci() for m in down.board.move_stack] + [chess.Move(*illegal).uci()]
+    assert [m.recovered for m in moves[k:k + n]] == ["eeprom" if eeprom else "search"] * n
+    assert not moves[-1].legal
+    assert down.strong == [f"ILLEGAL_MOVE ply {k + n}"]  # (the ply of the position it was made from, as live)
+    state, seen_live = down.engine.state, live.engine.state
+    assert (state.illegal_moves_white, state.illegal_moves_black) == \
+        (seen_live.illegal_moves_white, seen_live.illegal_moves_black) != (0, 0)
+    assert [e["kind"] for e in down.recovered] == ["unique"]

@@ -418,6 +418,35 @@ def test_a_board_set_up_again_during_a_link_outage_takes_nothing_back(clock_at: 
     assert "the board shows the start position" in irr.suggestion.text
 
 
+_SHORT_GAME = "e4 e5 Nf3 Nc6 d4 exd4 Bc4 Bc5 c3 Nf6 e5 d5 Bb5 Ne4 Nxd4"
+
+
+@pytest.mark.parametrize("clock_at", CLOCKS)
+@pytest.mark.parametrize(("seen", "missed"), [(3, 9), (4, 4), (8, 1), (2, 12)])
+def test_a_board_set_up_again_early_in_the_game_takes_nothing_back(clock_at: str, seen: int, missed: int) -> None:
+    """As above, the game short: *seen* plies seen (within ``_TAKEBACK_DEPTH``, 8, of the start), *missed* more
+    played while the board link was down, then the pieces set up for the next game. The start position after an
+    outage is no takeback anyone saw, however few plies the record holds: the record stays, one
+    ``POSITION_DIVERGENCE`` that says the board shows the start position. Before: ``TAKEBACK_DETECTED`` to ply 0,
+    every move seen retracted (``bench downtime-audit`` ``reset`` 28: 3 seen, 9 missed, the WRONG)."""
+    board = chess.Board()
+    line = [board.push_san(san) for san in _SHORT_GAME.split()][:seen + missed]
+    start = chess.Board()
+    r = Outage(start, random.Random(seen * 31 + missed), clock_at)
+    r.play(line[:seen], seen=True)
+    r.down()
+    r.play(line[seen:], seen=False)
+    r.phys = [start.piece_at(sq) for sq in chess.SQUARES]  # set up again
+    r.up(eeprom=False)
+    r.finish()
+    assert [m.uci for m in r.engine.state.moves] == [m.uci() for m in line[:seen]]
+    assert not [o for o in r.outs if isinstance(o, MovesRetracted)]
+    assert r.strong == [f"POSITION_DIVERGENCE ply {seen}"]
+    [irr] = [o.irregularity for o in r.outs if isinstance(o, IrregularityRaised)
+             and o.irregularity.code == "POSITION_DIVERGENCE"]
+    assert "the board shows the start position" in irr.suggestion.text
+
+
 def test_a_gap_whose_candidates_agree_is_left_open_when_the_clock_read_again_fits_one_ply_more() -> None:
     """The clock on the board's jack, lost with it; Ra3 Ke8 Kd2 Kd8 missed. The fewest plies, Ra3 Kd8 Kd2 or Kd2
     Kd8 Ra3, commute (a gap) and agree: Black to move. The clock read again runs for White: either White has not
@@ -563,3 +592,152 @@ def test_the_boards_log_gives_the_clk_of_moves_recovered_after_a_link_outage(san
         assert "[%clk" in " ".join(r.engine.pgn().split()).split("2. e3")[1].split("3. e4")[0]
     else:
         assert clk[:3] == [None, None, None]
+
+
+def _illegal_after_plies(clock_at: str, *, live: bool, eeprom: bool, edition: int, start: chess.Board, seen: str,
+                         missed: str, illegal: tuple[chess.Square, chess.Square]) -> Outage:
+    """*seen* played in sight; *missed* (legal) and then an illegal move (*illegal*: a piece put on an empty square
+    it cannot go to) and its press, seen (*live*) or while the board link was down (the board back afterwards,
+    with its log when *eeprom*)."""
+    r = Outage(start, random.Random(5), clock_at)
+    r.engine = Engine(RulesConfig(clock_expected=clock_at != "none"),
+                      GameInfo(start_fen=start.fen(), time_control="5400+30", edition=edition))
+    r.outs = list(r.engine.feed(BoardSnapshot(at=0.0, squares=tuple(r.phys))))
+    if clock_at != "none":
+        r.outs += r.engine.feed(r.clock.reading(0.2))
+    board = start.copy()
+    r.play([board.push_san(san) for san in seen.split()], seen=True)
+    if not live:
+        r.down()
+    r.play([board.push_san(san) for san in missed.split()], seen=live)
+    r.t += 3.0
+    fro, to = illegal
+    piece = r.phys[fro]
+    for square, content in ((fro, None), (to, piece)):
+        r.phys[square] = content
+        if live:
+            r.outs += r.engine.feed(SquareChanged(at=r.t, square=square, content=content))
+        else:
+            r.log.append(LoggedChange(square=square, content=content))
+        r.t += 0.3
+    r.press(r.board.turn, board_seen=live)
+    if not live:
+        r.up(eeprom=eeprom)
+    r.finish()
+    return r
+
+
+_ILLEGAL_LAST = [
+    # the board's log gives the order (the bishop's illegal step from c5 to b5; from the board alone it may have come
+    # from e7, d6, b4 or a3 as well)
+    (chess.Board(), "e4 e5 Nf3", "Nc6 Bc4 Bc5 c3", (chess.C5, chess.B5), True),
+    # the board alone is legal play (h3 and d6 first, then Nf3 Nc6: the log read as lacking its first two plies);
+    # the whole log in order shows h4 and then the pawn put back to h3
+    (chess.Board(), "e4 e5", "Nf3 Nc6 h4 d6", (chess.H4, chess.H3), True),
+    # the search alone finds one way (positions of the real games, ``bench downtime-audit``'s kind of illegal move: the
+    # next mover's piece put one square off where it cannot go)
+    (chess.Board("2bq1r1k/3pnpbp/p1pQp1p1/2P5/1r2PP2/2N5/PP2B1PP/R1B2RK1 w - - 3 14"), "Kh1 Kg8", "e5 f6",
+     (chess.A2, chess.B3), False),
+    (chess.Board("2bq1r1k/3pnpbp/p1pQp1p1/2P5/1r2PP2/2N5/PP2B1PP/R1B2RK1 w - - 3 14"), "Kh1 Kg8", "e5 f6",
+     (chess.A2, chess.B3), True),
+    (chess.Board("r2q1rk1/ppp1npp1/3b1n1p/4Nb2/2BP4/2N1B3/PPQ2PPP/R3K2R w KQ - 5 13"), "h3 Kh7", "Qb3",
+     (chess.D6, chess.D5), False),
+]
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+@pytest.mark.parametrize("clock_at", ["own-link", "on-the-board"])
+@pytest.mark.parametrize("case", _ILLEGAL_LAST)
+def test_an_illegal_last_ply_of_a_longer_link_outage_is_raised_as_live(
+        case: tuple[chess.Board, str, str, tuple[chess.Square, chess.Square], bool], clock_at: str,
+        edition: int) -> None:
+    """Several plies missed while the board link was down, the last an illegal move completed by its mover's press
+    (seen on the clock's own link, or told by the clock's first reading when it is on the board's jack). The board
+    back, the legal plies before it are recovered (marked so) and the ``ILLEGAL_MOVE`` the press raised live is
+    raised, once, with the subtype, articles and penalty of the edition; the illegal move stands in the record (G6).
+    Before: no legal sequence explains the board: ``POSITION_DIVERGENCE``, the plies not recorded, no
+    ``ILLEGAL_MOVE`` (no illegal move counted towards 7.5.5's second one)."""
+    start, seen, missed, illegal, eeprom = case
+    live = _illegal_after_plies(clock_at, live=True, eeprom=eeprom, edition=edition, start=start, seen=seen,
+                                missed=missed, illegal=illegal)
+    down = _illegal_after_plies(clock_at, live=False, eeprom=eeprom, edition=edition, start=start, seen=seen,
+                                missed=missed, illegal=illegal)
+
+    def raised(r: Outage) -> list[tuple[object, ...]]:
+        return [(i.code, i.subtype, i.side, i.ply, i.articles, i.severity, i.suggestion.add_to_opponent_s,
+                 i.suggestion.result, i.suggestion.reinstate_ply)
+                for i in (o.irregularity for o in r.outs if isinstance(o, IrregularityRaised))]
+
+    assert raised(live)[0][0] == "ILLEGAL_MOVE"
+    assert raised(down) == raised(live)
+    assert [m.uci for m in down.engine.state.moves] == [m.uci for m in live.engine.state.moves]
+    moves = down.engine.state.moves
+    k, n = len(seen.split()), len(missed.split())
+    assert [m.recovered for m in moves[k:k + n]] == ["eeprom" if eeprom else "search"] * n
+    last = moves[-1]
+    assert last.uci == chess.Move(*illegal).uci() and not last.legal and last.completion is Completion.PRESS
+    side = last.side
+    assert (down.engine.state.illegal_moves_white, down.engine.state.illegal_moves_black) == \
+        (live.engine.state.illegal_moves_white, live.engine.state.illegal_moves_black) == \
+        ((1, 0) if side == chess.WHITE else (0, 1))
+    assert [e["kind"] for e in down.recovered] == ["unique"]  # the plies recovered: no question to the arbiter
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+@pytest.mark.parametrize("eeprom", [False, True])
+@pytest.mark.parametrize("reply", ["d4", "Nc3", "Bc4"])
+def test_without_a_clock_the_reply_after_the_boards_return_completes_an_illegal_move_missed(
+        reply: str, eeprom: bool, edition: int) -> None:
+    """No clock in the game. Black's knight put from b8 to b6 (no knight's move) while the board link was down, the
+    board back showing it. 7.5.1: in a game without a clock an illegal move is completed when the opponent has made
+    his move: White's reply, seen after the board's return, completes it, and the ``ILLEGAL_MOVE`` is raised as the
+    same reply raised it live (subtype, side, ply, articles and penalty of the edition), once; the illegal move and
+    the reply stand in the record (G6). Before: nothing was raised."""
+    live = _illegal_knight("none", live=True, eeprom=eeprom, edition=edition)
+    down = _illegal_knight("none", live=False, eeprom=eeprom, edition=edition)
+    for r in (live, down):
+        board = chess.Board()
+        for san in ("e4", "e5", "Nf3"):
+            board.push_san(san)
+        board.push(chess.Move.null())
+        r.board = board
+        r.play([board.parse_san(reply)], seen=True)
+        r.finish()
+
+    def raised(r: Outage) -> list[tuple[object, ...]]:
+        return [(i.code, i.subtype, i.side, i.ply, i.articles, i.severity, i.suggestion.add_to_opponent_s,
+                 i.suggestion.result, i.suggestion.reinstate_ply)
+                for i in (o.irregularity for o in r.outs if isinstance(o, IrregularityRaised))]
+
+    assert raised(live) and raised(live)[0][0] == "ILLEGAL_MOVE"
+    assert raised(down) == raised(live)
+    assert [m.uci for m in down.engine.state.moves] == [m.uci for m in live.engine.state.moves]
+    assert [m.uci for m in down.engine.state.moves][3] == "b8b6"
+    assert down.engine.state.illegal_moves_black == live.engine.state.illegal_moves_black == 1
+
+
+@pytest.mark.parametrize("clock_at", CLOCKS)
+@pytest.mark.parametrize("eeprom", [False, True])
+def test_a_piece_displaced_during_a_link_outage_is_no_illegal_move_of_invented_plies(clock_at: str,
+                                                                                      eeprom: bool) -> None:
+    """h4 d6 missed (both pressed), then Black's bishop knocked from c8 to c5 (7.4: displaced, no move; a square of
+    the other colour, no bishop's move reaches it). No legal sequence explains the board. Read as "plies, then an
+    illegal move of the side to move", h3 d6 h4 and the bishop's "illegal move" fit, one way: moves not played,
+    and Black accused. A piece of the other side displaced after h4 d6 explains it in fewer plies: nothing is taken
+    from that search, no ``ILLEGAL_MOVE``, no move recorded that was not played."""
+    board = chess.Board()
+    line = [board.push_san(san) for san in ("e4", "e5", "h4", "d6")]
+    r = Outage(chess.Board(), random.Random(3), clock_at)
+    r.play(line[:2], seen=True)
+    r.down()
+    r.play(line[2:], seen=False)
+    r.t += 2.0
+    for square, content in ((chess.C8, None), (chess.C5, chess.Piece(chess.BISHOP, chess.BLACK))):
+        r.phys[square] = content
+        r.log.append(LoggedChange(square=square, content=content))
+    r.up(eeprom=eeprom)
+    r.finish()
+    assert "ILLEGAL_MOVE" not in " ".join(r.strong)
+    played = [m.uci() for m in line]
+    recorded = [m.uci for m in r.engine.state.moves if m.legal and m.uci != "0000"]
+    assert recorded == played[:len(recorded)]

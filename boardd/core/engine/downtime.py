@@ -51,10 +51,11 @@ from boardd.core.outputs import (
     Output,
     StateChanged,
 )
-from boardd.core.recognizer import DiffClass, PositionIndex, describe_change
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, describe_change
 from boardd.core.recovery import (
     BUDGET_EXHAUSTED,
     DEFAULT_MAX_PLIES,
+    ILLEGAL_LAST,
     STEP_NODES,
     Recovery,
     RecoveryKind,
@@ -63,6 +64,7 @@ from boardd.core.recovery import (
     finish,
     place_presses,
     recover,
+    recover_illegal_steps,
     recover_steps,
     sans_of,
 )
@@ -263,8 +265,7 @@ class Downtime:
         board, log, budget = self.g.board.copy(stack=False), self._mapped_log(), self.node_budget
         key: tuple[object, ...] = ("log", board.fen(en_passant="fen"), board.chess960, tuple(mapped), tuple(log),
                                    budget)
-        result = self._now(key, lambda: recover_steps(board, mapped, log=log, node_budget=budget, max_plies=0,
-                                                      step=self.step_nodes))
+        result = self._now(key, lambda: _log_steps(board, mapped, log, budget, self.step_nodes))
         if result.kind is RecoveryKind.UNIQUE:
             self._finish(outs, result, mapped, at)
 
@@ -426,7 +427,12 @@ class Downtime:
         """:meth:`_recover_steps` itself (nothing kept for *key*), in steps; its result kept for *key*."""
         result = yield from recover_steps(board, mapped, log=log, node_budget=self.node_budget,
                                           max_plies=max_plies, min_plies=min_plies, step=self.step_nodes)
-        lines = result.sequences()
+        if board_off and result.kind is not RecoveryKind.NONE and (
+                _lost_plies(result) or (result.method == "search" and any(isinstance(e, LoggedChange) for e in log))):
+            # the board's log did not lead to the board, or only after plies it lacks at its start were assumed
+            result = yield from _whole_log_illegal(result, board, mapped, log, budget=self.node_budget,
+                                             step=self.step_nodes)
+        lines = result.sequences() if result.detail != ILLEGAL_LAST else ()
         if result.method == "search" and lines:
             plies = len(lines[0])
             if turn is None:
@@ -434,6 +440,14 @@ class Downtime:
                     result = yield from self._parity_open(board, mapped, result, min_plies)
             elif (board.turn if plies % 2 == 0 else not board.turn) != turn:
                 result = yield from self._longer(result, board, mapped, turn, plies=plies, min_plies=min_plies)
+        elif result.kind is RecoveryKind.GAP and board_off and max_plies > 1:
+            # nothing legal explains the board out of sight: the last ply may have been an illegal move (7.5.1)
+            illegal = yield from recover_illegal_steps(
+                board, mapped, log=log, max_plies=max_plies, node_budget=self.node_budget, step=self.step_nodes,
+                proven=0 if result.exhausted else max_plies)
+            if illegal.kind is RecoveryKind.UNIQUE:
+                _LOGGER.info("recovery: %s, then an illegal move on the board", " ".join(illegal.sans))
+                result = illegal
         self._keep(key, result)
         return result
 
@@ -502,6 +516,8 @@ class Downtime:
         self._release()
         # the engine now sees the board as the reconciling dump, against the recovered record
         self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+        if result.kind is RecoveryKind.UNIQUE and result.detail == ILLEGAL_LAST:
+            self._illegal_after_restart(outs, at)
         # the dump's changes are the downtime's, no player's handling: the next segment starts clean
         self.e.clock_readings.new_segment(at)
         self.g.prev_lifts = []
@@ -622,6 +638,34 @@ class Downtime:
             self._illegal_pressed(outs, seen.at)
         elif g.clock_seen and (g.clock_resync or g.clock_down):
             self.illegal_wait = g.phys.key()
+        else:
+            self._illegal_awaits_reply(at)
+
+    def _illegal_awaits_reply(self, at: float) -> None:
+        """No clock to complete the illegal move the board came back with: 7.5.1, in a game without a clock the
+        opponent's move completes it. Taken as if its placement had just been seen live
+        (``Recognition._completed_by_the_reply``): the opponent's reply judges it then, as live, once."""
+        g = self.g
+        if g.clock_seen:
+            return
+        diff = g.index.classify(g.phys)
+        if diff.kind is DiffClass.ILLEGAL_1:
+            self.e.recognition.illegal_seen = (len(g.records), at, diff, PhysicalBoard(g.phys.base_board()), None)
+
+    def _illegal_after_restart(self, outs: list[Output], at: float) -> None:
+        """The restart's legal plies recovered, the board showing one illegal move of the side to move after them
+        (:func:`boardd.core.recovery.recover_illegal_steps`). The clock read since the restart tells whether its
+        mover pressed during the downtime (the opponent's time running, 6.2.1): judged as that press was live
+        (:meth:`_illegal_pressed`), once. His time running (not pressed yet) or no clock to tell: the placement
+        waits, as it would live (his press, or the opponent's move, completes it)."""
+        g = self.g
+        if g.cand is not None or g.press is not None or not g.playing or g.setting_up or self.pending:
+            return
+        running = self._clock_turn()
+        if running is not None and running != g.board.turn:
+            self._illegal_pressed(outs, at)
+        elif running is None:
+            self._illegal_awaits_reply(at)
 
     def _illegal_pressed(self, outs: list[Output], at: float) -> None:
         """The illegal move the board shows completed by its mover's press at *at*: judged as that press live."""
@@ -1196,6 +1240,35 @@ def _log_before_gesture(board: chess.Board, log: list[LogEntry], budget: int, st
         if found.kind is RecoveryKind.UNIQUE:
             return found
     return Recovery(kind=RecoveryKind.GAP, method="eeprom", detail="0")  # the log does not tell (its start lost?)
+
+
+def _lost_plies(result: Recovery) -> bool:
+    """Did the board's log explain the board only after plies it lacks at its start were assumed?"""
+    return result.method == "eeprom" and any(used < 0 for used in result.changes_used)
+
+
+def _whole_log_illegal(result: Recovery, board: chess.Board, mapped: list[Content], log: list[LogEntry], *,
+                       budget: int, step: int) -> Steps[Recovery]:
+    """*result* explained the board from the board's log only after plies it lacks at its start were assumed (a
+    daemon killed as it read the board), or by the search (the log did not lead to the board). When the log itself,
+    whole and in order, leads to the board with an illegal move as its last (7.5.1), that needs nothing lost and is
+    what the board recorded: taken instead (the plies "lost" were the log's own moves, the illegal one read as a
+    legal one: h2-h4 ... h4-h3 taken for h2-h3 first; the search's sequences are those of a board that shows no
+    illegal move)."""
+    illegal = yield from recover_illegal_steps(board, mapped, log=log, max_plies=0, node_budget=budget, step=step)
+    if illegal.kind is RecoveryKind.UNIQUE:
+        _LOGGER.info("recovery: the board's log whole: %s, then an illegal move", " ".join(illegal.sans))
+        return illegal
+    return result
+
+
+def _log_steps(board: chess.Board, mapped: list[Content], log: list[LogEntry], budget: int,
+               step: int) -> Steps[Recovery]:
+    """The board's log alone (no search), as :func:`recover_steps`; see :func:`_whole_log_illegal`."""
+    result = yield from recover_steps(board, mapped, log=log, node_budget=budget, max_plies=0, step=step)
+    if result.kind is RecoveryKind.UNIQUE and _lost_plies(result):
+        result = yield from _whole_log_illegal(result, board, mapped, log, budget=budget, step=step)
+    return result
 
 
 def _only_kings_moved(board: chess.Board, squares: list[Content]) -> bool:

@@ -153,10 +153,12 @@ class Recognition:
             return
         if diff.kind in _NOT_A_MOVE and not self.g.mask and not post_open:
             back = self.earlier_position()
-            if back is not None and snapshot and self.g.resync and len(self.g.records) - back > _TAKEBACK_DEPTH:
-                # the dump after a link outage: an official position this far back is no takeback anyone saw (the
-                # board set up again for the next game while it was out of sight): reconciled as any board the
-                # outage leaves unexplained (a divergence for the arbiter), the record kept
+            if back is not None and snapshot and self.g.resync and (len(self.g.records) - back > _TAKEBACK_DEPTH
+                                                                     or back == 0):
+                # the dump after a link outage: an official position this far back, or the game's start position
+                # however short the game, is no takeback anyone saw (the board set up again for the next game while
+                # it was out of sight): reconciled as any board the outage leaves unexplained (a divergence for the
+                # arbiter), the record kept
                 back = None
             if back is not None and self.e.correction.partial_restore(outs, back, at):
                 return

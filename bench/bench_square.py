@@ -11,7 +11,9 @@ that callgrind counts only inside those ``Engine.feed`` calls::
         .venv/bin/python -m bench.bench_square --games 6 run
 
 (the instructions collected, divided by the square changes printed, are a square change's cost;
-run it with another checkout first on ``sys.path`` to compare). ``sample`` takes CPU-time samples
+run it with another checkout first on ``sys.path`` to compare). ``run --only in_hand|legal|rest`` counts one
+class of square change (a lift, a legal placement, the others), each change's class learnt by a first pass over
+the same events. ``sample`` takes CPU-time samples
 (``SIGPROF``) only while a square change is fed and prints each function's share of them, the
 functions it calls included: the proportions, not the instruction counts (a sample lands more
 often at a function's entry, so shares of small functions are overstated).
@@ -30,18 +32,25 @@ from types import FrameType
 from bench.bench_core import load_games
 from boardd.core.engine import Engine
 from boardd.core.events import Event, SquareChanged
+from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
 from drivers.sim import simulate_game
 
 
-def _feed_game(events: Sequence[Event], inside: list[bool]) -> int:
-    """One game through a fresh engine; True in *inside* while a square change is fed. Returns the changes fed."""
+def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bool] | None = None) -> int:
+    """One game through a fresh engine; True in *inside* while a square change is fed. Returns the changes fed
+    through ``starmap`` (with *counted*: only the square changes whose entry is True, the others fed directly)."""
     engine = Engine()
     feed = engine.feed
     squares = 0
+    index = -1
     for event in events:
         while (deadline := engine.next_deadline()) is not None and deadline < event.at:
             engine.advance(deadline)
         if type(event) is SquareChanged:
+            index += 1
+            if counted is not None and not counted[index]:
+                feed(event)
+                continue
             inside[0] = True
             for _ in itertools.starmap(feed, ((event,),)):
                 pass
@@ -52,6 +61,42 @@ def _feed_game(events: Sequence[Event], inside: list[bool]) -> int:
     while (deadline := engine.next_deadline()) is not None:
         engine.advance(deadline)
     return squares
+
+
+_CLASSES = {"in_hand": (DiffClass.IN_HAND,), "legal": (DiffClass.LEGAL,),
+            "rest": tuple(kind for kind in DiffClass if kind not in (DiffClass.IN_HAND, DiffClass.LEGAL))}
+
+
+def _classes(events: Sequence[Event]) -> list[DiffClass]:
+    """The class of each square change of a game: what the first ``PositionIndex.classify`` during its feed (the
+    official position's, in ``Recognition.evaluate``) answered. A first pass with ``classify`` wrapped."""
+    kinds: list[DiffClass] = []
+    first = [True]
+    classify = PositionIndex.classify
+
+    def recording(index: PositionIndex, phys: PhysicalBoard) -> Diff:
+        diff = classify(index, phys)
+        if first[0]:
+            first[0] = False
+            kinds.append(diff.kind)
+        return diff
+
+    engine = Engine()
+    setattr(PositionIndex, "classify", recording)  # noqa: B010 (a method replaced for the first pass)
+    try:
+        for event in events:
+            while (deadline := engine.next_deadline()) is not None and deadline < event.at:
+                engine.advance(deadline)
+            if type(event) is SquareChanged:
+                first[0] = True
+                engine.feed(event)
+                if first[0]:
+                    kinds.append(DiffClass.NONE)  # (not classified: a change the gates handled before)
+            else:
+                engine.feed(event)
+    finally:
+        setattr(PositionIndex, "classify", classify)  # noqa: B010
+    return kinds
 
 
 def _sample(games: list[list[Event]], repeat: int) -> None:
@@ -90,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=10, help="sample: feed the games this many times")
+    parser.add_argument("--only", choices=sorted(_CLASSES),
+                        help="run: count only the square changes of this class (in_hand, legal, rest: the others),"
+                             " learnt in a first pass; the others are fed outside starmap")
     parser.add_argument("mode", choices=("run", "sample"))
     args = parser.parse_args(argv)
     games = [simulate_game(game, seed=index, profile="casual").events
@@ -98,6 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _sample(games, args.repeat)
         return 0
     inside = [False]
+    if args.only is not None:
+        wanted = _CLASSES[args.only]
+        counted = [[kind in wanted for kind in _classes(events)] for events in games]
+        print(f"square changes {sum(_feed_game(events, inside, c) for events, c in zip(games, counted, strict=True))}"
+              f" ({args.only} only, of {sum(len(c) for c in counted)})", file=sys.stderr)
+        return 0
     print(f"square changes {sum(_feed_game(events, inside) for events in games)}", file=sys.stderr)
     return 0
 

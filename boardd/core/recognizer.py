@@ -66,6 +66,28 @@ def _squares(bb: int) -> list[int]:
     return out
 
 
+#: One ``chess.Piece`` per colour (index 0 White, 1 Black) and key index (2 pawns … 7 kings): shared by the official
+#: squares of every :class:`PositionIndex` (read only).
+_KEY_PIECES = tuple((None, None, *(chess.Piece(piece_type, color) for piece_type in chess.PIECE_TYPES))
+                    for color in (chess.WHITE, chess.BLACK))
+assert all(_KEY_PIECES[0][i].piece_type == t for t, i in _PIECE_INDEX.items())  # type: ignore[union-attr]
+
+
+def _squares_of(key: Key) -> list[chess.Piece | None]:
+    """The 64 squares of a placement key (what python-chess's ``piece_at`` gives for each square)."""
+    squares: list[chess.Piece | None] = [None] * 64
+    white = key[0]
+    pieces_white, pieces_black = _KEY_PIECES
+    for i in range(2, 8):
+        bb = key[i]
+        while bb:
+            lsb = bb & -bb
+            sq = lsb.bit_length() - 1
+            squares[sq] = pieces_white[i] if white & lsb else pieces_black[i]
+            bb ^= lsb
+    return squares
+
+
 class PhysicalBoard:
     """The debounced 64-square reading, with an incrementally maintained placement key.
 
@@ -207,10 +229,12 @@ class PositionIndex:
 
     @property
     def squares(self) -> list[chess.Piece | None]:
-        """The 64 official squares (computed once)."""
-        if self._squares is None:
-            self._squares = [self.board.piece_at(sq) for sq in chess.SQUARES]
-        return self._squares
+        """The 64 official squares (computed once): ``board.piece_at`` of each square, read off the bitboards of the
+        key (one shared, never modified ``chess.Piece`` per colour and type, instead of 64 python-chess calls)."""
+        squares = self._squares
+        if squares is None:
+            squares = self._squares = _squares_of(self._key)
+        return squares
 
     @property
     def capture_targets(self) -> int:

@@ -110,6 +110,8 @@ class MadeMoves:
         #: a candidate (LEGAL(m) on the board) dropped before ``T_settle`` by a change, the official position it
         #: was a move from and whether a captured piece was parked in it (:meth:`replied_before_settled`)
         self.unsettled: tuple[_Candidate, str, bool] | None = None
+        #: the index of the position after :attr:`unsettled`'s move, for that very tuple (:meth:`_after_unsettled`)
+        self._unsettled_after: tuple[tuple[_Candidate, str, bool], PositionIndex] | None = None
         #: the position after the last move recorded has no legal move (:meth:`_record`, for :meth:`check_game_end`)
         self._no_moves = False
         #: the first released move of the ply being made again, taken back on the board before it was completed
@@ -207,17 +209,31 @@ class MadeMoves:
             return False
         if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
             return False
-        after = self.g.board.copy(stack=False)
-        after.push(cand.move)
+        after_index = self._after_unsettled(unsettled)
         if since is not None:
             # his pieces where the move left them (one lifted maybe the reply's victim): the mover's own hands are
             # not at work, his move under way is not another one (castling after the rook first)
             mover = self.g.board.turn
             squares = self.g.phys.squares
+            after = after_index.board
             return all(not (isinstance(piece, chess.Piece) and piece.color == mover) or after.piece_at(sq) == piece
                        for sq, piece in enumerate(squares))
-        return PositionIndex(after).classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
+        return after_index.classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
                                                                    DiffClass.PARTIAL)
+
+    def _after_unsettled(self, unsettled: tuple[_Candidate, str, bool]) -> PositionIndex:
+        """The index of the position after the unsettled candidate's move, made once for that candidate (its
+        callers ask it again at the next changes; the caller has seen the board at the candidate's position, *key*).
+        The position after a legal move depends on the FEN before it and the move only, so the index made at the
+        first call is the index every later call would make."""
+        cached = self._unsettled_after
+        if cached is not None and cached[0] is unsettled:
+            return cached[1]
+        after = self.g.board.copy(stack=False)
+        after.push(unsettled[0].move)
+        index = PositionIndex(after)
+        self._unsettled_after = (unsettled, index)
+        return index
 
     def touched_back_before_settled(self, outs: list[Output], at: float) -> bool:
         """The last move's candidate was dropped before it settled by a lift of the opponent's piece (one the move
@@ -234,9 +250,7 @@ class MadeMoves:
         mover = g.board.turn
         if key != _fen(g.board) or g.cand is not None or g.mask:
             return False
-        after = g.board.copy(stack=False)
-        after.push(cand.move)
-        if PositionIndex(after).classify(g.phys).kind is not DiffClass.NONE:
+        if self._after_unsettled(unsettled).classify(g.phys).kind is not DiffClass.NONE:
             return False
         since = [x for x in (*g.seg_lifts, *g.seg_places) if x[0] > cand.at]
         if not since or any(piece.color == mover for _, _, piece in since):
@@ -257,9 +271,8 @@ class MadeMoves:
         if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
             self.unsettled = None
             return False
-        after = self.g.board.copy(stack=False)
-        after.push(cand.move)
-        if PositionIndex(after).classify(self.g.phys).kind is not (DiffClass.NONE if touched_back else DiffClass.LEGAL):
+        if self._after_unsettled(unsettled).classify(self.g.phys).kind is not (
+                DiffClass.NONE if touched_back else DiffClass.LEGAL):
             return False
         self.unsettled = None
         g = self.g

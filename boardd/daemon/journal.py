@@ -527,6 +527,12 @@ class Journal:
         return [OutboxRow(id=r[0], session=r[1], seq=r[2], topic=r[3], payload=bytes(r[4]), retain=bool(r[5]),
                           qos=r[6]) for r in rows]
 
+    def outbox_payloads(self, topic: str, *, since_wall: float) -> list[bytes]:
+        """Payloads of the outbox rows on *topic* written at or after *since_wall* (acked or not), oldest first."""
+        rows = self._conn.execute("SELECT payload FROM outbox WHERE topic = ? AND wall >= ? ORDER BY id",
+                                  (topic, since_wall)).fetchall()
+        return [bytes(r[0]) for r in rows]
+
     def unacked_count(self) -> int:
         """How many outbox rows wait for a PUBACK."""
         return int(self._conn.execute("SELECT COUNT(*) FROM outbox WHERE acked = 0").fetchone()[0])

@@ -60,6 +60,7 @@ import contextlib
 import dataclasses
 import functools
 import importlib
+import json
 import logging
 import signal
 import sys
@@ -74,7 +75,7 @@ from boardd.core.contract import Publication, Publisher
 from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.errors import BoarddError, ConfigError, DriverError
-from boardd.core.outputs import GameEvent, Output, StateChanged
+from boardd.core.outputs import GameEvent, MoveCompleted, MoveMade, Output, StateChanged
 from boardd.daemon.commands import CommandError, ParsedCommand, default_new_game, parse_command
 from boardd.daemon.config import BoardConfig, Config, load_config
 from boardd.daemon.journal import AsyncJournal, Journal, Tick
@@ -199,16 +200,20 @@ class BoardRuntime:
         session = journal.start_session()
         journal.prepare_wal()  # the WAL's growth is paid here, not by the first game's commits
         self.journal = journal
-        replayed = self._rebuild(journal)
+        replayed_moves: list[tuple[float, MoveMade | MoveCompleted]] = []
+        replayed = self._rebuild(journal, replayed_moves)
         last_at = journal.last_event_at()
         self.timeline = TimeLine(floor=last_at)
         self.publisher = Publisher(board=self.board.id, prefix=self.config.mqtt.prefix, session=session,
                                    seq=journal.seq)
+        self._publish_unpublished_moves(journal, replayed_moves)
         _LOGGER.info("board %s: session %d, journal %s, replayed %d events of game %s (%d moves), %d unacked",
                      self.board.id, session, cfg.path, replayed, self.game_id or "-", self.engine.state.ply,
                      journal.unacked_count())
 
-    def _rebuild(self, journal: Journal) -> int:
+    def _rebuild(self, journal: Journal, moves: list[tuple[float, MoveMade | MoveCompleted]] | None = None) -> int:
+        """Replay the current game's events; the replay's ``MoveMade``/``MoveCompleted`` (with their event
+        time) are appended to *moves*."""
         game = journal.current_game()
         if game is None:
             return 0
@@ -218,18 +223,60 @@ class BoardRuntime:
         for _, item in journal.events(game.first_event, on_error=lambda i, _e: bad.append(i)):
             count += 1
             if isinstance(item, Tick):
-                self.engine.advance(item.at)
-                continue
-            if isinstance(item, ev.SetOrientation):
-                self.white_at_a1 = item.white_at_a1
-            elif isinstance(item, ev.NewGame):
-                self.white_at_a1 = True
-                self.game_id = item.game.id or self.game_id
-            self.engine.feed(item)
+                outputs = self.engine.advance(item.at)
+            else:
+                if isinstance(item, ev.SetOrientation):
+                    self.white_at_a1 = item.white_at_a1
+                elif isinstance(item, ev.NewGame):
+                    self.white_at_a1 = True
+                    self.game_id = item.game.id or self.game_id
+                outputs = self.engine.feed(item)
+            if moves is not None:
+                moves.extend((item.at, o) for o in outputs if isinstance(o, MoveMade | MoveCompleted))
         if bad:
             _LOGGER.error("board %s: %d undecodable journal rows skipped during replay (ids %s)", self.board.id,
                           len(bad), bad[:10])
         return count
+
+    def _publish_unpublished_moves(self, journal: Journal,
+                                   replayed: Sequence[tuple[float, MoveMade | MoveCompleted]]) -> None:
+        """Journal the ``move`` publications of the rebuilt record that the outbox does not have.
+
+        The outputs of a step of the stepwise search (the recovered moves, then what the events waiting for it
+        made) are journaled apart from the events that produced them (:meth:`work`): killed between the two,
+        the replay rebuilds those moves, but their ``move`` messages were never journaled. Each move of the
+        record (ply and uci) gets here, in ply order, the publications of its phases (``made``, ``completed``)
+        the outbox lacks for this game, rendered from the replay's outputs as the live run rendered them
+        (envelope of this session; consumers dedupe at-least-once delivery). Before the start-up status.
+        """
+        game = journal.current_game()
+        if game is None or not replayed:
+            return
+        record = {(m.ply, m.uci) for m in self.engine.state.moves}
+        published: set[tuple[object, object, object]] = set()
+        for payload in journal.outbox_payloads(self._pub().topic("move"), since_wall=game.started):
+            try:
+                body = json.loads(payload)
+                published.add((body.get("ply"), body.get("uci"), body.get("phase")))
+            except (ValueError, AttributeError):
+                continue
+        missing: dict[tuple[int, str, str], tuple[float, MoveMade | MoveCompleted]] = {}
+        for at, output in replayed:  # the last one of each (a move retracted and made again: as it stands)
+            move = output.move
+            phase = "made" if isinstance(output, MoveMade) else "completed"
+            key = (move.ply, move.uci, phase)
+            if (move.ply, move.uci) in record and key not in published:
+                missing[key] = (at, output)
+        if not missing:
+            return
+        pubs: list[Publication] = []
+        for key in sorted(missing, key=lambda k: (k[0], k[2] != "made")):
+            at, output = missing[key]
+            pubs.extend(self._pub().render([output], None, at=at))
+        journal.record(None, pubs, seq=self._pub().seq)
+        _LOGGER.warning("board %s: %d move publications of game %s were not journaled (the daemon stopped "
+                        "between a search and its commit); journaled now: %s", self.board.id, len(pubs),
+                        game.id, ", ".join(f"{k[0]} {k[1]} {k[2]}" for k in sorted(missing)))
 
     # -- the pipeline ---------------------------------------------------------------
 

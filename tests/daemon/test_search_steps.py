@@ -26,6 +26,7 @@ from boardd.core.engine import Engine
 from boardd.core.engine.downtime import RESTART_DETAIL
 from boardd.core.settings import RulesConfig
 from boardd.daemon.config import load_config
+from boardd.daemon.journal import Journal, Tick
 from boardd.daemon.service import serve
 from tests.core.test_recovery import RUY, placement, play
 from tests.daemon._helpers import consumer, send_command, write_config
@@ -160,3 +161,65 @@ async def test_a_command_during_the_restart_search_is_answered_at_once(tmp_path:
     state = c.retained["state"]
     assert (state["moves"], state["fen"]) == _plain_record(start, shown)
     assert state["moves"][-1] == "0000"  # the gap
+
+
+async def test_moves_of_a_search_killed_before_its_commit_are_published_at_the_next_start(
+        tmp_path: Path, mosquitto: Broker) -> None:
+    """A journal holding the restart search's trigger but not its commit (killed between the two).
+
+    The search's outputs are journaled apart from the events that started it (``Runtime.work``); the next
+    start's replay rebuilds the recovered moves, and their ``move`` messages must go out then (before, they
+    never did: only the retained state and pgn showed them).
+    """
+    start = play(RUY[:2])
+    shown = play(RUY[:4])  # 2 plies played while the daemon was down: found by the search at once
+    boards: list[_Board] = []
+    async with consumer(mosquitto.port) as c:
+        task, stop = await _serve(tmp_path, mosquitto.port, boards)
+        try:  # the first run: the game, e4 e5
+            await _until(lambda: bool(boards), 10, "the driver opened")
+            boards[-1].queue.put_nowait(_snapshot(chess.Board()))
+            work = chess.Board()
+            for move in start.move_stack:
+                piece = work.piece_at(move.from_square)
+                boards[-1].queue.put_nowait(lambda at, m=move: ev.SquareChanged(at=at, square=m.from_square,
+                                                                                content=None))
+                boards[-1].queue.put_nowait(lambda at, m=move, p=piece: ev.SquareChanged(at=at, square=m.to_square,
+                                                                                         content=p))
+                work.push(move)
+                await asyncio.sleep(1.5)
+            await c.wait_for(lambda: len(c.of("move")) == 2, 10, "e4 e5 made")
+        finally:
+            stop.set()
+            await task
+        # the second run, killed between the search's trigger (journaled) and its commit: its journal written
+        # as that run left it (the restart's outages, the dump, the timers that started the search; no outputs)
+        cfg = load_config(write_config(tmp_path, mosquitto.port))
+        journal = Journal.open(cfg.boards[0].journal.path)
+        try:
+            journal.start_session()
+            last = journal.last_event_at()
+            assert last is not None
+            for event in (ev.LinkChanged(at=last + 1.0, link=ev.Link.CLOCK, up=False, detail=RESTART_DETAIL),
+                          ev.LinkChanged(at=last + 1.0, link=ev.Link.BOARD, up=False, detail=RESTART_DETAIL),
+                          ev.BoardSnapshot(at=last + 2.0, squares=placement(shown)),
+                          Tick(at=last + 3.1), Tick(at=last + 4.0), Tick(at=last + 5.0)):
+                journal.record(event, [], seq=journal.seq)
+        finally:
+            journal.close()
+        task, stop = await _serve(tmp_path, mosquitto.port, boards)
+        try:  # the third run: its replay rebuilds e4 e5 Nf3 Nc6
+            await c.wait_for(lambda: len((c.retained.get("state") or {}).get("moves", [])) == 4, 15,
+                             "the rebuilt record")
+            await c.wait_for(lambda: len(c.of("move")) >= 4, 10, "the recovered moves published")
+            await asyncio.sleep(1.0)  # nothing more comes
+        finally:
+            stop.set()
+            await task
+    expected = [m.uci() for m in shown.move_stack]
+    assert c.retained["state"]["moves"] == expected
+    made = [(p["ply"], p["uci"]) for p in c.of("move") if p["phase"] == "made"]
+    assert made == list(enumerate(expected, 1))  # every move of the record made once, in ply order
+    recovered = [(p["ply"], p.get("recovered"), p.get("recovered_by")) for p in c.of("move") if p["ply"] > 2]
+    assert recovered and all(r[1:] == (True, "search") for r in recovered), recovered
+    assert c.duplicates == 0

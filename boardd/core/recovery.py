@@ -252,6 +252,21 @@ def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequenc
     return Recovery(kind=RecoveryKind.GAP, nodes=search.nodes, detail=str(max_plies))
 
 
+def log_placements(board: chess.Board, log: Sequence[LogEntry]) -> list[tuple[int, list[Content]]]:
+    """The placements the board's log walks through from *board*'s: after each of its changes, its index in *log*
+    and the 64 squares' contents then (the log's other entries, such as presses, are skipped)."""
+    placement = board.copy(stack=False)
+    cuts: list[tuple[int, list[Content]]] = []
+    for i, entry in enumerate(log):
+        if not isinstance(entry, LoggedChange):
+            continue
+        placement.remove_piece_at(entry.square)
+        if isinstance(entry.content, chess.Piece):
+            placement.set_piece_at(entry.square, entry.content)
+        cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
+    return cuts
+
+
 def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
                           max_plies: int = DEFAULT_MAX_PLIES, proven: int = 0, max_candidates: int = 8,
                           node_budget: int = DEFAULT_NODE_BUDGET, step: int = STEP_NODES) -> Steps[Recovery]:
@@ -278,16 +293,7 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
     goal = _target_board(target)
     nodes = 0
     if any(isinstance(e, LoggedChange) for e in log):
-        placement = board.copy(stack=False)
-        cuts: list[tuple[int, list[Content]]] = []
-        for i, entry in enumerate(log):
-            if not isinstance(entry, LoggedChange):
-                continue
-            placement.remove_piece_at(entry.square)
-            if isinstance(entry.content, chess.Piece):
-                placement.set_piece_at(entry.square, entry.content)
-            cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
-        for i, squares in reversed(cuts):
+        for i, squares in reversed(log_placements(board, log)):
             cut = _target_board(squares)
             if chess.popcount(cut.occupied ^ goal.occupied) != 2:
                 continue

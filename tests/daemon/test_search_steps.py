@@ -113,6 +113,20 @@ def _plain_record(start: chess.Board, shown: chess.Board) -> tuple[list[str], st
     return [m.uci for m in engine.state.moves], engine.state.fen
 
 
+async def _play_live(boards: list[_Board], start: chess.Board) -> None:
+    """The first run's driver opened: the start position dumped, then *start*'s moves lifted and placed live."""
+    await _until(lambda: bool(boards), 10, "the driver opened")
+    boards[-1].queue.put_nowait(_snapshot(chess.Board()))
+    work = chess.Board()
+    for move in start.move_stack:
+        piece = work.piece_at(move.from_square)
+        boards[-1].queue.put_nowait(lambda at, m=move: ev.SquareChanged(at=at, square=m.from_square, content=None))
+        boards[-1].queue.put_nowait(lambda at, m=move, p=piece: ev.SquareChanged(at=at, square=m.to_square,
+                                                                                 content=p))
+        work.push(move)
+        await asyncio.sleep(1.5)
+
+
 async def test_a_command_during_the_restart_search_is_answered_at_once(tmp_path: Path, mosquitto: Broker) -> None:
     start = play(RUY[:2])
     shown = play(RUY[:14])  # 12 plies played while the daemon was down: the search exhausts its budget
@@ -120,17 +134,7 @@ async def test_a_command_during_the_restart_search_is_answered_at_once(tmp_path:
     async with consumer(mosquitto.port) as c:
         task, stop = await _serve(tmp_path, mosquitto.port, boards)
         try:  # the first run: the game, e4 e5
-            await _until(lambda: bool(boards), 10, "the driver opened")
-            boards[-1].queue.put_nowait(_snapshot(chess.Board()))
-            work = chess.Board()
-            for move in start.move_stack:
-                piece = work.piece_at(move.from_square)
-                boards[-1].queue.put_nowait(lambda at, m=move: ev.SquareChanged(at=at, square=m.from_square,
-                                                                                content=None))
-                boards[-1].queue.put_nowait(lambda at, m=move, p=piece: ev.SquareChanged(at=at, square=m.to_square,
-                                                                                         content=p))
-                work.push(move)
-                await asyncio.sleep(1.5)
+            await _play_live(boards, start)
             await c.wait_for(lambda: len((c.retained.get("state") or {}).get("moves", [])) == 2, 10, "e4 e5")
         finally:
             stop.set()
@@ -177,17 +181,7 @@ async def test_moves_of_a_search_killed_before_its_commit_are_published_at_the_n
     async with consumer(mosquitto.port) as c:
         task, stop = await _serve(tmp_path, mosquitto.port, boards)
         try:  # the first run: the game, e4 e5
-            await _until(lambda: bool(boards), 10, "the driver opened")
-            boards[-1].queue.put_nowait(_snapshot(chess.Board()))
-            work = chess.Board()
-            for move in start.move_stack:
-                piece = work.piece_at(move.from_square)
-                boards[-1].queue.put_nowait(lambda at, m=move: ev.SquareChanged(at=at, square=m.from_square,
-                                                                                content=None))
-                boards[-1].queue.put_nowait(lambda at, m=move, p=piece: ev.SquareChanged(at=at, square=m.to_square,
-                                                                                         content=p))
-                work.push(move)
-                await asyncio.sleep(1.5)
+            await _play_live(boards, start)
             await c.wait_for(lambda: len(c.of("move")) == 2, 10, "e4 e5 made")
         finally:
             stop.set()

@@ -62,6 +62,7 @@ from boardd.core.recovery import (
     Steps,
     comes_back,
     finish,
+    log_placements,
     place_presses,
     recover,
     recover_illegal_steps,
@@ -1223,17 +1224,8 @@ def _log_before_gesture(board: chess.Board, log: list[LogEntry], budget: int, st
     """The moves the board's log shows before the result gesture: its placements, latest first, replayed from the
     official one (:func:`recover_steps`); the latest that legal moves lead to ends them (``unique``, ``eeprom``; none
     when it is the official placement itself: ``none``). The changes after it are the gesture's."""
-    placement = board.copy(stack=False)
     official = [board.piece_at(sq) for sq in chess.SQUARES]
-    cuts: list[tuple[int, list[Content]]] = []
-    for i, entry in enumerate(log):
-        if not isinstance(entry, LoggedChange):
-            continue
-        placement.remove_piece_at(entry.square)
-        if isinstance(entry.content, chess.Piece):
-            placement.set_piece_at(entry.square, entry.content)
-        cuts.append((i, [placement.piece_at(sq) for sq in chess.SQUARES]))
-    for i, squares in reversed(cuts):
+    for i, squares in reversed(log_placements(board, log)):
         if squares == official:
             return Recovery(kind=RecoveryKind.NONE, method="eeprom")  # nothing played before the gesture
         found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=budget, max_plies=0, step=step)

@@ -425,6 +425,12 @@ def _json_inner(text: str) -> str:
     return _escape_breaks(_encode_string(text))[1:-1]
 
 
+def _pair_text(pair: Mapping[str, object]) -> str:
+    """:func:`_fragment` of a ``{"black": …, "white": …}`` object (a flag pair, a move's clock, the illegal-move
+    counts), its two keys in sorted order (raising where :func:`_fragment` would)."""
+    return f'{{"black":{_fragment(pair["black"])},"white":{_fragment(pair["white"])}}}'
+
+
 def _clock_object_text(clock: Mapping[str, object]) -> str:
     """:func:`_fragment` of the ``state``'s ``clock`` object (:meth:`Publisher._state_fields`): its five keys and the
     ``flag`` object in sorted order, each value through :func:`_fragment` (raising where it would). Issue 12: the
@@ -432,8 +438,7 @@ def _clock_object_text(clock: Mapping[str, object]) -> str:
     flag = clock["flag"]
     if len(clock) != 5 or type(flag) is not dict or len(flag) != 2:
         return _fragment(clock)
-    return (f'{{"black":{_fragment(clock["black"])},"flag":{{"black":{_fragment(flag["black"])},'
-            f'"white":{_fragment(flag["white"])}}},"model":{_fragment(clock["model"])},'
+    return (f'{{"black":{_fragment(clock["black"])},"flag":{_pair_text(flag)},"model":{_fragment(clock["model"])},'
             f'"running":{_fragment(clock["running"])},"white":{_fragment(clock["white"])}}}')
 
 
@@ -448,7 +453,7 @@ def _clock_payload_text(payload: Mapping[str, object]) -> str | None:
     try:
         return (f'{{"at":{_fragment(payload["at"])},"at_s":{_fragment(payload["at_s"])},'
                 f'"black":{_fragment(payload["black"])},"board":{_fragment(payload["board"])},'
-                f'"flag":{{"black":{_fragment(flag["black"])},"white":{_fragment(flag["white"])}}},'
+                f'"flag":{_pair_text(flag)},'
                 f'"model":{_fragment(payload["model"])},"running":{_fragment(payload["running"])},'
                 f'"seq":{_fragment(payload["seq"])},"session":{_fragment(payload["session"])},'
                 f'"ts":{_fragment(payload["ts"])},"v":{_fragment(payload["v"])},"white":{_fragment(payload["white"])}}}')
@@ -473,7 +478,7 @@ def _move_payload_text(payload: Mapping[str, object]) -> str | None:
         if clock is None:
             clock_text = "null"
         elif type(clock) is dict and len(clock) == 2:
-            clock_text = f'{{"black":{_fragment(clock["black"])},"white":{_fragment(clock["white"])}}}'
+            clock_text = _pair_text(clock)
         else:
             clock_text = _fragment(clock)
         return (f'{{"board":{_fragment(payload["board"])},"clock":{clock_text},'
@@ -1049,8 +1054,7 @@ class Publisher:
         illegal_moves = {"white": state.illegal_moves_white, "black": state.illegal_moves_black}
         try:   # (the C encoder sorts the keys of each object at every call: a fixed order instead, issue 12)
             raw["clock"] = _clock_object_text(clock_object)
-            raw["illegal_moves"] = f'{{"black":{_fragment(illegal_moves["black"])},' \
-                                   f'"white":{_fragment(illegal_moves["white"])}}}'
+            raw["illegal_moves"] = _pair_text(illegal_moves)
         except (TypeError, ValueError):
             pass   # (not JSON-clean: _object_text finds it too, and the payload is serialised, cleaned, when asked)
         fields: dict[str, object] = {

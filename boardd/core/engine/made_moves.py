@@ -218,8 +218,7 @@ class MadeMoves:
             after = after_index.board
             return all(not (isinstance(piece, chess.Piece) and piece.color == mover) or after.piece_at(sq) == piece
                        for sq, piece in enumerate(squares))
-        return after_index.classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND,
-                                                                   DiffClass.PARTIAL)
+        return after_index.classify(self.g.phys).kind in (DiffClass.LEGAL, DiffClass.IN_HAND, DiffClass.PARTIAL)
 
     def _after_unsettled(self, unsettled: tuple[_Candidate, str, bool]) -> PositionIndex:
         """The index of the position after the unsettled candidate's move, made once for that candidate (its

@@ -1,0 +1,129 @@
+"""The tablet's socket sends what changed (``delta``), not the board's whole view: the page's view built from the
+deltas is the view a fresh snapshot gives, at every step, and a frame does not grow with the game's findings.
+
+Seeded games of the simulator go through the real engine and contract publisher into the hub
+(:mod:`tests.consumers.test_alert_audit`: the arbiter acknowledging and ruling, findings the board resolves,
+web service restarts with a page reconnecting and a tablet joining late, messages reordered and redelivered,
+daemon restarts, the arbiter's ``set-result`` closing what is left). After every message the hub sends, each
+page's view (snapshot, then deltas applied by :func:`boardd.consumers.web.tablet.apply_delta`, the page's
+``applyDelta``) must equal the hub's fresh view of the board, and the hub's incremental findings must equal
+the fold of every finding from scratch (the computation the hub made on every message before).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+import tests.consumers.test_alert_audit as audit
+from boardd.consumers.web.hub import Hub, Message, _key
+from boardd.consumers.web.incidents import finding_status, fold, incident_of
+from boardd.core.events import SetResult
+from drivers.sim import CorrectionKind, InjectionKind
+from tests.consumers.alerts import Watch
+
+BOARD = audit.BOARD
+
+
+def from_scratch(hub: Hub, board: str) -> dict[str, Any]:
+    """``flags``, ``incidents``, ``log`` and ``rank`` as the hub computed them on every message before: every
+    finding's status against the state, then one fold of them all."""
+    record, extra = hub.hall.boards[board], hub.extra[board]
+    state = record.state or {}
+    edition = (state.get("game") or {}).get("edition")
+    open_ids = [str(i) for i in state.get("open_irregularities") or []]
+    flags: list[dict[str, Any]] = []
+    for ident, body in extra.irregularities.items():
+        status = finding_status(body)
+        if _key(body) < _key(state) and status != "noted":
+            if ident in open_ids and status == "resolved":
+                status = "open"
+            elif ident not in open_ids and status != "resolved":
+                status = "resolved"
+        flags.append({**body, "status": status, "incident": incident_of(body),
+                      "title": hub.title(str(body.get("code", "")), body.get("edition") or edition)})
+    flags += [{"id": i, "code": None, "title": "details not received (joined late)", "severity": None,
+               "status": "open", "incident": None} for i in open_ids if i not in extra.irregularities]
+    incidents, log = fold(flags)
+    resolved = {f["id"] for f in flags if f["status"] == "resolved"}
+    for incident in incidents:
+        incident["dismissed"] = [m for m in [incident["id"], *incident["related"]]
+                                 if m in extra.dismissed and m in resolved]
+    rank = max((audit_rank(i) for i in incidents if i["status"] == "open"), default=0)
+    return {"flags": flags, "incidents": incidents, "log": log, "rank": rank}
+
+
+def audit_rank(incident: dict[str, Any]) -> int:
+    return {"illegal-move": 3, "warning": 2, "info": 1}.get(str(incident["severity"]), 0)
+
+
+def without(items: Iterable[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    return [{k: v for k, v in item.items() if k != key} for item in items]
+
+
+class Checked(Watch):
+    """A hub and its pages, checked after every message the hub sends to the tablets."""
+
+    checks = 0
+    deltas = 0
+
+    def deliver(self, messages: Iterable[Message]) -> None:
+        messages = list(messages)
+        super().deliver(messages)
+        for message in messages:
+            body = json.loads(message.text)
+            if message.audience != "arbiter" or body["t"] not in ("board", "delta"):
+                continue
+            board = body["board"] if body["t"] == "delta" else body["view"]["board"]
+            Checked.deltas += body["t"] == "delta"
+            fresh = self.hub.arbiter_view(board, self.now)
+            for tablet in self.tablets:
+                assert tablet.shown[board] == fresh, (body, tablet.shown[board], fresh)
+            old = from_scratch(self.hub, board)
+            assert without(fresh["flags"], "pos") == old["flags"]
+            assert without(fresh["incidents"], "last") == old["incidents"]
+            assert fresh["log"] == old["log"] and fresh["rank"] == old["rank"]
+            Checked.checks += 1
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> type[Checked]:
+    monkeypatch.setattr(audit, "Watch", Checked)
+    Checked.checks = Checked.deltas = 0
+    return Checked
+
+
+KINDS = [InjectionKind.PRESS_PIECE_IN_HAND, InjectionKind.TWO_HANDS_CASTLING, InjectionKind.LATE_PRESS,
+         CorrectionKind.ILLEGAL_CAPTURE, CorrectionKind.PAWN_NOT_REPLACED, *(k for k in InjectionKind
+                                                                             if "TAKEBACK" in k.name)]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=str)
+def test_deltas_build_the_snapshot_view_at_every_step(kind: InjectionKind | CorrectionKind,
+                                                       checked: type[Checked]) -> None:
+    """The arbiter rules, the board resolves, the web service restarts (the page reconnects, a tablet joins late
+    from the retained state: findings known by their id only, details coming later), messages are reordered and
+    redelivered: the page's view from deltas is the snapshot's after every message."""
+    for sim in audit.games(kind, range(2)):
+        audit.play(sim, seed=sim.seed, wire=True)
+    assert checked.deltas > 50 and checked.checks > checked.deltas
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_set_result_and_daemon_restarts_through_deltas(seed: int, checked: type[Checked]) -> None:
+    """Nobody rules: the arbiter's ``set-result`` closes every finding still open, in one state; a daemon restart
+    and the board's link dropping (a new session) on the way."""
+    kind = [InjectionKind.PRESS_PIECE_IN_HAND, CorrectionKind.ILLEGAL_CAPTURE, InjectionKind.LATE_PRESS][seed]
+    sim = audit.games(kind, range(seed, seed + 1))[0]
+    rng = random.Random(seed)
+    hall = audit.play(sim, seed=seed, arbiter=False, trouble=audit.restarts_and_flaps(rng, []))
+    view = hall.page.shown[BOARD]
+    assert any(i["needs_arbiter"] for i in view["incidents"]), "nothing open to close: the test would prove nothing"
+    before = checked.checks
+    hall.feed(SetResult(at=hall.journal[-1].at + 1.0, result="1/2-1/2"))
+    assert checked.checks > before
+    assert not any(i["needs_arbiter"] for i in hall.page.shown[BOARD]["incidents"])

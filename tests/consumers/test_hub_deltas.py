@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from boardd.consumers.web.incidents import finding_status, fold, incident_of
 from boardd.core.events import SetResult
 from drivers.sim import CorrectionKind, InjectionKind
 from tests.consumers.alerts import Watch
+from tests.consumers.feed import Feed, load_games, script
 
 BOARD = audit.BOARD
 
@@ -70,36 +72,46 @@ class Checked(Watch):
 
     checks = 0
     deltas = 0
+    takebacks = 0  # deltas that took plies back from the page's moves
 
     def deliver(self, messages: Iterable[Message]) -> None:
-        messages = list(messages)
-        super().deliver(messages)
         for message in messages:
-            body = json.loads(message.text)
-            if message.audience != "arbiter" or body["t"] not in ("board", "delta"):
-                continue
-            board = body["board"] if body["t"] == "delta" else body["view"]["board"]
-            Checked.deltas += body["t"] == "delta"
-            fresh = self.hub.arbiter_view(board, self.now)
-            for tablet in self.tablets:
-                assert tablet.shown[board] == fresh, (body, tablet.shown[board], fresh)
-            old = from_scratch(self.hub, board)
-            assert without(fresh["flags"], "pos") == old["flags"]
-            assert without(fresh["incidents"], "last") == old["incidents"]
-            assert fresh["log"] == old["log"] and fresh["rank"] == old["rank"]
-            Checked.checks += 1
+            self.check(message)
+
+    def check(self, message: Message) -> None:
+        """Deliver ``message`` to the pages; a tablet's message: every page's view is the hub's fresh view, and
+        the hub's findings are the fold of them all."""
+        page = self.tablets[0].shown if self.tablets else {}
+        before = {board: len(view["state"].get("moves") or []) for board, view in page.items()}
+        super().deliver([message])
+        body = json.loads(message.text)
+        if message.audience != "arbiter" or body["t"] not in ("board", "delta"):
+            return
+        board = body["board"] if body["t"] == "delta" else body["view"]["board"]
+        Checked.deltas += body["t"] == "delta"
+        Checked.takebacks += "moves" in body and body["moves"][0] < before.get(board, 0)
+        fresh = self.hub.arbiter_view(board, self.now)
+        for tablet in self.tablets:
+            assert tablet.shown[board] == fresh, (body, tablet.shown[board], fresh)
+        old = from_scratch(self.hub, board)
+        assert without(fresh["flags"], "pos") == old["flags"]
+        assert without(fresh["incidents"], "last") == old["incidents"]
+        assert fresh["log"] == old["log"] and fresh["rank"] == old["rank"]
+        Checked.checks += 1
 
 
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> type[Checked]:
     monkeypatch.setattr(audit, "Watch", Checked)
-    Checked.checks = Checked.deltas = 0
+    Checked.checks = Checked.deltas = Checked.takebacks = 0
     return Checked
 
 
 KINDS = [InjectionKind.PRESS_PIECE_IN_HAND, InjectionKind.TWO_HANDS_CASTLING, InjectionKind.LATE_PRESS,
-         CorrectionKind.ILLEGAL_CAPTURE, CorrectionKind.PAWN_NOT_REPLACED, *(k for k in InjectionKind
-                                                                             if "TAKEBACK" in k.name)]
+         InjectionKind.RELEASED_TAKEN_BACK, InjectionKind.TOUCH_MOVE, CorrectionKind.ILLEGAL_CAPTURE,
+         CorrectionKind.ILLEGAL_GEOMETRY, CorrectionKind.PAWN_NOT_REPLACED]
+
+TAKEN_BACK = {InjectionKind.RELEASED_TAKEN_BACK, CorrectionKind.ILLEGAL_CAPTURE, CorrectionKind.ILLEGAL_GEOMETRY}
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
@@ -111,6 +123,8 @@ def test_deltas_build_the_snapshot_view_at_every_step(kind: InjectionKind | Corr
     for sim in audit.games(kind, range(2)):
         audit.play(sim, seed=sim.seed, wire=True)
     assert checked.deltas > 50 and checked.checks > checked.deltas
+    if kind in TAKEN_BACK:  # the record loses plies (a move taken back, an illegal move reinstated): the page too
+        assert checked.takebacks > 0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -127,3 +141,35 @@ def test_set_result_and_daemon_restarts_through_deltas(seed: int, checked: type[
     hall.feed(SetResult(at=hall.journal[-1].at + 1.0, result="1/2-1/2"))
     assert checked.checks > before
     assert not any(i["needs_arbiter"] for i in hall.page.shown[BOARD]["incidents"])
+
+
+# --- frame size: flat in the number of findings ---------------------------------------------------------------
+
+
+def frames_of_a_move(pgn_dir: Path, notes: int) -> list[int]:
+    """Bytes of each frame the tablets get for one move (made, state, completed, state) on a board whose game
+    has ``notes`` findings already (sensor-flicker notes: info, ``noted``, about 1 kB each)."""
+    game = load_games(pgn_dir / "tatamast22.pgn", 1)[0]
+    feed = Feed(script(game, board="t1", board_no=1, round_no=1, seed=1), prefix=audit.PREFIX)
+    hub = Hub(prefix=audit.PREFIX)
+    steps = feed.publications(upto=12)
+    for topic, payload, _, _ in [p for step in steps[:11] for p in step]:
+        hub.take(topic, payload, 1.0)
+    for n in range(notes):
+        topic, payload, _, _ = feed.irregularity(f"{n // 3 + 1}-{n % 3 + 1}", code="SENSOR_FLICKER", severity="info",
+                                                 status="noted", ply=n // 60, incident=None)
+        hub.take(topic, payload, 2.0)
+    assert len(hub.arbiter_view("t1", 2.0)["log"]) == notes  # type: ignore[index]
+    sizes = [len(m.text.encode()) for topic, payload, _, _ in steps[11] for m in hub.take(topic, payload, 3.0)
+             if m.audience == "arbiter"]
+    assert sizes, "the move sent the tablets nothing"
+    return sizes
+
+
+def test_a_move_frame_does_not_grow_with_the_findings_of_the_game(pgn_dir: Path) -> None:
+    """600 notes in the game or 10: the tablets' frames of the next move are the same size, to a few digits of
+    the counters (bytes, not time)."""
+    few, many = frames_of_a_move(pgn_dir, 10), frames_of_a_move(pgn_dir, 600)
+    assert len(few) == len(many)
+    assert sum(many) - sum(few) <= 8 * len(many), (few, many)
+    assert max(many) < 3000, many

@@ -186,7 +186,7 @@ class Hub:
             return []
         if kind == "state":
             touched, ruled = _merge_state_flags(extra, body, key)
-            self._findings(board, extra, touched, regroup=ruled, state=body)
+            self._findings(board, extra, touched, regroup=ruled, state=True)
             clock = body.get("clock")
             if isinstance(clock, dict) and key > extra.clock_key:
                 extra.clock, extra.clock_key, extra.clock_received = clock, key, now
@@ -293,9 +293,9 @@ class Hub:
         return out
 
     def _findings(self, board: str, extra: BoardExtra, touched: list[str], *, moved: Iterable[str] = (),
-                  regroup: Iterable[str] = (), state: dict[str, Any] | None = None) -> None:
+                  regroup: Iterable[str] = (), state: bool = False) -> None:
         """The tablet's findings of ``board`` after ``touched`` findings changed (``moved``: to the end of the
-        list, a live message), ``regroup``: dismissals changed, ``state``: a new state (the open list)."""
+        list, a live message), ``regroup``: dismissals changed, ``state``: a new state came (its open list)."""
         record = self.hall.boards.get(board)
         current = record.state if record is not None and isinstance(record.state, dict) else None
         game = current.get("game") if current is not None else None
@@ -303,8 +303,10 @@ class Hub:
         if edition != extra.edition:
             # the titles follow the game's edition (a late first state): every finding again, the view in full
             extra.findings, extra.edition, extra.sent = Findings(), edition, None
-            touched, state = list(extra.irregularities), current
-        open_ids = None if state is None else [str(i) for i in state.get("open_irregularities") or []]
+            touched, state = list(extra.irregularities), True
+        # the open list is the board's current state's (a state older than it changes nothing there)
+        open_ids = None if not state or current is None else \
+            [str(i) for i in current.get("open_irregularities") or []]
         extra.findings.update(extra.irregularities, touched, moved=moved, state_key=_key(current), open_ids=open_ids,
                               dismissed=extra.dismissed, edition=edition, title=self.title, key=_key,
                               regroup=regroup)

@@ -10,7 +10,9 @@ Two audiences, two views of the same boards:
   plain-words title, and the answers to commands. The flags are also folded into ``incidents``
   (one per primary finding, related findings under it) and a ``log`` of the findings that ask for
   no action (info, ``noted``): see :mod:`boardd.consumers.web.incidents`. ``rank`` is the highest
-  severity of the open incidents.
+  severity of the open incidents. The tablets get a board's view in full once (and with each new game),
+  then ``delta`` messages of what changed; the findings are kept incrementally, so that a message costs
+  the same whatever the length of the game: see :mod:`boardd.consumers.web.tablet`.
 
 Flags of a late joiner: ``irregularity`` messages are not retained, so the flag list also takes
 the retained ``state``'s ``irregularities`` (every finding that is not resolved, in full). Each

@@ -23,6 +23,7 @@ import pytest
 import tests.consumers.test_alert_audit as audit
 from boardd.consumers.web.hub import Hub, Message, _key
 from boardd.consumers.web.incidents import finding_status, fold, incident_of
+from boardd.consumers.web.tablet import apply_delta
 from boardd.core.events import SetResult
 from drivers.sim import CorrectionKind, InjectionKind
 from tests.consumers.alerts import Watch
@@ -173,3 +174,38 @@ def test_a_move_frame_does_not_grow_with_the_findings_of_the_game(pgn_dir: Path)
     assert len(few) == len(many)
     assert sum(many) - sum(few) <= 8 * len(many), (few, many)
     assert max(many) < 3000, many
+
+
+def test_findings_known_by_id_only_are_dropped_and_a_new_game_is_sent_whole(pgn_dir: Path) -> None:
+    """An older daemon's state lists open ids without their details (the late joiner's "details not received"):
+    the page gets them, then their details, then their retraction when the state no longer lists them
+    (``flags_drop``, ``incidents_drop``); a new game on the board is sent whole (``board``)."""
+    game = script(load_games(pgn_dir / "tatamast22.pgn", 1)[0], board="t1", board_no=1, round_no=1, seed=1)
+    feed = Feed(game, prefix=audit.PREFIX)
+    hub = Hub(prefix=audit.PREFIX)
+    page: dict[str, Any] = {}
+    kinds: list[str] = []
+    keys: set[str] = set()
+
+    def take(publication: tuple[str, bytes, bool, int], now: float) -> None:
+        for message in hub.take(publication[0], publication[1], now):
+            body = json.loads(message.text)
+            if message.audience != "arbiter":
+                continue
+            kinds.append(body["t"])
+            keys.update(body)
+            page["t1"] = body["view"] if body["t"] == "board" else apply_delta(page["t1"], body)
+            assert page["t1"] == hub.arbiter_view("t1", now)
+
+    for publication in [p for step in feed.publications(upto=6) for p in step]:
+        take(publication, 1.0)
+    clock = {"white": 5000.0, "black": 5000.0}
+    take(feed.state(6, clock, "white", open_irregularities=("5-1", "6-1")), 2.0)
+    assert [f["title"] for f in page["t1"]["flags"]] == ["details not received (joined late)"] * 2
+    take(feed.irregularity("6-1", ply=6, side="black"), 3.0)  # its details: the same finding, in full
+    assert [(f["id"], f["code"]) for f in page["t1"]["flags"]] == [("6-1", "ILLEGAL_MOVE/SELF_CHECK"), ("5-1", None)]
+    take(feed.state(6, clock, "white", open_irregularities=("6-1",)), 4.0)  # 5-1 closed while we were away
+    assert [f["id"] for f in page["t1"]["flags"]] == ["6-1"] and "flags_drop" in keys and "incidents_drop" in keys
+    feed.g.round = "5.1"  # the next round's game on the board
+    take(feed.state(0, {"white": 5400.0, "black": 5400.0}, None), 5.0)
+    assert page["t1"]["flags"] == [] and kinds.count("board") == 2 and kinds[0] == "board"

@@ -2,6 +2,7 @@
 
     python -m bench.bench_consumers [--boards 200] [--tempo 10] [--duration 60]
     python -m bench.bench_consumers --relay-growth [PLIES ...]   # the relay alone, in process, long games
+    python -m bench.bench_consumers --hub-findings [N ...]       # the web hub alone, in process, N findings
 
 A private Mosquitto, the relay and the web service each run in their own process. This
 process plays ``--boards`` games from the shared PGNs at ``--tempo`` times real speed with
@@ -193,10 +194,13 @@ class Bench:
                 now = time.monotonic()
                 self.ws_messages[audience] += 1
                 body = json.loads(message.data)
-                if body.get("t") != "board":
+                if body.get("t") == "board":
+                    board, ply = body["view"]["board"], body["view"]["ply"]
+                elif body.get("t") == "delta" and "ply" in body.get("set", {}):  # the tablet: what changed
+                    board, ply = body["board"], body["set"]["ply"]
+                else:
                     continue
-                view = body["view"]
-                self.received.setdefault((view["board"], view["ply"], audience), now)
+                self.received.setdefault((board, ply, audience), now)
 
     async def run(self) -> int:
         args = self.args
@@ -362,6 +366,75 @@ def relay_growth(plies_list: list[int], repeat: int) -> int:
     return 0
 
 
+def hub_findings(counts: list[int], moves: int, repeat: int) -> int:
+    """In process, no broker: the web hub's tablet frames and CPU per board message against the game's findings.
+
+    A board of the shared PGNs plays 10 moves, gets ``N`` sensor-flicker notes (info, ``noted``: about 1 kB each;
+    issue 12 saw 635 in one game), then plays ``moves`` more (move made, state, clock, completed, state: the
+    contract traffic of ``tests.consumers.feed``). For each message the hub's tablet frames are counted in bytes
+    and the hub's CPU (``time.process_time``, best of ``repeat``) is measured two ways in the same run:
+
+    * **delta** (now): ``Hub.take`` and the ``delta`` frames it returns (``boardd.consumers.web.tablet``);
+    * **full view** (before): the same ``Hub.take``, then what the hub did on every message before: every
+      finding's status derived and all of them folded again (``tests.consumers.test_hub_deltas.from_scratch``)
+      and the board's whole view encoded as one ``board`` frame (includes the delta's own work: an upper bound
+      of the saving, not a lower one).
+    """
+    from boardd.consumers.web.hub import Hub, _dumps
+    from tests.consumers.test_hub_deltas import from_scratch
+
+    longest = max(load_games(PGN, 30), key=lambda g: len(list(g.mainline_moves())))
+    game = script(longest, board="b001", board_no=1, round_no=1, seed=1)
+    moves = min(moves, len(game.moves) - 10)
+    print(f"web hub (in process, best of {repeat}): a board with N findings plays {moves} moves "
+          f"({moves * 5} messages); tablet frame bytes and hub CPU per message")
+    print(f"{'N':>5} {'mode':>9} {'frames':>7} {'bytes/frame':>12} {'max frame':>10} {'us/message':>11}")
+    rows: dict[tuple[int, str], tuple[float, float]] = {}
+    for count in counts:
+        for mode in ("full view", "delta"):
+            best: float | None = None
+            sizes: list[int] = []
+            for _ in range(repeat):
+                feed = Feed(game, prefix=PREFIX, session=1)
+                steps = feed.publications(upto=10 + moves)
+                hub = Hub(prefix=PREFIX)
+                for topic, payload, _, _ in [p for step in steps[:11] for p in step]:
+                    hub.take(topic, payload, 1.0)
+                for n in range(count):
+                    topic, payload, _, _ = feed.irregularity(f"{n // 3 + 1}-{n % 3 + 1}", code="SENSOR_FLICKER",
+                                                             severity="info", status="noted", ply=n * 10 // count,
+                                                             incident=None)
+                    hub.take(topic, payload, 2.0)
+                messages = [(t, p) for step in steps[11:] for t, p, _, _ in step if not t.endswith("/pgn")]
+                sizes = []
+                started = time.process_time()
+                for topic, payload in messages:
+                    out = [m for m in hub.take(topic, payload, 3.0) if m.audience == "arbiter"]
+                    if mode == "full view" and out:
+                        view = {**(hub.arbiter_view("b001", 3.0) or {}), **from_scratch(hub, "b001")}
+                        out_text = [_dumps({"t": "board", "view": view})]
+                    else:
+                        out_text = [m.text for m in out]
+                    sizes += [len(text.encode()) for text in out_text]
+                elapsed = time.process_time() - started
+                best = elapsed if best is None else min(best, elapsed)
+            assert best is not None and sizes
+            per_message = 1e6 * best / len(messages)
+            rows[(count, mode)] = (sum(sizes) / len(sizes), per_message)
+            print(f"{count:>5} {mode:>9} {len(sizes):>7} {sum(sizes) / len(sizes):>12.0f} {max(sizes):>10} "
+                  f"{per_message:>11.1f}")
+    low, high = min(counts), max(counts)
+    for mode in ("full view", "delta"):
+        print(f"{mode}: {high} findings / {low}: bytes per frame {rows[(high, mode)][0] / rows[(low, mode)][0]:.2f}x, "
+              f"CPU per message {rows[(high, mode)][1] / rows[(low, mode)][1]:.2f}x")
+    for count in counts:
+        print(f"{count} findings, full view / delta: bytes per frame "
+              f"{rows[(count, 'full view')][0] / rows[(count, 'delta')][0]:.1f}x, CPU per message "
+              f"{rows[(count, 'full view')][1] / rows[(count, 'delta')][1]:.1f}x")
+    print(f"machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", type=int, default=200)
@@ -373,10 +446,17 @@ def main() -> int:
     parser.add_argument("--relay-growth", type=int, nargs="*", metavar="PLIES",
                         help="instead: the relay alone in process, cost per message for games of these lengths "
                              "(default 40 120 300 400; no broker)")
-    parser.add_argument("--repeat", type=int, default=3, help="--relay-growth: runs per game, the best is kept")
+    parser.add_argument("--hub-findings", type=int, nargs="*", metavar="N",
+                        help="instead: the web hub alone in process, tablet frame bytes and CPU per message on a "
+                             "board with N findings, delta against the full view (default 10 600; no broker)")
+    parser.add_argument("--moves", type=int, default=40, help="--hub-findings: moves played after the findings")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="--relay-growth, --hub-findings: runs per case, the best is kept")
     args = parser.parse_args()
     if args.relay_growth is not None:
         return relay_growth(args.relay_growth or [40, 120, 300, 400], args.repeat)
+    if args.hub_findings is not None:
+        return hub_findings(args.hub_findings or [10, 600], args.moves, args.repeat)
     random.seed(args.seed)
     return asyncio.run(Bench(args).run())
 

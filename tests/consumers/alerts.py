@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from boardd.consumers.web.hub import Hub, Message
+from boardd.consumers.web.tablet import apply_delta
 
 
 @dataclass
@@ -128,11 +129,16 @@ class Watch:
             if body.get("t") == "board":
                 for tablet in self.tablets:
                     tablet.view(body["view"])
+            elif body.get("t") == "delta":
+                for tablet in self.tablets:
+                    tablet.view(apply_delta(tablet.shown[body["board"]], body))
 
     def views(self) -> list[dict[str, Any]]:
         return [v for b in sorted(self.hub.hall.boards) if (v := self.hub.arbiter_view(b, self.now)) is not None]
 
     def attach(self, tablet: Tablet) -> None:
-        """A page (re)connects its socket: the snapshot, then live messages."""
+        """A page (re)connects its socket: the pages already connected catch up (``Hub.sync``), the snapshot,
+        then live messages."""
+        self.deliver(self.hub.sync(self.now))
         tablet.snapshot(self.views())
         self.tablets.append(tablet)

@@ -20,6 +20,7 @@ from boardd.consumers.relay import MqttSettings
 from boardd.consumers.web.app import web_config
 from boardd.consumers.web.hub import Hub
 from boardd.consumers.web.links import LinkPolicy, LinkWatch
+from boardd.consumers.web.tablet import apply_delta
 from boardd.core.errors import ConfigError
 from boardd.core.events import Link, LinkChanged
 from boardd.daemon.replay import Replay, ReplayOptions
@@ -53,8 +54,9 @@ class Rig:
         for message in messages:
             audience, text = message.audience, message.text  # type: ignore[attr-defined]
             body = json.loads(text)
-            if audience == "arbiter" and body.get("t") == "board":
-                self.tablet.view(body["view"])
+            if audience == "arbiter" and body.get("t") in ("board", "delta"):
+                view = body["view"] if body["t"] == "board" else apply_delta(self.tablet.shown[body["board"]], body)
+                self.tablet.view(view)
                 self.shown.append((self.now, self.tablet.linked.get(BOARD, False)))
 
     def run_until(self, hub_time: float) -> None:

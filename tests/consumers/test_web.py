@@ -19,6 +19,7 @@ from boardd.consumers.relay import MqttSettings
 from boardd.consumers.web.app import WebConfig, WebService
 from boardd.consumers.web.auth import LoginThrottle, SessionStore, hash_password, verify_password
 from boardd.consumers.web.hub import Hub
+from boardd.consumers.web.tablet import apply_delta
 from tests.consumers.feed import Feed, Publication, ScriptedGame, interleave, load_games, script
 from tests.mosquitto import Broker
 
@@ -105,7 +106,13 @@ def test_public_view_never_carries_irregularity_data(pgn_dir: Path) -> None:
         for secret in ("6-1", "ILLEGAL", "illegal", "irregular", "SELF_CHECK", "TAKEBACK", "phase", "made_at",
                        "completion", "evidence"):
             assert secret not in text, (secret, text)
-    last_arbiter = json.loads(arbiter[-1])["view"]
+    page: dict[str, dict[str, Any]] = {}
+    for text in arbiter:  # the tablet: the board's view, then deltas
+        body = json.loads(text)
+        page["t1"] = body["view"] if body["t"] == "board" else apply_delta(page["t1"], body)
+    assert [json.loads(text)["t"] for text in arbiter].count("board") == 1
+    last_arbiter = page["t1"]
+    assert last_arbiter == hub.arbiter_view("t1", 100.0)
     assert last_arbiter["flags"][0]["id"] == "6-1"
     assert last_arbiter["flags"][0]["status"] == "acknowledged"
     assert last_arbiter["flags"][0]["title"] != "ILLEGAL_MOVE/SELF_CHECK"  # plain words from boardd.core.laws
@@ -129,7 +136,7 @@ def test_hub_clock_age_and_late_joiner_flags(pgn_dir: Path) -> None:
     assert view["online"] is True
     bridge = "$SYS/broker/connection/bridge-t1/state"
     (public, arbiter) = hub.take(bridge, b"0", now=13.0)  # the Pi lost power: its last will never arrives
-    assert json.loads(arbiter.text)["view"]["online"] is False  # the tablet: the link as reported
+    assert json.loads(arbiter.text)["set"]["online"] is False  # the tablet (a delta): the link as reported
     assert json.loads(public.text)["view"]["online"] is True    # the hall screen: once it has lasted link_grace
     assert hub.take(bridge, b"0", now=13.5) == []
     (public,) = [m for m in hub.links_due(16.0) if m.audience == "public"]
@@ -163,7 +170,7 @@ def test_degraded_board_is_distinct_with_its_reason(pgn_dir: Path) -> None:
         hub.take(topic, payload, now=1.0)
     assert hub.public_view("t1", 1.0)["link"] == "online"  # type: ignore[index]
     public, arbiter = hub.take(*degraded_status(feed)[:2], now=2.0)
-    public_view, arbiter_view = json.loads(public.text)["view"], json.loads(arbiter.text)["view"]
+    public_view, arbiter_view = json.loads(public.text)["view"], json.loads(arbiter.text)["set"]  # the tablet: a delta
     assert public_view["link"] == "online"  # the hall screen: a drop shows once it has lasted link_grace (3 s)
     public_view = hub.public_view("t1", 5.5)
     assert public_view is not None

@@ -6,8 +6,10 @@ One aiomqtt client subscribes to the hall (``{prefix}/+/state``, ``status``, ``m
 ``clock``, ``irregularity``, ``event``, ``cmd-result``) and feeds a pure :class:`~boardd.consumers.web.hub.Hub`,
 which dedupes on ``(board, session, seq)`` and renders one JSON text per audience. Browsers
 connect with a WebSocket: ``/ws`` (public, broadcast screen) or ``/arbiter/ws`` (login required).
-A new socket gets a snapshot of every board, then deltas. Each socket has a bounded queue; a
-socket that cannot keep up is closed (the page reconnects and gets a fresh snapshot).
+A new socket gets a snapshot of every board, then updates: the broadcast screen a board's view
+(``board``), the tablet what changed of it (``delta``: the findings touched, the fields changed, the moves
+appended; :mod:`boardd.consumers.web.tablet`), so that a frame does not grow with the game. Each socket has
+a bounded queue; a socket that cannot keep up is closed (the page reconnects and gets a fresh snapshot).
 
 The public socket only ever carries :meth:`Hub.public_view` texts, a whitelist without any
 irregularity data (rules-spec G2/G3). The arbiter's commands are HTTP POSTs (session cookie +
@@ -316,7 +318,11 @@ class WebService:
         ws = web.WebSocketResponse(heartbeat=20, compress=False, max_msg_size=4096)  # pages only send "ping"
         await ws.prepare(request)
         client = _Client(audience, asyncio.Queue(maxsize=_QUEUE), user, token)
-        client.queue.put_nowait(self.hub.snapshot(audience, self.clock()))
+        now = self.clock()
+        if audience == "arbiter":  # the tablets already connected catch up first: the deltas follow the snapshot
+            for update in self.hub.sync(now):
+                self.publish_to_clients(update.audience, update.text)
+        client.queue.put_nowait(self.hub.snapshot(audience, now))
         self.clients.add(client)
         sender = asyncio.create_task(self._send_loop(ws, client), name=f"ws-{audience}")
         try:

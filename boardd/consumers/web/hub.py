@@ -10,7 +10,9 @@ Two audiences, two views of the same boards:
   plain-words title, and the answers to commands. The flags are also folded into ``incidents``
   (one per primary finding, related findings under it) and a ``log`` of the findings that ask for
   no action (info, ``noted``): see :mod:`boardd.consumers.web.incidents`. ``rank`` is the highest
-  severity of the open incidents.
+  severity of the open incidents. The tablets get a board's view in full once (and with each new game),
+  then ``delta`` messages of what changed; the findings are kept incrementally, so that a message costs
+  the same whatever the length of the game: see :mod:`boardd.consumers.web.tablet`.
 
 Flags of a late joiner: ``irregularity`` messages are not retained, so the flag list also takes
 the retained ``state``'s ``irregularities`` (every finding that is not resolved, in full). Each
@@ -38,13 +40,14 @@ import json
 import logging
 import math
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from boardd.consumers.relay import Hall
-from boardd.consumers.web.incidents import SEVERITY_RANK, finding_status, fold, incident_of
+from boardd.consumers.web.incidents import SEVERITY_RANK
 from boardd.consumers.web.links import RESTART_DETAIL, LinkPolicy, LinkWatch
+from boardd.consumers.web.tablet import Findings, moves_delta
 
 __all__ = ["AUDIENCES", "SEVERITY_RANK", "BoardExtra", "Hub", "Message", "code_title"]
 
@@ -101,6 +104,14 @@ class BoardExtra:
     dismissed: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: the board's daemon lists the dismissals in its state (seen once): its state is their whole truth
     dismissed_in_state: bool = False
+    #: the flags and incidents as the tablets were last sent them, kept incrementally (:mod:`.tablet`)
+    findings: Findings = field(default_factory=Findings)
+    edition: object = None  # the game's edition the findings were titled with
+    #: the tablets' view as last sent, but its findings (``findings``) and the state's moves and SAN (below);
+    #: None: the next message is the board's full view
+    sent: dict[str, Any] | None = None
+    sent_moves: list[Any] = field(default_factory=list)
+    sent_san: list[Any] = field(default_factory=list)
 
 
 class Hub:
@@ -164,6 +175,7 @@ class Hub:
             extra.events.clear()
             extra.dismissed.clear()
             extra.last_move = None
+            extra.findings, extra.sent = Findings(), None  # the tablets get the new game's view in full
         body = update.payload
         if not isinstance(body, dict):
             return []
@@ -175,7 +187,8 @@ class Hub:
             self._dirty_clocks.add(board)  # coalesced: see flush_clocks()
             return []
         if kind == "state":
-            _merge_state_flags(extra, body, key)
+            touched, ruled = _merge_state_flags(extra, body, key)
+            self._findings(board, extra, touched, regroup=ruled, state=True)
             clock = body.get("clock")
             if isinstance(clock, dict) and key > extra.clock_key:
                 extra.clock, extra.clock_key, extra.clock_received = clock, key, now
@@ -194,6 +207,7 @@ class Hub:
                 return []  # the state already told a newer version of this flag
             extra.irregularities[ident] = body
             extra.irregularities.move_to_end(ident)
+            self._findings(board, extra, [ident], moved=[ident])
             return self._board_messages(board, now, public=False)
         if kind == "event":
             extra.events.append(body)
@@ -271,13 +285,33 @@ class Hub:
                 # answered after the board's game changed (the answer was delayed or redelivered): its id is the
                 # old game's, and the same id may name another finding of the new one
                 return out
-            dismissed = self.extra.setdefault(board, BoardExtra()).dismissed
+            extra = self.extra.setdefault(board, BoardExtra())
             if name == "resolve" and not accept:
-                dismissed[irregularity] = _key(body)
+                extra.dismissed[irregularity] = _key(body)
             else:
-                dismissed.pop(irregularity, None)
+                extra.dismissed.pop(irregularity, None)
+            self._findings(board, extra, [], regroup=[irregularity])
             out += self._board_messages(board, now, public=False)
         return out
+
+    def _findings(self, board: str, extra: BoardExtra, touched: list[str], *, moved: Iterable[str] = (),
+                  regroup: Iterable[str] = (), state: bool = False) -> None:
+        """The tablet's findings of ``board`` after ``touched`` findings changed (``moved``: to the end of the
+        list, a live message), ``regroup``: dismissals changed, ``state``: a new state came (its open list)."""
+        record = self.hall.boards.get(board)
+        current = record.state if record is not None and isinstance(record.state, dict) else None
+        game = current.get("game") if current is not None else None
+        edition = game.get("edition") if isinstance(game, dict) else None
+        if edition != extra.edition:
+            # the titles follow the game's edition (a late first state): every finding again, the view in full
+            extra.findings, extra.edition, extra.sent = Findings(), edition, None
+            touched, state = list(extra.irregularities), True
+        # the open list is the board's current state's (a state older than it changes nothing there)
+        open_ids = None if not state or current is None else \
+            [str(i) for i in current.get("open_irregularities") or []]
+        extra.findings.update(extra.irregularities, touched, moved=moved, state_key=_key(current), open_ids=open_ids,
+                              dismissed=extra.dismissed, edition=edition, title=self.title, key=_key,
+                              regroup=regroup)
 
     # Views.
 
@@ -372,7 +406,19 @@ class Hub:
         return "degraded", why or ["boardd reports degraded"]
 
     def arbiter_view(self, board: str, now: float) -> dict[str, Any] | None:
-        """The tablet's view of ``board``: the public view plus the whole state and the flags."""
+        """The tablet's view of ``board``: the public view plus the whole state and the flags (folded into
+        incidents and a log: :mod:`boardd.consumers.web.incidents`)."""
+        head = self._arbiter_head(board, now)
+        record = self.hall.boards.get(board)
+        if head is None or record is None or record.state is None:
+            return None
+        extra = self.extra[board]
+        head["state"] = {**head["state"], **{k: record.state[k] for k in ("moves", "san") if k in record.state}}
+        return {**head, **extra.findings.view()}
+
+    def _arbiter_head(self, board: str, now: float) -> dict[str, Any] | None:
+        """The tablet's view of ``board`` but its findings (``flags``, ``incidents``, ``log``) and the state's
+        moves and SAN: what is the same size whatever the length of the game."""
         view = self.public_view(board, now)
         record = self.hall.boards.get(board)
         if view is None or record is None or record.state is None:
@@ -380,45 +426,17 @@ class Hub:
         extra = self.extra.setdefault(board, BoardExtra())
         link, link_why = self.link(board)
         state = record.state
-        edition = (state.get("game") or {}).get("edition") if isinstance(state.get("game"), dict) else None
-        open_ids = [str(i) for i in state.get("open_irregularities") or []]
-        state_key = _key(state)
-        flags: list[dict[str, Any]] = []
-        for ident, body in extra.irregularities.items():
-            status = finding_status(body)
-            if _key(body) < state_key and status != "noted":  # the state is newer, and the whole truth
-                if ident in open_ids and status == "resolved":
-                    status = "open"
-                elif ident not in open_ids and status != "resolved":
-                    status = "resolved"
-            flags.append({**body, "status": status, "incident": incident_of(body),
-                          "title": self.title(str(body.get("code", "")), body.get("edition") or edition)})
-        for ident in open_ids:
-            if ident not in extra.irregularities:
-                flags.append({"id": ident, "code": None, "title": "details not received (joined late)",
-                              "severity": None, "status": "open", "incident": None})
-        # One incident, one alert: related findings fold under their primary; info findings are a log.
-        incidents, log = fold(flags)
-        resolved = {str(f["id"]) for f in flags if f["status"] == "resolved"}
-        for incident in incidents:
-            # the findings of the incident the arbiter dismissed from a tablet: their Undo (reopen)
-            members = [incident["id"], *incident["related"]]
-            incident["dismissed"] = [m for m in members if m in extra.dismissed and m in resolved]
         view.update({
             # the flags carry the state's irregularities already: not twice in every frame
-            "state": {k: v for k, v in state.items() if k not in ("irregularities", "dismissed")},
+            "state": {k: v for k, v in state.items() if k not in ("irregularities", "dismissed", "moves", "san")},
             "status": record.status,
             # the link as last reported (the public view's is debounced); link_alert says when it needs the arbiter
             "link": link,
             "online": None if link == "unknown" else link != "offline",
             "link_why": link_why,
             "link_alert": self.link_alert(board, now),
-            "flags": flags,
-            "open_ids": open_ids,
-            "incidents": incidents,
-            "log": log,
-            "rank": max((SEVERITY_RANK.get(str(i["severity"]), 0) for i in incidents if i["status"] == "open"),
-                        default=0),
+            "open_ids": list(extra.findings.open_ids),
+            "rank": extra.findings.rank(),
             "illegal_moves": state.get("illegal_moves"),
             "events": list(extra.events)[-10:],
             "last_move_phase": (extra.last_move or {}).get("phase"),
@@ -426,6 +444,35 @@ class Hub:
             "seq": record.max_seq,
         })
         return view
+
+    def _tablet_message(self, board: str, now: float) -> Message | None:
+        """What the tablets get of ``board`` now: its view in full (``board``: the first time, or a new game),
+        else a ``delta`` of what changed since the last message (None: nothing did)."""
+        head = self._arbiter_head(board, now)
+        record = self.hall.boards.get(board)
+        if head is None or record is None or record.state is None:
+            return None
+        extra = self.extra[board]
+        moves, san = _list(record.state.get("moves")), _list(record.state.get("san"))
+        findings = extra.findings.take_changes()
+        sent, sent_moves, sent_san = extra.sent, extra.sent_moves, extra.sent_san
+        extra.sent, extra.sent_moves, extra.sent_san = head, moves, san
+        if sent is None:
+            return Message("arbiter", _dumps({"t": "board", "view": self.arbiter_view(board, now)}))
+        delta: dict[str, Any] = {"t": "delta", "board": board}
+        changed = {k: v for k, v in head.items() if k != "state" and (k not in sent or sent[k] != v)}
+        if changed:
+            delta["set"] = changed
+        state, before = head["state"], sent["state"]
+        if changed_state := {k: v for k, v in state.items() if k not in before or before[k] != v}:
+            delta["state"] = changed_state
+        if dropped := sorted(k for k in before if k not in state):
+            delta["state_drop"] = dropped
+        for name, old, new in (("moves", sent_moves, moves), ("san", sent_san, san)):
+            if (appended := moves_delta(old, new)) is not None:
+                delta[name] = appended
+        delta.update(findings)
+        return Message("arbiter", _dumps(delta)) if len(delta) > 2 else None
 
     def view(self, audience: Audience, board: str, now: float) -> dict[str, Any] | None:
         """The view of ``board`` for ``audience``."""
@@ -441,10 +488,18 @@ class Hub:
         for audience in AUDIENCES:
             if audience == "public" and not public:
                 continue
-            view = self.view(audience, board, now)
-            if view is not None:
+            if audience == "arbiter":
+                message = self._tablet_message(board, now)
+                out += [message] if message is not None else []
+            elif (view := self.public_view(board, now)) is not None:
                 out.append(Message(audience, _dumps({"t": "board", "view": view})))
         return out
+
+    def sync(self, now: float) -> list[Message]:
+        """The tablets' deltas of what changed with time alone since each board's last message (a clock's age, a
+        link's grace period): before a new tablet's snapshot, so that the tablets already connected hold the
+        same views as the snapshot and the deltas that follow apply to both."""
+        return [m for board in sorted(self.hall.boards) if (m := self._tablet_message(board, now)) is not None]
 
     def flush_clocks(self, now: float) -> list[Message]:
         """The clock readings received since the last flush, one message for all boards.
@@ -472,11 +527,14 @@ def _key(body: object) -> tuple[int, int]:
     return (session, seq)
 
 
-def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int, int]) -> None:
+def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int, int]) -> tuple[list[str], list[str]]:
     """Take the state's ``irregularities`` (full objects of the unresolved flags) unless a newer message told more.
 
-    The stored copy carries the state's ``session``/``seq``: that is how old the news is.
+    The stored copy carries the state's ``session``/``seq``: that is how old the news is. Returns the ids of
+    the findings taken (in order) and of the dismissals told or dropped.
     """
+    touched: list[str] = []
+    ruled: list[str] = []
     dismissed = state.get("dismissed")
     if isinstance(dismissed, list):
         # the arbiter's dismissals a reopen can take back (a newer daemon): their Undo survives a restart of
@@ -488,18 +546,22 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
             listed.add(item["id"])
             if _key(extra.irregularities.get(item["id"])) < key:
                 extra.irregularities[item["id"]] = {**item, "session": key[0], "seq": key[1]}
+                touched.append(item["id"])
+            if item["id"] not in extra.dismissed:
+                ruled.append(item["id"])
             extra.dismissed[item["id"]] = max(extra.dismissed.get(item["id"], key), key)
     if extra.dismissed_in_state:
         # the state is the whole truth of the dismissals (absent: none): one it no longer lists was reopened or
         # upheld (from this tablet, another one or the command line), unless the news of it is newer than the state
         for ident in [i for i, told in extra.dismissed.items() if i not in listed and told < key]:
             del extra.dismissed[ident]
+            ruled.append(ident)
     items = state.get("irregularities")
     if items is None:
-        return
+        return touched, ruled
     if not isinstance(items, list):
         _LOGGER.warning("%s: state irregularities is not a list: ignored", state.get("board"))
-        return
+        return touched, ruled
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
             _LOGGER.warning("%s: state irregularity without an id: ignored", state.get("board"))
@@ -508,6 +570,8 @@ def _merge_state_flags(extra: BoardExtra, state: dict[str, Any], key: tuple[int,
         if _key(extra.irregularities.get(ident)) >= key:
             continue
         extra.irregularities[ident] = {**item, "session": key[0], "seq": key[1]}
+        touched.append(ident)
+    return touched, ruled
 
 
 def _restart_marker(body: dict[str, Any]) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ACTIVE", "SEVERITY_RANK", "finding_status", "fold", "incident_of"]
+__all__ = ["ACTIVE", "SEVERITY_RANK", "finding_status", "fold", "incident_of", "incident_root"]
 
 #: Statuses of a finding that still needs the arbiter.
 ACTIVE = ("open", "acknowledged")
@@ -59,8 +59,8 @@ def incident_of(flag: Mapping[str, Any]) -> str | None:
     return incident
 
 
-def _root(ident: str, flags: Mapping[str, Mapping[str, Any]]) -> str:
-    """Follow ``incident`` links to the primary (which may not be received yet).
+def incident_root(ident: str, flags: Mapping[str, Mapping[str, Any]]) -> str:
+    """The incident of ``ident``: follow ``incident`` links to the primary (which may not be received yet).
 
     A cycle (a daemon's bug) has no primary: its smallest id stands for it, the same from every member.
     """
@@ -110,7 +110,7 @@ def fold(flags: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list
             order.setdefault(ident, len(order))
     groups: dict[str, list[str]] = {}
     for ident in by_id:
-        groups.setdefault(_root(ident, by_id), []).append(ident)
+        groups.setdefault(incident_root(ident, by_id), []).append(ident)
     incidents: list[dict[str, Any]] = []
     log: list[str] = []
     for root, members in groups.items():

@@ -848,9 +848,13 @@ function onMessage(msg) {
     msg.boards.forEach((view) => { boards.set(view.board, {view, receivedAt: performance.now()}); announce(view); });
     firstSnapshot = false;
     renderAll();
-  } else if (msg.t === "board") {
-    boards.set(msg.view.board, {view: msg.view, receivedAt: performance.now()});
-    announce(msg.view);
+  } else if (msg.t === "board" || msg.t === "delta") {
+    // "delta": what changed of a board the page holds (the socket's snapshot or a "board" came first)
+    const kept = msg.t === "delta" ? boards.get(msg.board) : null;
+    if (msg.t === "delta" && !kept) return;
+    const view = msg.t === "delta" ? applyDelta(kept.view, msg) : msg.view;
+    boards.set(view.board, {view, receivedAt: performance.now()});
+    announce(view);
     scheduleRender();
   } else if (msg.t === "clocks") {
     const now = performance.now();

@@ -129,3 +129,28 @@ function boardFilter() {
     return view.board_no !== null && ranges.some(([lo, hi]) => view.board_no >= lo && view.board_no <= hi);
   };
 }
+
+// A tablet socket's "delta" (docs/consumers.md, "Tablet socket"): the board's view after it, a new object
+// (the view it is applied to is left as it was). Fields changed ("set"), the state's keys changed or gone,
+// the moves and SAN kept up to a ply and appended to, the findings and incidents changed or gone; the
+// findings stay in arrival order ("pos"), the incidents newest first ("last"), the log is the findings
+// "noted". The same as boardd.consumers.web.tablet.apply_delta.
+function applyDelta(view, delta) {
+  const out = Object.assign({}, view, delta.set || {});
+  const state = Object.assign({}, view.state || {}, delta.state || {});
+  for (const key of delta.state_drop || []) delete state[key];
+  for (const name of ["moves", "san"]) {
+    if (delta[name]) state[name] = (state[name] || []).slice(0, delta[name][0]).concat(delta[name][1]);
+  }
+  out.state = state;
+  out.flags = mergedById(view.flags || [], delta.flags || [], delta.flags_drop || [], (f) => f.pos);
+  out.incidents = mergedById(view.incidents || [], delta.incidents || [], delta.incidents_drop || [], (i) => -i.last);
+  out.log = out.flags.filter((f) => f.status === "noted").map((f) => String(f.id));
+  return out;
+}
+
+function mergedById(items, changed, dropped, order) {
+  if (!changed.length && !dropped.length) return items;
+  const gone = new Set(dropped.concat(changed.map((c) => String(c.id))));
+  return items.filter((i) => !gone.has(String(i.id))).concat(changed).sort((a, b) => order(a) - order(b));
+}

@@ -328,6 +328,10 @@ function onHallMessage(obj) {
     for (const view of obj.boards || []) update(view);
   } else if (obj.t === "board" && obj.view) {
     update(obj.view);
+  } else if (obj.t === "delta") {
+    const entry = entries.get(obj.board);  // what changed of a board the page holds (its snapshot came first)
+    if (!entry) return;
+    update(applyDelta(entry.view, obj));
   } else if (obj.t === "clocks") {
     const now = performance.now();
     for (const [board, clock] of Object.entries(obj.clocks || {})) {

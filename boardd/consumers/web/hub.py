@@ -68,8 +68,8 @@ _CMD_RESULTS_KEPT = 500
 
 @functools.lru_cache(maxsize=1024)
 def code_title(code: str, edition: int | None) -> str:
-    """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself (cached: the tablet's
-    view titles every finding of the game on every message)."""
+    """The plain-words title of a rules-spec §5 code (``boardd.core.laws``), or the code itself (cached: a finding is
+    titled again whenever a message touches it, and a board's full view titles every finding it sends)."""
     try:
         from boardd.core.laws.codes import code_info  # noqa: PLC0415 - optional until every edition is known
 

@@ -40,8 +40,10 @@ exact sequence of ``feed``/``advance`` calls and rebuilds the exact engine
 state: on start the current game is replayed through a fresh
 :class:`~boardd.core.engine.Engine` (same game id, same moves), the session is
 incremented, and unacknowledged outbox rows are re-sent before anything new.
-Replayed outputs are not published again; the current ``state``/``pgn`` is
-appended to the outbox at every (re)connect.
+Replayed outputs are not published again, except those no run ever committed
+(a search's outputs killed before their commit: :meth:`BoardRuntime._publish_owed`,
+found by the count of committed outputs each commit stores); the current
+``state``/``pgn`` is appended to the outbox at every (re)connect.
 
 Time: events are stamped on the daemon's time line (:class:`TimeLine`): Unix
 seconds at start, advanced by the monotonic clock, never going backwards across

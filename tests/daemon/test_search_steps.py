@@ -324,3 +324,40 @@ async def test_a_wall_clock_stepped_back_sends_no_move_again(tmp_path: Path, mos
     again = [(p["ply"], p["phase"]) for t, p in c.messages[before:] if t.endswith("/move")]
     assert again == [], f"published again: {again}"
     assert c.retained["state"]["moves"] == [m.uci() for m in play(RUY[:2]).move_stack]
+
+
+async def test_a_migrated_journal_falls_back_to_the_moves_and_counts_from_then_on(
+        tmp_path: Path, mosquitto: Broker) -> None:
+    """A journal migrated from schema 1 has no count of committed outputs (``games.outputs`` NULL): the start
+    publishes the moves the game's outbox lacks (as before the count), stores the count, and a later start
+    publishes nothing again."""
+    boards: list[_Board] = []
+    async with consumer(mosquitto.port) as c:
+        shown = await _killed_search(tmp_path, mosquitto.port, c, boards)
+        path = load_config(write_config(tmp_path, mosquitto.port)).boards[0].journal.path
+        con = sqlite3.connect(path, isolation_level=None)
+        con.execute("UPDATE games SET outputs = NULL")  # as the migration leaves a schema-1 game
+        con.close()
+        for run in range(2):
+            before = len(c.messages)
+            task, stop = await _serve(tmp_path, mosquitto.port, boards)
+            try:
+                await c.wait_for(lambda b=before: any(t.endswith("/status") for t, _ in c.messages[b:]), 15,
+                                 "the start-up status")
+                await c.wait_for(lambda b=before: any(t.endswith("/state") for t, _ in c.messages[b:]), 10,
+                                 "the state")
+            finally:
+                stop.set()
+                await task
+            later = [(p["ply"], p["phase"]) for t, p in c.messages[before:] if t.endswith("/move")]
+            if run == 0:
+                # (Nc6 made, not completed: nothing pressed after it)
+                assert later == [(1, "completed"), (2, "completed"), (3, "made"), (3, "completed"), (4, "made")], later
+            else:
+                assert later == [], f"published again: {later}"
+        journal = Journal.open(path)
+        game = journal.current_game()
+        journal.close()
+    assert game is not None and game.outputs is not None and game.outputs > 0
+    assert c.retained["state"]["moves"] == [m.uci() for m in shown.move_stack]
+    assert not any(p["type"] == "MOVES_RECOVERED" for p in c.of("event"))  # the fallback knows only the moves

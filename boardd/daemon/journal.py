@@ -10,11 +10,21 @@ One file per board (``/var/lib/boardd/<board>.sqlite``), in WAL mode. Tables:
     wall-clock time it was written.
 ``outbox``
     every publication (topic, payload bytes, retain, QoS) with the
-    ``(session, seq)`` of its envelope and an ``acked`` flag set only after the
-    broker acknowledged it (PUBACK). QoS 0 traffic (clock ticks) is not stored.
+    ``(session, seq)`` of its envelope, the game it was written in (``game``: the
+    game of the newest ``NewGame`` journaled before or with it; ``''`` before the
+    first game) and an ``acked`` flag set only after the broker acknowledged it
+    (PUBACK). QoS 0 traffic (clock ticks) is not stored (except the owed outputs a
+    start publishes, :meth:`Journal.record_rows` ``volatile``).
 ``games``
     one row per game: the :class:`~boardd.core.events.GameInfo` (JSON), the first
-    event of the game, start/end wall times, and the PGN once it is over.
+    event of the game, start/end wall times, the PGN once it is over, and
+    ``outputs``: how many of the engine's outputs of the game (after its
+    ``GAME_START``) were committed (``NULL``: unknown, a journal of schema 1).
+
+The rows of a game are found by the game's id and the row ids (commit order), never
+by wall time: a wall clock stepped back (NTP on a Pi without a real-time clock)
+changes nothing. A journal of schema 1 (outbox rows without ``game``) is migrated
+when opened (:func:`_migrate_v1`).
 ``meta``
     the session counter (incremented at every start) and the last envelope seq.
 
@@ -92,7 +102,7 @@ __all__ = [
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -113,7 +123,8 @@ CREATE TABLE IF NOT EXISTS outbox (
     payload BLOB NOT NULL,
     retain INTEGER NOT NULL,
     qos INTEGER NOT NULL,
-    acked INTEGER NOT NULL DEFAULT 0
+    acked INTEGER NOT NULL DEFAULT 0,
+    game TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS outbox_unacked ON outbox (id) WHERE acked = 0;
 CREATE TABLE IF NOT EXISTS games (
@@ -124,9 +135,12 @@ CREATE TABLE IF NOT EXISTS games (
     ended REAL,
     result TEXT,
     pgn TEXT,
-    archived TEXT
+    archived TEXT,
+    outputs INTEGER
 );
 """
+#: After the migration (the column exists then).
+_INDEXES = "CREATE INDEX IF NOT EXISTS outbox_game ON outbox (game, topic, id);"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,6 +194,8 @@ class GameRow:
     ended: float | None
     result: str | None
     pgn: str | None
+    #: How many engine outputs of the game (after its ``GAME_START``) were committed; None: unknown (schema 1).
+    outputs: int | None = None
 
 
 # --- event codec ---------------------------------------------------------------
@@ -242,6 +258,9 @@ class Journal:
         self.recovered_from: Path | None = None
         self._session = int(self._meta("session", "0"))
         self._seq = int(self._meta("seq", "0"))
+        current = self.current_game()
+        #: The game the outbox rows written now belong to (the newest game; '' before the first).
+        self._game = current.id if current is not None else ""
         #: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA (as the connection was opened).
         self._synchronous = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(
             int(conn.execute("PRAGMA synchronous").fetchone()[0]), "FULL")
@@ -298,10 +317,14 @@ class Journal:
                     raise sqlite3.DatabaseError("quick_check: " + "; ".join(map(str, rows[:5])))
             conn.executescript(_SCHEMA)
             version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if version is None:
-                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(version[0]) > SCHEMA_VERSION:
+            if version is not None and int(version[0]) > SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"journal schema {version[0]} is newer than this boardd")
+            columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(outbox)")}
+            if "game" not in columns:
+                _migrate_v1(conn, path)
+            conn.execute(_INDEXES)
+            conn.execute("INSERT INTO meta VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                         (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError:
             conn.close()
             raise
@@ -388,16 +411,19 @@ class Journal:
     # -- writing -------------------------------------------------------------------
 
     def record(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *, seq: int,
-               wall: float | None = None, closing: tuple[str, str, str] | None = None) -> int | None:
+               wall: float | None = None, closing: tuple[str, str, str] | None = None,
+               outputs: tuple[str, int] | None = None, volatile: bool = False) -> int | None:
         """Append *event* (may be None) and its *publications* in one transaction; see :meth:`record_rows`.
 
         Returns:
             The event's journal id, or None when *event* is None.
         """
-        return self.record_rows(event, publications, seq=seq, wall=wall, closing=closing)[0]
+        return self.record_rows(event, publications, seq=seq, wall=wall, closing=closing, outputs=outputs,
+                                volatile=volatile)[0]
 
     def record_rows(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *, seq: int,
                     wall: float | None = None, closing: tuple[str, str, str] | None = None,
+                    outputs: tuple[str, int] | None = None, volatile: bool = False,
                     ) -> tuple[int | None, list[OutboxRow]]:
         """Append *event* (may be None) and its *publications* in one transaction.
 
@@ -409,8 +435,11 @@ class Journal:
                 (a command result, a republished state).
             publications: what the contract made of it; QoS 0 ones are not stored.
             seq: the publisher's seq after rendering *publications* (persisted in meta).
-            wall: wall-clock time of the write (default now).
+            wall: wall-clock time of the write (default now; only stored, never used to find rows).
             closing: ``(game id, result, PGN)`` of the game a NewGame replaces.
+            outputs: ``(game id, count)``: the engine outputs of that game committed so far, this
+                transaction's included (the game row's ``outputs``).
+            volatile: store the QoS 0 publications too (the owed outputs published at a start).
 
         Returns:
             The event's journal id (None when *event* is None) and the outbox rows written, committed
@@ -418,6 +447,7 @@ class Journal:
         """
         wall = time.time() if wall is None else wall
         event_id: int | None = None
+        game = self._game
         with self._transaction():
             if event is not None:
                 type_name, data = event_to_record(event)
@@ -430,24 +460,30 @@ class Journal:
                         self._conn.execute("UPDATE games SET ended=?, result=?, pgn=? WHERE id=? AND ended IS NULL",
                                            (wall, closing[1], closing[2], closing[0]))
                     self._conn.execute(
-                        "INSERT INTO games (id, info, first_event, started) VALUES (?, ?, ?, ?) "
+                        "INSERT INTO games (id, info, first_event, started, outputs) VALUES (?, ?, ?, ?, 0) "
                         "ON CONFLICT(id) DO NOTHING", (event.game.id, game_info_to_json(event.game), event_id, wall))
-            rows = self._insert_outbox(publications, wall)
+                    game = event.game.id
+            rows = self._insert_outbox(publications, wall, game, volatile)
+            if outputs is not None:
+                self._conn.execute("UPDATE games SET outputs=? WHERE id=?", (outputs[1], outputs[0]))
             if seq != self._seq:
                 self._set_meta("seq", seq)
         self._seq = seq
+        self._game = game
         return event_id, rows
 
-    def _insert_outbox(self, publications: Sequence[PublicationLike], wall: float) -> list[OutboxRow]:
+    def _insert_outbox(self, publications: Sequence[PublicationLike], wall: float, game: str,
+                       volatile: bool) -> list[OutboxRow]:
         rows = []
         for pub in publications:
-            if pub.qos == 0:
+            if pub.qos == 0 and not volatile:
                 continue
             payload = pub.payload_bytes()
             pseq = _seq_of(pub, payload)
             cur = self._conn.execute(
-                "INSERT INTO outbox (session, seq, wall, topic, payload, retain, qos) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self._session, pseq, wall, pub.topic, payload, int(pub.retain), pub.qos))
+                "INSERT INTO outbox (session, seq, wall, topic, payload, retain, qos, game) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (self._session, pseq, wall, pub.topic, payload, int(pub.retain), pub.qos, game))
             assert cur.lastrowid is not None
             rows.append(OutboxRow(id=cur.lastrowid, session=self._session, seq=pseq, topic=pub.topic, payload=payload,
                                   retain=bool(pub.retain), qos=pub.qos))
@@ -460,9 +496,11 @@ class Journal:
         wall = time.time() if wall is None else wall
         with self._transaction():
             self._conn.execute(
-                "INSERT INTO games (id, info, first_event, started) VALUES (?, ?, ?, ?) "
+                "INSERT INTO games (id, info, first_event, started, outputs) VALUES (?, ?, ?, ?, 0) "
                 "ON CONFLICT(id) DO UPDATE SET info=excluded.info",
                 (info.id, game_info_to_json(info), first_event, wall))
+        current = self.current_game()
+        self._game = current.id if current is not None else ""
 
     def end_game(self, game_id: str, *, result: str, pgn: str, wall: float | None = None) -> None:
         """Store the final result and PGN of *game_id* (may be called again to update)."""
@@ -491,13 +529,13 @@ class Journal:
     def current_game(self) -> GameRow | None:
         """The newest game, or None."""
         row = self._conn.execute(
-            "SELECT id, info, first_event, started, ended, result, pgn FROM games "
+            "SELECT id, info, first_event, started, ended, result, pgn, outputs FROM games "
             "ORDER BY first_event DESC, started DESC LIMIT 1").fetchone()
         return _game_row(row) if row else None
 
     def games(self) -> list[GameRow]:
         """All games still in the journal, oldest first."""
-        rows = self._conn.execute("SELECT id, info, first_event, started, ended, result, pgn FROM games "
+        rows = self._conn.execute("SELECT id, info, first_event, started, ended, result, pgn, outputs FROM games "
                                   "ORDER BY first_event, started").fetchall()
         return [_game_row(r) for r in rows]
 
@@ -527,10 +565,10 @@ class Journal:
         return [OutboxRow(id=r[0], session=r[1], seq=r[2], topic=r[3], payload=bytes(r[4]), retain=bool(r[5]),
                           qos=r[6]) for r in rows]
 
-    def outbox_payloads(self, topic: str, *, since_wall: float) -> list[bytes]:
-        """Payloads of the outbox rows on *topic* written at or after *since_wall* (acked or not), oldest first."""
-        rows = self._conn.execute("SELECT payload FROM outbox WHERE topic = ? AND wall >= ? ORDER BY id",
-                                  (topic, since_wall)).fetchall()
+    def outbox_payloads(self, topic: str, *, game: str) -> list[bytes]:
+        """Payloads of the outbox rows on *topic* written in *game* (acked or not), oldest first."""
+        rows = self._conn.execute("SELECT payload FROM outbox WHERE game = ? AND topic = ? ORDER BY id",
+                                  (game, topic)).fetchall()
         return [bytes(r[0]) for r in rows]
 
     def unacked_count(self) -> int:
@@ -598,7 +636,9 @@ class Journal:
             written.append(target)
             with self._transaction():
                 self._conn.execute("DELETE FROM events WHERE id >= ? AND id < ?", (game.first_event, nxt.first_event))
-                self._conn.execute("DELETE FROM outbox WHERE acked = 1 AND wall < ?", (nxt.started,))
+                # the game's rows and every row before the next game's first (by commit order, not wall time)
+                self._conn.execute("DELETE FROM outbox WHERE acked = 1 AND (game = ? OR id < "
+                                   "(SELECT MIN(id) FROM outbox WHERE game = ?))", (game.id, nxt.id))
                 self._conn.execute("DELETE FROM games WHERE id = ?", (game.id,))
             _LOGGER.info("journal: archived game %s to %s and pruned its rows", game.id, target)
         return written
@@ -606,7 +646,48 @@ class Journal:
 
 def _game_row(row: tuple[Any, ...]) -> GameRow:
     return GameRow(id=row[0], info=game_info_from_json(row[1]), first_event=int(row[2]), started=float(row[3]),
-                   ended=None if row[4] is None else float(row[4]), result=row[5], pgn=row[6])
+                   ended=None if row[4] is None else float(row[4]), result=row[5], pgn=row[6],
+                   outputs=None if row[7] is None else int(row[7]))
+
+
+def _migrate_v1(conn: sqlite3.Connection, path: Path) -> None:
+    """Schema 1 -> 2: the outbox rows get their game, the games their (unknown) output count.
+
+    A game's rows start with those its ``NewGame`` was committed with (same session and wall value: one
+    transaction writes one wall for the event and its rows), and run until the next game's first row (row ids
+    are commit order). Only a game whose ``NewGame`` transaction had no rows falls back to the first row at or
+    after its start's wall time (what schema 1 used). ``outputs`` stays NULL: unknown.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE outbox ADD COLUMN game TEXT NOT NULL DEFAULT ''")
+        if "outputs" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(games)")}:
+            conn.execute("ALTER TABLE games ADD COLUMN outputs INTEGER")
+        starts: list[tuple[str, int]] = []
+        floor = 0
+        for game_id, first_event, started in conn.execute(
+                "SELECT id, first_event, started FROM games ORDER BY first_event, started").fetchall():
+            row = conn.execute("SELECT MIN(o.id) FROM outbox o JOIN events e ON e.id = ? "
+                               "WHERE o.session = e.session AND o.wall = e.wall", (first_event,)).fetchone()
+            if row[0] is None:
+                row = conn.execute("SELECT MIN(id) FROM outbox WHERE wall >= ?", (started,)).fetchone()
+            if row[0] is None:
+                continue
+            floor = max(floor, int(row[0]))
+            starts.append((str(game_id), floor))
+        for (game_id, first), nxt in zip(starts, [*starts[1:], None], strict=True):
+            if nxt is None:
+                conn.execute("UPDATE outbox SET game = ? WHERE id >= ?", (game_id, first))
+            else:
+                conn.execute("UPDATE outbox SET game = ? WHERE id >= ? AND id < ?", (game_id, first, nxt[1]))
+        conn.execute("INSERT INTO meta VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                     (str(SCHEMA_VERSION),))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    _LOGGER.info("journal %s: migrated to schema %d (outbox rows keyed by game: %d game(s))", path,
+                 SCHEMA_VERSION, len(starts))
 
 
 def _seq_of(pub: PublicationLike, payload: bytes) -> int:
@@ -653,9 +734,10 @@ class AsyncJournal:
 
     async def record_rows(self, event: ev.Event | Tick | None, publications: Sequence[PublicationLike], *,
                           seq: int, closing: tuple[str, str, str] | None = None,
-                          ) -> tuple[int | None, list[OutboxRow]]:
+                          outputs: tuple[str, int] | None = None) -> tuple[int | None, list[OutboxRow]]:
         """See :meth:`Journal.record_rows`."""
-        return await self.call(self.journal.record_rows, event, publications, seq=seq, closing=closing)
+        return await self.call(self.journal.record_rows, event, publications, seq=seq, closing=closing,
+                               outputs=outputs)
 
     async def unacked(self, *, limit: int = 100, after: int = 0) -> list[OutboxRow]:
         """See :meth:`Journal.unacked`."""

@@ -26,7 +26,9 @@ sleeping a jittered exponential backoff in between. On every (re)connect it
 Delivery is at-least-once: a publish in flight when the connection drops is
 sent again (and paho may also resend it on its own after reconnect, see
 mqtt-broadcast-systemd.md §1.3), so consumers dedupe on ``(board, session, seq)``.
-QoS 0 traffic (clock ticks) bypasses the outbox and is dropped while offline.
+QoS 0 traffic (clock ticks) bypasses the outbox and is dropped while offline (except the
+clock updates a start owes, journaled in the outbox in their place: published with QoS 0 and
+marked acked once sent).
 
 Nothing here knows the contract: payloads are bytes made by
 :mod:`boardd.core.contract`; the daemon supplies the status and will.

@@ -40,8 +40,10 @@ exact sequence of ``feed``/``advance`` calls and rebuilds the exact engine
 state: on start the current game is replayed through a fresh
 :class:`~boardd.core.engine.Engine` (same game id, same moves), the session is
 incremented, and unacknowledged outbox rows are re-sent before anything new.
-Replayed outputs are not published again; the current ``state``/``pgn`` is
-appended to the outbox at every (re)connect.
+Replayed outputs are not published again, except those no run ever committed
+(a search's outputs killed before their commit: :meth:`BoardRuntime._publish_owed`,
+found by the count of committed outputs each commit stores); the current
+``state``/``pgn`` is appended to the outbox at every (re)connect.
 
 Time: events are stamped on the daemon's time line (:class:`TimeLine`): Unix
 seconds at start, advanced by the monotonic clock, never going backwards across
@@ -60,6 +62,7 @@ import contextlib
 import dataclasses
 import functools
 import importlib
+import itertools
 import json
 import logging
 import signal
@@ -187,6 +190,9 @@ class BoardRuntime:
         self._at_start = False
         self._start_placement = (board.game.start_fen or STANDARD_PLACEMENT).split(" ")[0]
         self._clock_model: str | None = None  # the driver's clock model last handed to the publisher
+        #: The current game and how many of its engine outputs (after its GAME_START) were produced: committed
+        #: with every batch of outputs (the game row's ``outputs``), compared with the replay at the next start.
+        self._outputs: tuple[str, int] = ("", 0)
 
     # -- start-up ---------------------------------------------------------------
 
@@ -200,83 +206,125 @@ class BoardRuntime:
         session = journal.start_session()
         journal.prepare_wal()  # the WAL's growth is paid here, not by the first game's commits
         self.journal = journal
-        replayed_moves: list[tuple[float, MoveMade | MoveCompleted]] = []
-        replayed = self._rebuild(journal, replayed_moves)
+        replayed_outputs: list[tuple[int, float, Output]] = []
+        replayed = self._rebuild(journal, replayed_outputs)
         last_at = journal.last_event_at()
         self.timeline = TimeLine(floor=last_at)
         self.publisher = Publisher(board=self.board.id, prefix=self.config.mqtt.prefix, session=session,
                                    seq=journal.seq)
-        self._publish_unpublished_moves(journal, replayed_moves)
+        self._publish_owed(journal, replayed_outputs)
         _LOGGER.info("board %s: session %d, journal %s, replayed %d events of game %s (%d moves), %d unacked",
                      self.board.id, session, cfg.path, replayed, self.game_id or "-", self.engine.state.ply,
                      journal.unacked_count())
 
-    def _rebuild(self, journal: Journal, moves: list[tuple[float, MoveMade | MoveCompleted]] | None = None) -> int:
-        """Replay the current game's events; the replay's ``MoveMade``/``MoveCompleted`` (with their event
-        time) are appended to *moves*."""
+    def _rebuild(self, journal: Journal, outputs: list[tuple[int, float, Output]] | None = None) -> int:
+        """Replay the current game's events; the replay's outputs (with the journal id and time of the call that
+        made them) are appended to *outputs*."""
         game = journal.current_game()
         if game is None:
             return 0
         self.game_id = game.id
         bad: list[int] = []
         count = 0
-        for _, item in journal.events(game.first_event, on_error=lambda i, _e: bad.append(i)):
+        for event_id, item in journal.events(game.first_event, on_error=lambda i, _e: bad.append(i)):
             count += 1
             if isinstance(item, Tick):
-                outputs = self.engine.advance(item.at)
+                made = self.engine.advance(item.at)
             else:
                 if isinstance(item, ev.SetOrientation):
                     self.white_at_a1 = item.white_at_a1
                 elif isinstance(item, ev.NewGame):
                     self.white_at_a1 = True
                     self.game_id = item.game.id or self.game_id
-                outputs = self.engine.feed(item)
-            if moves is not None:
-                moves.extend((item.at, o) for o in outputs if isinstance(o, MoveMade | MoveCompleted))
+                made = self.engine.feed(item)
+            if outputs is not None:
+                outputs.extend((event_id, item.at, o) for o in made)
         if bad:
             _LOGGER.error("board %s: %d undecodable journal rows skipped during replay (ids %s)", self.board.id,
                           len(bad), bad[:10])
         return count
 
-    def _publish_unpublished_moves(self, journal: Journal,
-                                   replayed: Sequence[tuple[float, MoveMade | MoveCompleted]]) -> None:
-        """Journal the ``move`` publications of the rebuilt record that the outbox does not have.
+    def _publish_owed(self, journal: Journal, replayed: Sequence[tuple[int, float, Output]]) -> None:
+        """Journal the publications of the replay's outputs that no run committed: the outputs it owes.
 
-        The outputs of a step of the stepwise search (the recovered moves, then what the events waiting for it
-        made) are journaled apart from the events that produced them (:meth:`work`): killed between the two,
-        the replay rebuilds those moves, but their ``move`` messages were never journaled. Each move of the
-        record (ply and uci) gets here, in ply order, the publications of its phases (``made``, ``completed``)
-        the outbox lacks for this game, rendered from the replay's outputs as the live run rendered them
-        (envelope of this session; consumers dedupe at-least-once delivery). Before the start-up status.
+        The outputs of the stepwise search (the recovered moves, ``MOVES_RECOVERED``, then what the calls
+        that waited for it made: clock updates, findings, moves) are journaled apart from the events that
+        produced them (:meth:`work`): killed between the two, the replay rebuilds them, but nothing of them was
+        ever published. Every commit of engine outputs stores how many outputs of the game (after its
+        ``GAME_START``) were committed so far (the game row's ``outputs``, in the same transaction); the live
+        run and the replay produce the same outputs in the same order (``Engine.stepwise``), so the committed
+        ones are the replay's first ones and the rest is owed: rendered here as the live run rendered them
+        (per call, at its event time, the snapshot left to the connect; QoS 0 clock updates kept in the
+        outbox too, so that they go out in order), journaled in one transaction with the new count (a crash
+        before it owes them again, after it nothing: never twice), before the start-up status.
+        A journal of schema 1 (count unknown) falls back to the moves the outbox lacks for the game.
         """
         game = journal.current_game()
-        if game is None or not replayed:
+        if game is None:
             return
+        first = 0
+        for i in range(len(replayed) - 1, -1, -1):
+            output = replayed[i][2]
+            if type(output) is GameEvent and output.type == "GAME_START":
+                first = i + 1
+                break
+        outs = replayed[first:]
+        self._outputs = (game.id, len(outs))
+        if game.outputs is None:
+            self._publish_unpublished_moves(journal, game.id, outs)
+            return
+        if game.outputs > len(outs):
+            _LOGGER.warning("board %s: game %s: %d outputs committed, the replay made %d; none owed",
+                            self.board.id, game.id, game.outputs, len(outs))
+            return
+        owed = outs[game.outputs:]
+        if not owed:
+            return
+        pubs: list[Publication] = []
+        for _, group in itertools.groupby(owed, key=lambda item: item[0]):
+            batch = list(group)
+            pubs.extend(self._render([o for _, _, o in batch], batch[0][1])[0])
+        journal.record(None, pubs, seq=self._pub().seq, outputs=self._outputs, volatile=True)
+        if any(type(o) is GameEvent and o.type == "GAME_END" for _, _, o in owed):
+            journal.end_game(game.id, result=self.engine.state.result, pgn=self.engine.pgn())
+        _LOGGER.warning("board %s: %d outputs of game %s were never committed (the daemon stopped between a "
+                        "search and its commit); %d publications journaled now: %s", self.board.id, len(owed),
+                        game.id, len(pubs), ", ".join(p.topic.rsplit("/", 1)[-1] for p in pubs))
+
+    def _publish_unpublished_moves(self, journal: Journal, game: str,
+                                   replayed: Sequence[tuple[int, float, Output]]) -> None:
+        """A journal of schema 1: the ``move`` publications of the rebuilt record that the game's outbox lacks.
+
+        Each move of the record (ply and uci) gets, in ply order, the publications of its phases (``made``,
+        ``completed``) the outbox lacks for this game, rendered from the replay's outputs; the count of
+        outputs is stored from here on.
+        """
         record = {(m.ply, m.uci) for m in self.engine.state.moves}
         published: set[tuple[object, object, object]] = set()
-        for payload in journal.outbox_payloads(self._pub().topic("move"), since_wall=game.started):
+        for payload in journal.outbox_payloads(self._pub().topic("move"), game=game):
             try:
                 body = json.loads(payload)
                 published.add((body.get("ply"), body.get("uci"), body.get("phase")))
             except (ValueError, AttributeError):
                 continue
         missing: dict[tuple[int, str, str], tuple[float, MoveMade | MoveCompleted]] = {}
-        for at, output in replayed:  # the last one of each (a move retracted and made again: as it stands)
+        for _, at, output in replayed:  # the last one of each (a move retracted and made again: as it stands)
+            if not isinstance(output, MoveMade | MoveCompleted):
+                continue
             move = output.move
             phase = "made" if isinstance(output, MoveMade) else "completed"
             key = (move.ply, move.uci, phase)
             if (move.ply, move.uci) in record and key not in published:
                 missing[key] = (at, output)
-        if not missing:
-            return
         pubs: list[Publication] = []
         for key in sorted(missing, key=lambda k: (k[0], k[2] != "made")):
             at, output = missing[key]
             pubs.extend(self._pub().render([output], None, at=at))
-        journal.record(None, pubs, seq=self._pub().seq)
-        _LOGGER.warning("board %s: %d move publications of game %s were not journaled (the daemon stopped "
-                        "between a search and its commit); journaled now: %s", self.board.id, len(pubs),
-                        game.id, ", ".join(f"{k[0]} {k[1]} {k[2]}" for k in sorted(missing)))
+        journal.record(None, pubs, seq=self._pub().seq, outputs=self._outputs)
+        if pubs:
+            _LOGGER.warning("board %s: %d move publications of game %s were not journaled (the daemon stopped "
+                            "between a search and its commit); journaled now: %s", self.board.id, len(pubs),
+                            game, ", ".join(f"{k[0]} {k[1]} {k[2]}" for k in sorted(missing)))
 
     # -- the pipeline ---------------------------------------------------------------
 
@@ -304,15 +352,34 @@ class BoardRuntime:
                               self.board.id, len(outputs))
             return [], changed
 
+    def _produced(self, outputs: Sequence[Output]) -> tuple[str, int] | None:
+        """The game and its count of engine outputs with *outputs* (None when there are none): see :meth:`open`."""
+        if not outputs:
+            return None
+        game, count = self._outputs
+        for i in range(len(outputs) - 1, -1, -1):
+            output = outputs[i]
+            if type(output) is GameEvent and output.type == "GAME_START":
+                game, count = str(output.details.get("game_id") or self.game_id), len(outputs) - i - 1
+                break
+        else:
+            count += len(outputs)
+        self._outputs = (game, count)
+        return self._outputs
+
     async def _commit(self, item: ev.Event | Tick | None, publications: Sequence[Publication], *,
-                      closing: tuple[str, str, str] | None = None, snapshot_at: float | None = None) -> int | None:
+                      closing: tuple[str, str, str] | None = None, snapshot_at: float | None = None,
+                      produced: Sequence[Output] = ()) -> int | None:
         """Journal *item* and *publications* in one transaction and hand them to the MQTT link.
 
+        *produced*: the engine outputs *publications* were rendered from (their count is committed with them).
         With *snapshot_at*, the ``state``/``pgn`` snapshot follows in a second transaction, once the
         link has had the chance to publish the first one's rows (see the module docstring).
         """
+        outputs = self._produced(produced)
         try:
-            event_id, rows = await self._aj().record_rows(item, publications, seq=self._pub().seq, closing=closing)
+            event_id, rows = await self._aj().record_rows(item, publications, seq=self._pub().seq, closing=closing,
+                                                          outputs=outputs)
         except Exception:
             # A full or failing disk must not lose the move: publish from memory, shout.
             self.stats["journal_errors"] += 1
@@ -366,7 +433,8 @@ class BoardRuntime:
             self._note_game_end()
         pubs, changed = self._render(outputs, event.at)
         pubs.extend(extra)
-        event_id = await self._commit(event, pubs, closing=previous, snapshot_at=self._split(pubs, changed, event.at))
+        event_id = await self._commit(event, pubs, closing=previous, snapshot_at=self._split(pubs, changed, event.at),
+                                      produced=outputs)
         self.stats["events"] += 1
         self._deadline_changed.set()
         await self._after(event, event_id, outputs)
@@ -447,7 +515,7 @@ class BoardRuntime:
             if any(type(o) is GameEvent for o in outputs):
                 self._note_game_end()
             pubs, changed = self._render(outputs, now)
-            await self._commit(Tick(at=now), pubs, snapshot_at=self._split(pubs, changed, now))
+            await self._commit(Tick(at=now), pubs, snapshot_at=self._split(pubs, changed, now), produced=outputs)
             await self._after_tick(outputs)
 
     async def work(self) -> None:
@@ -466,7 +534,7 @@ class BoardRuntime:
                     if any(type(o) is GameEvent for o in outputs):
                         self._note_game_end()
                     pubs, changed = self._render(outputs, now)
-                    await self._commit(None, pubs, snapshot_at=self._split(pubs, changed, now))
+                    await self._commit(None, pubs, snapshot_at=self._split(pubs, changed, now), produced=outputs)
                     await self._after_tick(outputs)
             self.stats["search_steps"] += 1
             await asyncio.sleep(0)

@@ -29,27 +29,63 @@ from boardd.core import events as ev
 @dataclass(frozen=True)
 class Step:
     t: float
-    kind: str  # "sq" or "clock"
+    kind: str  # "sq", "clock" or "link" (the clock's link lost, up False, or back)
     square: int = 0
     piece: str | None = None
     running: str | None = None
     left: float = 0.0
     right: float = 0.0
+    up: bool = True
 
 
-def script(moves: list[str], *, seed: int, base: float = 300.0) -> list[Step]:
-    """Clean one-hand handling of *moves* with a press after each move, at world times."""
+def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool = False) -> list[Step]:
+    """Clean one-hand handling of *moves* with a press after each move, at world times.
+
+    *incidents*: at seeded plies, an illegal move corrected as the Laws have it (7.5.1: the mover puts a piece
+    on a square it cannot reach and presses, the arbiter pauses the clock, the position is put back, the clock
+    restarted with 2 minutes more for the opponent, 7.5.5; then the move), and the clock's link lost for a
+    move (no readings meanwhile; the press of that move unseen, the next reading shows it).
+    """
     rng = random.Random(seed)
     board = chess.Board()
     steps: list[Step] = []
     t = 0.5
     clock = {chess.WHITE: base, chess.BLACK: base}
     steps.append(Step(t, "clock", running="left", left=base, right=base))
-    for uci in moves:
+    illegal_at, outage_at = _incidents(rng, len(moves)) if incidents else (-1, -1)
+
+    def reading(running: str | None) -> Step:
+        return Step(t, "clock", running=running, left=round(clock[chess.WHITE]), right=round(clock[chess.BLACK]))
+
+    for index, uci in enumerate(moves):
         move = chess.Move.from_uci(uci)
         mover = board.turn
         piece = board.piece_at(move.from_square)
         assert piece is not None
+        side = "left" if mover == chess.WHITE else "right"
+        other = "right" if mover == chess.WHITE else "left"
+        if index == outage_at:
+            t += rng.uniform(0.1, 0.3)
+            steps.append(Step(t, "link", up=False))
+        if index == illegal_at:
+            target = _unreachable(board, move.from_square, rng)
+            t += rng.uniform(0.3, 0.6)
+            steps.append(Step(t, "sq", move.from_square, None))
+            t += 0.15
+            steps.append(Step(t, "sq", target, piece.symbol()))
+            t += rng.uniform(0.6, 0.8)
+            clock[mover] -= 1.0
+            steps.append(reading(other))  # the illegal move's press
+            t += rng.uniform(0.8, 1.2)
+            clock[not mover] -= 1.0
+            steps.append(reading(None))  # the arbiter pauses the clock
+            t += rng.uniform(0.8, 1.2)
+            steps.append(Step(t, "sq", target, None))
+            t += 0.15
+            steps.append(Step(t, "sq", move.from_square, piece.symbol()))  # the position put back
+            t += rng.uniform(1.0, 1.5)
+            clock[not mover] += 120.0
+            steps.append(reading(side))  # restarted: the offender's clock, +2 min for the opponent
         think = rng.uniform(0.3, 0.6)
         t += think
         clock[mover] -= think
@@ -72,9 +108,32 @@ def script(moves: list[str], *, seed: int, base: float = 300.0) -> list[Step]:
             steps.append(Step(t, "sq", move.to_square, placed))
         t += rng.uniform(0.6, 0.8)
         board.push(move)
-        running = "left" if board.turn == chess.WHITE else "right"
-        steps.append(Step(t, "clock", running=running, left=round(clock[chess.WHITE]), right=round(clock[chess.BLACK])))
+        if index == outage_at:  # the press unseen; the link back a move later, its reading shows it
+            t += rng.uniform(1.5, 2.0)
+            steps.append(Step(t, "link", up=True))
+            t += 0.05
+        steps.append(reading(other))
     return steps
+
+
+def incident_moves(moves: list[str], *, seed: int) -> tuple[int, int]:
+    """The indices (in *moves*) of the moves :func:`script` with ``incidents`` plays with an illegal move first and
+    with the clock's link lost (-1: none)."""
+    return _incidents(random.Random(seed), len(moves))
+
+
+def _incidents(rng: random.Random, count: int) -> tuple[int, int]:
+    illegal_at = rng.randrange(1, count) if count > 2 else -1
+    outage_at = rng.choice([i for i in range(1, count) if abs(i - illegal_at) > 1] or [-1]) if count > 4 else -1
+    return illegal_at, outage_at
+
+
+def _unreachable(board: chess.Board, square: int, rng: random.Random) -> int:
+    """An empty square of the middle ranks the piece on *square* cannot move to (an illegal move's target)."""
+    legal = {m.to_square for m in board.legal_moves if m.from_square == square}
+    empty = [sq for sq in chess.SQUARES if 2 <= chess.square_rank(sq) <= 5 and board.piece_at(sq) is None
+             and sq not in legal and chess.square_distance(sq, square) >= 2]
+    return rng.choice(empty)
 
 
 def _castling_rook(board: chess.Board, move: chess.Move) -> tuple[int, int]:
@@ -85,6 +144,8 @@ def _castling_rook(board: chess.Board, move: chess.Move) -> tuple[int, int]:
 
 
 def to_event(step: Step, at: float) -> ev.BoardEvent:
+    if step.kind == "link":
+        return ev.LinkChanged(at=at, link=ev.Link.CLOCK, up=step.up, detail="clock cable")
     if step.kind == "sq":
         return ev.SquareChanged(at=at, square=step.square,
                                 content=chess.Piece.from_symbol(step.piece) if step.piece else None)
@@ -155,8 +216,8 @@ class WorldBoard:
         index = self._load()
         snap = physical(self.steps[:index])
         yield ev.BoardSnapshot(at=self.time_source(), squares=snap.squares)
-        last_clock = next((s for s in reversed(self.steps[:index]) if s.kind == "clock"), None)
-        if last_clock is not None:
+        last_clock = next((s for s in reversed(self.steps[:index]) if s.kind != "sq"), None)
+        if last_clock is not None and last_clock.kind == "clock":  # (the clock's link down: no reading)
             yield to_event(last_clock, self.time_source())
         # Each step comes its scripted interval after the one before, from when that one was emitted: a loop late
         # to wake (a loaded machine) delays the rest of the game, as players who wait, and never squeezes the steps

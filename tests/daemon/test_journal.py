@@ -336,3 +336,101 @@ def test_prepare_wal_grows_the_wal_once_and_keeps_the_journal(tmp_path: Path) ->
     again = Journal.open(path)
     assert again.integrity_check() == ["ok"]
     again.close()
+
+
+def _outbox(path: Path) -> list[tuple[int, str, float]]:
+    con = sqlite3.connect(path)
+    try:
+        rows = con.execute("SELECT id, game, wall FROM outbox ORDER BY id").fetchall()
+        return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+    finally:
+        con.close()
+
+
+def test_a_wall_clock_stepped_back_loses_no_row_of_the_current_game(tmp_path: Path) -> None:
+    """The rows of a game are the game's, whatever the wall clock said when they were written.
+
+    An old game archived and pruned while the current game has rows written after the wall clock was stepped
+    back (NTP on a Pi without a real-time clock, the clock ahead when the game started): before, the prune
+    deleted every acked row older than the current game's start by wall time, so the current game's own rows
+    went with the old game's, and the game's ``move`` rows were no longer found (``since_wall``).
+    """
+    path = tmp_path / "j.sqlite"
+    j = Journal.open(path)
+    j.start_session()
+    j.record(ev.NewGame(at=0.0, game=ev.GameInfo(id="old")), [pub(1)], seq=1, wall=_ts("2026-11-10", 10))
+    j.end_game("old", result="1-0", pgn='[Event "old"]\n\n1-0', wall=_ts("2026-11-10", 11))
+    j.record(ev.NewGame(at=10.0, game=ev.GameInfo(id="new")), [pub(2, "boardd/t1/event")], seq=2,
+             wall=_ts("2026-11-21", 12))
+    j.record(SAMPLE_EVENTS[2], [pub(3)], seq=3, wall=_ts("2026-11-21", 12) + 5)
+    stepped = _ts("2026-11-21", 11)  # the wall clock stepped back an hour
+    j.record(SAMPLE_EVENTS[3], [pub(4)], seq=4, wall=stepped)
+    j.record(None, [pub(5)], seq=5, wall=stepped + 1)
+    j.ack(r.id for r in j.unacked())
+    assert j.prune(archive_dir=tmp_path / "archive", retention_days=1, now=_ts("2026-11-21", 13))
+    assert [g.id for g in j.games()] == ["new"]
+    con = sqlite3.connect(path)
+    assert [r[0] for r in con.execute("SELECT seq FROM outbox ORDER BY id")] == [2, 3, 4, 5]  # only old's went
+    con.close()
+    assert [json.loads(p)["seq"] for p in j.outbox_payloads("boardd/t1/move", game="new")] == [3, 4, 5]
+    assert [g for _, g, _ in _outbox(path)] == ["new"] * 4
+    j.close()
+
+
+#: The schema of journals written before the outbox was keyed by game (schema 1), verbatim.
+SCHEMA_1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, session INTEGER NOT NULL, wall REAL NOT NULL, at REAL NOT NULL, type TEXT NOT NULL,
+    data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY, session INTEGER NOT NULL, seq INTEGER NOT NULL, wall REAL NOT NULL, topic TEXT NOT NULL,
+    payload BLOB NOT NULL, retain INTEGER NOT NULL, qos INTEGER NOT NULL, acked INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS outbox_unacked ON outbox (id) WHERE acked = 0;
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY, info TEXT NOT NULL, first_event INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
+    result TEXT, pgn TEXT, archived TEXT);
+INSERT INTO meta VALUES ('schema', '1'), ('session', '2'), ('seq', '6');
+"""
+
+
+def test_a_schema_1_journal_is_migrated_on_open(tmp_path: Path) -> None:
+    """Outbox rows of schema 1 get their game from the transactions, not from the wall clock.
+
+    Two games; the second's rows include some written after the wall clock was stepped back to before its
+    start. Each game's rows start with the rows of its ``NewGame`` transaction (same session and wall) and run
+    to the next game's: every row of the second game is its own, none of the first's is. The output count of a
+    migrated game is unknown (None); the journal then writes the new columns.
+    """
+    path = tmp_path / "j.sqlite"
+    con = sqlite3.connect(path, isolation_level=None)
+    con.executescript(SCHEMA_1)
+    g1, g2 = json.dumps({"id": "g1"}), json.dumps({"id": "g2"})
+    con.executescript(f"""
+    INSERT INTO events VALUES (1, 1, 1000.0, 0.0, 'new-game', '{{}}'), (2, 1, 1001.0, 1.0, 'tick', '{{}}'),
+                              (3, 2, 2000.0, 2.0, 'new-game', '{{}}'), (4, 2, 1500.0, 3.0, 'tick', '{{}}');
+    INSERT INTO games VALUES ('g1', '{g1}', 1, 1000.0, 2000.0, '1-0', 'pgn', NULL),
+                             ('g2', '{g2}', 3, 2000.0, NULL, NULL, NULL, NULL);
+    INSERT INTO outbox (id, session, seq, wall, topic, payload, retain, qos, acked) VALUES
+        (1, 1, 1, 900.0, 'boardd/t1/status', CAST('{{"seq":1}}' AS BLOB), 1, 1, 1),
+        (2, 1, 2, 1000.0, 'boardd/t1/event', CAST('{{"seq":2}}' AS BLOB), 0, 1, 1),
+        (3, 1, 3, 1001.0, 'boardd/t1/move', CAST('{{"seq":3}}' AS BLOB), 0, 1, 1),
+        (4, 2, 4, 2000.0, 'boardd/t1/event', CAST('{{"seq":4}}' AS BLOB), 0, 1, 1),
+        (5, 2, 5, 1500.0, 'boardd/t1/move', CAST('{{"seq":5}}' AS BLOB), 0, 1, 0),
+        (6, 2, 6, 1500.5, 'boardd/t1/move', CAST('{{"seq":6}}' AS BLOB), 0, 1, 0);
+    """)
+    con.close()
+    j = Journal.open(path)
+    assert j._meta("schema", "") == "2"
+    assert [(i, g) for i, g, _ in _outbox(path)] == [(1, ""), (2, "g1"), (3, "g1"), (4, "g2"), (5, "g2"),
+                                                     (6, "g2")]
+    assert [g.outputs for g in j.games()] == [None, None]
+    assert [json.loads(p)["seq"] for p in j.outbox_payloads("boardd/t1/move", game="g2")] == [5, 6]
+    assert [r.id for r in j.unacked()] == [5, 6] and (j.session, j.seq) == (2, 6)
+    j.start_session()
+    j.record(SAMPLE_EVENTS[2], [pub(7)], seq=7, wall=1400.0, outputs=("g2", 9))
+    assert _outbox(path)[-1][:2] == (7, "g2") and [g.outputs for g in j.games()] == [None, 9]
+    j.close()
+    j = Journal.open(path)  # opened again: nothing migrated twice
+    assert [g for _, g, _ in _outbox(path)] == ["", "g1", "g1", "g2", "g2", "g2", "g2"]
+    j.close()

@@ -547,9 +547,11 @@ class PositionIndex:
                         continue
                 out.append(move)
                 continue
+            # Chess960: the king's square is part of its castling even where the king stays on it (the rook alone
+            # passing it): the king beside the board while the rook moves is the recommended way (§3.3, II.3)
+            touched = 1 << f if board.chess960 and (kings >> f) & 1 and board.is_castling(move) else 0
             board.push(move)
             try:
-                touched = 0
                 for a, b in zip(board_key(board), off, strict=True):
                     touched |= a ^ b
                 if changed & ~touched:

@@ -30,10 +30,16 @@ from tests.core.chess960_audit import (
 )
 
 #: problems that are an alert raised where none is due (or a second alert for one incident), not a wrong result
-FALSE_ALERT = ("findings", "info", "rook first", "before the correction", "duplicate", "primaries", "raised")
+FALSE_ALERT = ("findings", "info", "rook first", "before the correction", "duplicate", "raised")
 SKIPPED = ("unreachable", "not constructible", "no illegal move leaving the castling")
 GEOMETRIES = ("king and rook move", "king moves one square", "rook passes the king", "king and rook swap",
               "king only (rook on its final square)", "rook only (king on its final square)")
+
+
+#: the geometries' column heads
+SHORT = {"king and rook move": "K+R move", "king moves one square": "K one square", "rook passes the king":
+         "R passes K", "king and rook swap": "K/R swap", "king only (rook on its final square)": "K only",
+         "rook only (king on its final square)": "R only", "a legal move (not a castling)": "a legal move"}
 
 
 def verdict(problems: list[str]) -> str:
@@ -61,14 +67,13 @@ def table(seed: int, *, wrong_count: int = 960) -> int:
         bad_total += counts["wrong"] + counts["false alert"]
         print(f"\n{name}: {len(done)} cases, {counts['right']} right, {counts['wrong']} wrong, "
               f"{counts['false alert']} false alert   (cell: cases right/wrong/false alert)")
-        width = max(12, *(len(p) for p in procs))
-        print(f"  {'geometry':38s}" + "".join(f" {p:>{width}s}" for p in procs))
-        for cat in cats:
+        print(f"  {'procedure':34s}" + "".join(f" {SHORT.get(c, c[:16]):>16s}" for c in cats))
+        for p in procs:
             row = []
-            for p in procs:
+            for cat in cats:
                 c = cells.get((cat, p))
                 row.append(f"{sum(c.values())} {c['right']}/{c['wrong']}/{c['false alert']}" if c else "-")
-            print(f"  {cat[:38]:38s}" + "".join(f" {x:>{width}s}" for x in row))
+            print(f"  {p[:34]:34s}" + "".join(f" {x:>16s}" for x in row))
         kinds = Counter(r[2][0][:70] for r in done if r[2])
         if kinds:
             print(f"  first problems: {dict(kinds.most_common(4))}")

@@ -888,8 +888,9 @@ UNFINISHED = ("rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand")
 
 def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     """Castling pressed before it is finished (R16; rules-spec §3.3: king on its final square with the rook not
-    yet moved or in hand, the rook moved with the king off the board, king and rook both in hand: the only legal
-    move they both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
+    yet moved or in hand, the rook moved with the king off the board -- also where the king's final square is its
+    own, the king beside the board while the rook passes --, king and rook both in hand: the only legal move they
+    both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
     CLOCK_PRESS_PIECE_IN_HAND (nothing on the board says castling). A lone king step that is a legal king move,
     pressed: that king move (R27), nothing raised. Otherwise the hands then finish the castling on the opponent's
     time (as players do) and the opponent replies: the castling is the record, and everything raised belongs to
@@ -905,10 +906,19 @@ def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     king, rook = board.piece_at(ks), board.piece_at(rs)
     assert king is not None and rook is not None
     how = rng.choice(UNFINISHED)
-    if ks == kd or rs == rd:
+    before: list[Step]
+    after: list[Step]
+    if ks == kd and how in ("king_in_hand", "both_in_hand"):
+        # the recommended procedure to the letter where the king stays: the king beside the board, the rook moved
+        # to its final square, pressed before the king is put back (rules-spec §3.3: castling under way)
+        how = "king_off_rook_moved"
+        before = [(ks, None), (rs, None), (rd, rook)]
+        after = [(kd, king)]
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
+    elif ks == kd or rs == rd:
         how = "king_in_hand" if ks != kd else "rook_in_hand"
-        before: list[Step] = [(ks, None)] if ks != kd else [(rs, None)]
-        after: list[Step] = [(kd, king)] if ks != kd else [(rd, rook)]
+        before = [(ks, None)] if ks != kd else [(rs, None)]
+        after = [(kd, king)] if ks != kd else [(rd, rook)]
         want = "CLOCK_PRESS_PIECE_IN_HAND"
     elif how in ("rook_in_hand", "rook_untouched"):
         want = "CASTLING_INCOMPLETE_AT_PRESS"

@@ -9,6 +9,7 @@ Prints the failing procedures per geometry category and per procedure, and the f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections import Counter
@@ -48,6 +49,14 @@ def verdict(problems: list[str]) -> str:
     return "false alert" if problems[0].startswith(FALSE_ALERT) else "wrong"
 
 
+def flicker_results(seed: int, count: int) -> list[tuple[str, str, list[str]]]:
+    """Legal castlings by every procedure with a flicker on a square that takes no part (before the first hand
+    movement or after the last), one random case per start array."""
+    todo = [dataclasses.replace(c, noise="flicker") for c in audit.cases(
+        seed + 1, count, arrays=list(range(960)), procedures=(*audit.KING_ROOK, *audit.STAYS, *audit.KING_TAKES_ROOK))]
+    return [audit.run(c) for c in todo]
+
+
 def table(seed: int, *, wrong_count: int = 960) -> int:
     """Geometry x procedure, per part of the space: the cases where the procedure applies, and how many came out
     right / wrong (a wrong record, code, subtype, article, penalty or ruling) / with a false alert (an alert where
@@ -85,6 +94,8 @@ def table(seed: int, *, wrong_count: int = 960) -> int:
         results = [audit.run(c) for c in audit.cases(seed, 960, arrays=arrays, procedures=(proc,))]
         legal += [r for r in results if r[1].split("/")[0] == proc]  # (not the fallbacks)
     tally("legal castling, by procedure (noise: slides, wrong square, place before lift; press or no clock)", legal)
+    tally("legal castling with a sensor flicker (a square out of the castling, reverted within T_flicker, 0.3 s "
+          "clear of other changes)", flicker_results(seed, 960))
     tally("pressed before it is finished", [audit.run_incomplete(c)
                                             for c in audit.later_cases(seed, 960, "incomplete")])
     tally("illegal castling (+ correction)", [audit.run_illegal(c) for c in audit.illegal_cases(seed, 960)])
@@ -110,6 +121,7 @@ def main() -> int:
     ap.add_argument("--found-later", type=int, default=0, help="N illegal moves found later across a castling")
     ap.add_argument("--castling-found-later", type=int, default=0, help="N illegal castlings found later")
     ap.add_argument("--incomplete", type=int, default=0, help="N castlings pressed before they are finished")
+    ap.add_argument("--flicker", type=int, default=0, help="N legal castlings with a sensor flicker")
     ap.add_argument("--wrong", type=int, default=0, help="N castlings completed with king or rook on a wrong square")
     ap.add_argument("--table", action="store_true",
                     help="every procedure over the 960 arrays (one random case per array): right / wrong")
@@ -133,6 +145,12 @@ def main() -> int:
     if args.incomplete:
         todo = later_cases(args.seed, args.incomplete, "incomplete")  # type: ignore[assignment]
         runner = run_incomplete  # type: ignore[assignment]
+    if args.flicker:
+        results = flicker_results(args.seed, args.flicker)
+        bad = [r for r in results if r[2]]
+        print(f"flicker: {len(results)} cases, {len(bad)} with problems: "
+              f"{dict(Counter(r[2][0][:60] for r in bad).most_common(4))}")
+        return 1 if bad else 0
     if args.wrong:
         todo = audit.wrong_cases(args.seed, args.wrong)  # type: ignore[assignment]
         runner = audit.run_wrong  # type: ignore[assignment]

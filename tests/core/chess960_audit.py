@@ -136,6 +136,14 @@ def castling_steps(board: chess.Board, move: chess.Move, procedure: str) -> list
 def add_noise(board: chess.Board, steps: list[Step], noise: str, rng: random.Random) -> list[Step]:
     """The board's and hand's noise on a place: a slide (the squares passed reported), a brief wrong placement
     on a neighbouring empty square, or (handled at feeding time) the place reported before the lift."""
+    if noise == "flicker":  # a piece that takes no part reads empty for a moment, somewhere in the castling
+        used = {step[0] for step in steps if not isinstance(step, str)}
+        others = sorted(sq for sq in board.piece_map() if sq not in used)
+        sq = rng.choice(others)
+        # with no other change within T_flicker (rules-spec §2.4: else it cannot be told from a touch): before the
+        # first hand movement or after the last, 0.3 s clear of the others
+        at = rng.choice((0, len(steps)))
+        return [*steps[:at], "quiet", (sq, None), "flicker", (sq, board.piece_at(sq)), "quiet", *steps[at:]]
     if noise not in ("slide", "wrong_square"):
         return steps
     occupied = set(board.piece_map())
@@ -219,7 +227,10 @@ class Play:
             if step == "linger":  # a piece left standing a moment or a while (under or over the release time)
                 self.t += self.rng.uniform(0.0, 1.5)
                 continue
-            if step == "brief":  # (the gap after a wrong placement: taken at the placement)
+            if step in ("brief", "flicker"):  # (the gap after a wrong placement or a flicker: taken before)
+                continue
+            if step == "quiet":  # nothing changes for 0.3 s (more than T_flicker)
+                self.t += 0.3
                 continue
             assert not isinstance(step, str)
             sq, content = step
@@ -237,6 +248,8 @@ class Play:
             fed = self.t
             if nxt == "brief":  # a wrong placement seen and corrected at once (under the release time)
                 self.t += self.rng.uniform(0.05, 0.3)
+            elif nxt == "flicker":  # a sensor flicker: the square back within T_flicker
+                self.t += self.rng.uniform(0.03, 0.2)
             elif content is None and isinstance(nxt, tuple) and nxt[0] == sq:  # lifted and put back: a touch
                 self.t += self.rng.uniform(0.3, 0.9)
             elif in_scan:

@@ -637,8 +637,6 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
     """The king put on its castling square and released, the rook never moved, the clock pressed. A king step
     that is a legal king move is that move (R27: no finding). Otherwise CASTLING_INCOMPLETE_AT_PRESS (R16, the
     arbiter to verify), corrected (7.5.1): the position back, then castling on that side (4.7.2), one alert."""
-    from tests.core.correction_audit_rig import random_hands
-    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
 
     rng = random.Random(case.seed)
     board = reach(rng, case.n, case.color, case.kingside)
@@ -681,15 +679,27 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
     problems = []
     if finding.suggestion.move != board.san(move):
         problems.append(f"suggested {finding.suggestion.move}")
+    problems += corrected_then_castled(rig, rng, board, offender=case.color, move=move, finding=finding,
+                                       edition=case.edition)
+    return cat, case.kind, problems  # (4.7.2: castle on that side)
+
+
+def corrected_then_castled(rig: Rig960, rng: random.Random, board: chess.Board, *, offender: chess.Color,
+                           move: chess.Move, finding: Irregularity, edition: int) -> list[str]:
+    """The arbiter's correction (7.5.1: any hands and clocking, the penalty of *edition* at 90+30), then the
+    castling *move* the Laws bind, a few more moves, and the check of the one alert (problems, [] = right)."""
+    from tests.core.correction_audit_rig import random_hands
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
+
     clocking = random_clocking(rng)
     hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
-    _correct(rig, rng, board, case.color, reinstate_ply=0, hands=hands, clocking=clocking,
-             penalty=PENALTY[(case.edition, "5400+30")])
+    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands, clocking=clocking,
+             penalty=PENALTY[(edition, "5400+30")])
     rig.t += rng.uniform(1.0, 3.0)
-    rig.play(move)  # 4.7.2: castle on that side
+    rig.play(move)
     _finish_more(rig, rng)
-    problems += _check(rig, finding)
-    return cat, case.kind, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+    problems = _check(rig, finding)
+    return problems + ([f"hands {hands} clock {clocking}"] if problems else [])
 
 
 # ------------------------------------------------------------------ an illegal move found later, across a castling
@@ -1030,8 +1040,7 @@ def run_wrong(case: IllegalCase) -> tuple[str, str, list[str]]:
     touched: castle on that side, it is legal). Where the wrong squares are themselves a legal move (a king step
     with the rook already home, a rook move with the king home) that move is recorded and nothing is raised."""
     from boardd.core.laws.codes import is_illegal_move_class
-    from tests.core.correction_audit_rig import random_hands
-    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
+    from tests.core.test_correction_audit import PENALTY
 
     rng = random.Random(case.seed)
     board = reach(rng, case.n, case.color, case.kingside)
@@ -1097,14 +1106,10 @@ def run_wrong(case: IllegalCase) -> tuple[str, str, list[str]]:
         problems.append(f"subtype {finding.subtype}")
     if not case.correct:
         return cat, label, problems
-    clocking = random_clocking(rng)
-    hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
-    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands, clocking=clocking, penalty=penalty)
-    rig.t += rng.uniform(1.0, 3.0)
-    rig.play(move)  # 4.4.1: king and rook touched, the castling legal: castle on that side
-    _finish_more(rig, rng)
-    problems += _check(rig, finding)
-    return cat, label, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+    # 4.4.1: king and rook touched, the castling legal: castle on that side
+    problems += corrected_then_castled(rig, rng, board, offender=offender, move=move, finding=finding,
+                                       edition=case.edition)
+    return cat, label, problems
 
 
 def _placement_after(board: chess.Board, move: chess.Move) -> str:

@@ -547,9 +547,11 @@ class PositionIndex:
                         continue
                 out.append(move)
                 continue
+            # Chess960: the king's square is part of its castling even where the king stays on it (the rook alone
+            # passing it): the king beside the board while the rook moves is the recommended way (§3.3, II.3)
+            touched = 1 << f if board.chess960 and (kings >> f) & 1 and board.is_castling(move) else 0
             board.push(move)
             try:
-                touched = 0
                 for a, b in zip(board_key(board), off, strict=True):
                     touched |= a ^ b
                 if changed & ~touched:
@@ -631,6 +633,40 @@ class PositionIndex:
                 return chess.Move(king_from, rook_from), ((king_from, king_to), (rook_from, rook_to))
         return None
 
+    def _castling_finished_wrong(self, squares: list[Content], own_missing: int, own_added: int
+                                 ) -> tuple[chess.Move, tuple[tuple[int, int], ...]] | None:
+        """The king and a rook it may castle with (the right kept) both relocated along the back rank, and nothing
+        else changed, but not into their castled places (those are the other castling shapes of :meth:`_analyse`):
+        a castling finished wrong, the rook or the king on a wrong square, or king and rook each on the other's
+        castled square (II.3 / 3.8.2: castling is the joint move of king and rook that ends on c1+d1 or g1+f1; a
+        joint king and rook move that ends elsewhere is an illegal castling, R16, not two moves or a displaced
+        piece). The castling meant is the one with that rook."""
+        board = self.board
+        turn = board.turn
+        back = 0 if turn == chess.WHITE else 7
+        king_from = board.king(turn)
+        if king_from is None or chess.square_rank(king_from) != back or own_added.bit_count() != 2 \
+                or own_missing.bit_count() != 2 or not own_missing & (1 << king_from):
+            return None
+        rook_from = chess.lsb(own_missing & ~(1 << king_from))
+        if board.piece_at(rook_from) != chess.Piece(chess.ROOK, turn) or chess.square_rank(rook_from) != back \
+                or not board.castling_rights & chess.BB_SQUARES[rook_from]:
+            return None
+        king, rook = chess.Piece(chess.KING, turn), chess.Piece(chess.ROOK, turn)
+        ends = {squares[sq]: sq for sq in _squares(own_added)}
+        king_to, rook_to = ends.get(king), ends.get(rook)
+        if king_to is None or rook_to is None or chess.square_rank(king_to) != back \
+                or chess.square_rank(rook_to) != back or king_to == king_from or rook_to == rook_from:
+            return None
+        kingside = rook_from > king_from
+        if (chess.square_file(king_to), chess.square_file(rook_to)) == ((6, 5) if kingside else (2, 3)):
+            return None  # the castled places: the other shapes (_castling_onto_each_other, the two relocations)
+        if board.chess960:
+            move = chess.Move(king_from, rook_from)
+        else:
+            move = chess.Move(king_from, chess.square(6 if kingside else 2, back))
+        return move, ((king_from, king_to), (rook_from, rook_to))
+
     def _lone_castling(self, origin: int, target: int) -> bool:
         """Chess960: one piece relocated along the back rank into its castled place, the other already standing
         in its own (II.3: castling by the king alone, the rook on d1/f1; or by the rook alone over the king on
@@ -687,6 +723,11 @@ class PositionIndex:
             if swapped is not None:
                 return Diff(DiffClass.ILLEGAL_1, move=swapped[0], subtype="CASTLING_ILLEGAL", changed=changed,
                             relocations=swapped[1])
+        if not opp_missing:
+            wrong = self._castling_finished_wrong(squares, own_missing, own_added)
+            if wrong is not None:
+                return Diff(DiffClass.ILLEGAL_1, move=wrong[0], subtype="CASTLING_ILLEGAL", changed=changed,
+                            relocations=wrong[1])
         tos = _squares(own_added)
         froms = [sq for sq in _squares(own_missing) if not own_added & (1 << sq)]
         if len(froms) == 1 and len(tos) == 1:

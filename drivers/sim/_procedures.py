@@ -64,6 +64,11 @@ class Castling960(enum.StrEnum):
     KING_IN_HAND = "king-in-hand"
     #: F.3 b.1 double move: a king move followed by a rook move.
     DOUBLE_MOVE = "double-move"
+    #: F.3 b.1 taken to the letter: the king move made and released on its castling square (standing 0.5-1.5 s,
+    #: longer than the release time), then the rook move. Where the king's step is a legal king move of its own
+    #: the castling carries the order note (CHESS960_CASTLING_ORDER, rules-spec R27: the arbiter checks the
+    #: intention); the king is touched first (4.4.1).
+    DOUBLE_MOVE_RELEASED = "double-move-released"
     #: F.3 b.2 transposition: king and rook swap squares (both in the air at once): the king lifted first, or the
     #: two neighbours grasped together (inside one scan, either reported first: order unknown, 4.4.1).
     SWAP = "swap"
@@ -95,7 +100,7 @@ def castling960_methods(board: chess.Board, move: chess.Move) -> list[Castling96
         return [Castling960.KING_ONLY, Castling960.KING_OFF_BOARD, Castling960.KING_ON_ROOK]
     methods = [Castling960.KING_OFF_BOARD, Castling960.KING_IN_HAND, Castling960.KING_ON_ROOK]
     if king_to != rook_from:
-        methods.append(Castling960.DOUBLE_MOVE)
+        methods += [Castling960.DOUBLE_MOVE, Castling960.DOUBLE_MOVE_RELEASED]
     if king_to == rook_from and rook_to == king_from:
         methods.append(Castling960.SWAP)
     elif chess.square_distance(king_from, rook_from) == 1:
@@ -139,6 +144,14 @@ def script_castling960(s: _Script, board: chess.Board, move: chess.Move, method:
         s.wait(0.20, 0.60)
         s.put(king_to, king)
         s.wait(0.20, 0.70)
+        s.lift(rook_from)
+        s.wait(0.20, 0.60)
+        s.put(rook_to, rook)
+    elif method is Castling960.DOUBLE_MOVE_RELEASED:
+        s.lift(king_from)
+        s.wait(0.20, 0.60)
+        s.put(king_to, king)
+        s.wait(0.50, 1.50)  # the king released on its square (over the release time), then the hand goes to the rook
         s.lift(rook_from)
         s.wait(0.20, 0.60)
         s.put(rook_to, rook)

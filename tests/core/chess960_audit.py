@@ -136,6 +136,14 @@ def castling_steps(board: chess.Board, move: chess.Move, procedure: str) -> list
 def add_noise(board: chess.Board, steps: list[Step], noise: str, rng: random.Random) -> list[Step]:
     """The board's and hand's noise on a place: a slide (the squares passed reported), a brief wrong placement
     on a neighbouring empty square, or (handled at feeding time) the place reported before the lift."""
+    if noise == "flicker":  # a piece that takes no part reads empty for a moment, somewhere in the castling
+        used = {step[0] for step in steps if not isinstance(step, str)}
+        others = sorted(sq for sq in board.piece_map() if sq not in used)
+        sq = rng.choice(others)
+        # with no other change within T_flicker (rules-spec §2.4: else it cannot be told from a touch): before the
+        # first hand movement or after the last, 0.3 s clear of the others
+        at = rng.choice((0, len(steps)))
+        return [*steps[:at], "quiet", (sq, None), "flicker", (sq, board.piece_at(sq)), "quiet", *steps[at:]]
     if noise not in ("slide", "wrong_square"):
         return steps
     occupied = set(board.piece_map())
@@ -219,7 +227,10 @@ class Play:
             if step == "linger":  # a piece left standing a moment or a while (under or over the release time)
                 self.t += self.rng.uniform(0.0, 1.5)
                 continue
-            if step == "brief":  # (the gap after a wrong placement: taken at the placement)
+            if step in ("brief", "flicker"):  # (the gap after a wrong placement or a flicker: taken before)
+                continue
+            if step == "quiet":  # nothing changes for 0.3 s (more than T_flicker)
+                self.t += 0.3
                 continue
             assert not isinstance(step, str)
             sq, content = step
@@ -237,6 +248,8 @@ class Play:
             fed = self.t
             if nxt == "brief":  # a wrong placement seen and corrected at once (under the release time)
                 self.t += self.rng.uniform(0.05, 0.3)
+            elif nxt == "flicker":  # a sensor flicker: the square back within T_flicker
+                self.t += self.rng.uniform(0.03, 0.2)
             elif content is None and isinstance(nxt, tuple) and nxt[0] == sq:  # lifted and put back: a touch
                 self.t += self.rng.uniform(0.3, 0.9)
             elif in_scan:
@@ -624,8 +637,6 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
     """The king put on its castling square and released, the rook never moved, the clock pressed. A king step
     that is a legal king move is that move (R27: no finding). Otherwise CASTLING_INCOMPLETE_AT_PRESS (R16, the
     arbiter to verify), corrected (7.5.1): the position back, then castling on that side (4.7.2), one alert."""
-    from tests.core.correction_audit_rig import random_hands
-    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
 
     rng = random.Random(case.seed)
     board = reach(rng, case.n, case.color, case.kingside)
@@ -668,15 +679,27 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
     problems = []
     if finding.suggestion.move != board.san(move):
         problems.append(f"suggested {finding.suggestion.move}")
+    problems += corrected_then_castled(rig, rng, board, offender=case.color, move=move, finding=finding,
+                                       edition=case.edition)
+    return cat, case.kind, problems  # (4.7.2: castle on that side)
+
+
+def corrected_then_castled(rig: Rig960, rng: random.Random, board: chess.Board, *, offender: chess.Color,
+                           move: chess.Move, finding: Irregularity, edition: int) -> list[str]:
+    """The arbiter's correction (7.5.1: any hands and clocking, the penalty of *edition* at 90+30), then the
+    castling *move* the Laws bind, a few more moves, and the check of the one alert (problems, [] = right)."""
+    from tests.core.correction_audit_rig import random_hands
+    from tests.core.test_correction_audit import PENALTY, _check, _correct, random_clocking
+
     clocking = random_clocking(rng)
     hands = random_hands(rng, noisy=clocking.paused and not clocking.pause_late)
-    _correct(rig, rng, board, case.color, reinstate_ply=0, hands=hands, clocking=clocking,
-             penalty=PENALTY[(case.edition, "5400+30")])
+    _correct(rig, rng, board, offender, reinstate_ply=0, hands=hands, clocking=clocking,
+             penalty=PENALTY[(edition, "5400+30")])
     rig.t += rng.uniform(1.0, 3.0)
-    rig.play(move)  # 4.7.2: castle on that side
+    rig.play(move)
     _finish_more(rig, rng)
-    problems += _check(rig, finding)
-    return cat, case.kind, problems + ([f"hands {hands} clock {clocking}"] if problems else [])
+    problems = _check(rig, finding)
+    return problems + ([f"hands {hands} clock {clocking}"] if problems else [])
 
 
 # ------------------------------------------------------------------ an illegal move found later, across a castling
@@ -888,8 +911,9 @@ UNFINISHED = ("rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand")
 
 def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     """Castling pressed before it is finished (R16; rules-spec §3.3: king on its final square with the rook not
-    yet moved or in hand, the rook moved with the king off the board, king and rook both in hand: the only legal
-    move they both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
+    yet moved or in hand, the rook moved with the king off the board -- also where the king's final square is its
+    own, the king beside the board while the rook passes --, king and rook both in hand: the only legal move they
+    both take part in): CASTLING_INCOMPLETE_AT_PRESS. A king or rook alone in hand, nothing put down:
     CLOCK_PRESS_PIECE_IN_HAND (nothing on the board says castling). A lone king step that is a legal king move,
     pressed: that king move (R27), nothing raised. Otherwise the hands then finish the castling on the opponent's
     time (as players do) and the opponent replies: the castling is the record, and everything raised belongs to
@@ -905,10 +929,19 @@ def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     king, rook = board.piece_at(ks), board.piece_at(rs)
     assert king is not None and rook is not None
     how = rng.choice(UNFINISHED)
-    if ks == kd or rs == rd:
+    before: list[Step]
+    after: list[Step]
+    if ks == kd and how in ("king_in_hand", "both_in_hand"):
+        # the recommended procedure to the letter where the king stays: the king beside the board, the rook moved
+        # to its final square, pressed before the king is put back (rules-spec §3.3: castling under way)
+        how = "king_off_rook_moved"
+        before = [(ks, None), (rs, None), (rd, rook)]
+        after = [(kd, king)]
+        want = "CASTLING_INCOMPLETE_AT_PRESS"
+    elif ks == kd or rs == rd:
         how = "king_in_hand" if ks != kd else "rook_in_hand"
-        before: list[Step] = [(ks, None)] if ks != kd else [(rs, None)]
-        after: list[Step] = [(kd, king)] if ks != kd else [(rd, rook)]
+        before = [(ks, None)] if ks != kd else [(rs, None)]
+        after = [(kd, king)] if ks != kd else [(rd, rook)]
         want = "CLOCK_PRESS_PIECE_IN_HAND"
     elif how in ("rook_in_hand", "rook_untouched"):
         want = "CASTLING_INCOMPLETE_AT_PRESS"
@@ -954,3 +987,132 @@ def run_incomplete(case: LaterCase) -> tuple[str, str, list[str]]:
     if primaries != [want]:
         problems.append(f"primaries {primaries} (all: {[i.code for i in rig.strong()]})")
     return cat, how, problems
+
+
+# ------------------------------------------------------- castling completed wrong: king or rook on a wrong square (R16)
+
+#: how the hands finish it wrong: the rook (king right) or the king (rook right) on a square next to or away from its
+#: castled square, or king and rook each on the other's castled square (king f1 rook g1: the ends mixed up)
+WRONG = ("rook_wrong", "king_wrong", "ends_mixed")
+#: the articles of ILLEGAL_MOVE per edition (7.4 a / 7.5 a / 7.5.1)
+ILLEGAL_ARTICLE = {2009: "7.4 a", 2014: "7.5 a", 2018: "7.5.1", 2023: "7.5.1"}
+
+
+def wrong_cases(seed: int, count: int) -> list[IllegalCase]:
+    """Cases of a legal castling finished with king or rook on a wrong square (``why`` = one of :data:`WRONG`),
+    under all four editions."""
+    rng = random.Random(seed)
+    return [IllegalCase(seed=rng.randrange(1 << 30), n=rng.randrange(960), color=rng.choice(chess.COLORS),
+                        kingside=rng.random() < 0.5, edition=rng.choice((2009, 2014, 2018, 2023)),
+                        why=rng.choice(WRONG), procedure=rng.choice(("king_first", "recommended",
+                                                                     "both_king_placed_first")),
+                        correct=rng.random() < 0.6)
+            for _ in range(count)]
+
+
+def _wrong_ends(rng: random.Random, board: chess.Board, move: chess.Move, why: str) -> tuple[int, int] | None:
+    """(king's square, rook's square) after a castling finished wrong: squares free in the castled position (or the
+    castled squares themselves), never the castled pair nor a start square (that is an unfinished castling)."""
+    ks, kd, rs, rd = _geometry(board, move)
+    castled = board.copy(stack=False)
+    castled.push(move)
+    rank = chess.square_rank(ks)
+    free = [chess.square(f, rank) for f in range(8) if castled.piece_at(chess.square(f, rank)) is None]
+    if why == "ends_mixed":
+        return rd, kd
+    if why == "rook_wrong":
+        spots = [sq for sq in free if sq not in (rs, kd)]
+        fixed, near = kd, rd
+    else:
+        spots = [sq for sq in free if sq not in (ks, rd)]
+        fixed, near = rd, kd
+    if not spots:
+        return None
+    close = [sq for sq in spots if chess.square_distance(sq, near) == 1]
+    pick = rng.choice(close) if close and rng.random() < 0.7 else rng.choice(spots)
+    return (fixed, pick) if why == "rook_wrong" else (pick, fixed)
+
+
+def run_wrong(case: IllegalCase) -> tuple[str, str, list[str]]:
+    """A legal castling (king touched first, 4.4.1) finished with the king or the rook on a wrong square and
+    pressed: not the castling nor any legal move, so an illegal move (7.4 a / 7.5 a / 7.5.1 by edition) with its
+    penalty (two minutes to the opponent at 90+30), one alert; corrected, the castling is made (4.4.1: king and rook
+    touched: castle on that side, it is legal). Where the wrong squares are themselves a legal move (a king step
+    with the rook already home, a rook move with the king home) that move is recorded and nothing is raised."""
+    from boardd.core.laws.codes import is_illegal_move_class
+    from tests.core.test_correction_audit import PENALTY
+
+    rng = random.Random(case.seed)
+    board = reach(rng, case.n, case.color, case.kingside)
+    if board is None:
+        return "unreachable", case.why, []
+    move = castle_move(board, case.kingside)
+    assert move is not None
+    ends = _wrong_ends(rng, board, move, case.why)
+    ks, kd, rs, rd = _geometry(board, move)
+    if ends is None or ends in ((kd, rd), (ks, rs)):
+        return "not constructible", case.why, []
+    cat = category(board, move)
+    k2, r2 = ends
+    king, rook = board.piece_at(ks), board.piece_at(rs)
+    assert king is not None and rook is not None
+    placed = {k2: king, r2: rook}
+    lifts: list[Step] = [(ks, None)] if ks != k2 else []
+    rook_steps: list[Step] = [(rs, None)] if rs != r2 else []
+    procedure = case.procedure
+    if procedure == "king_first" and k2 not in (rs, ks):
+        steps: list[Step] = [*lifts, (k2, king), *rook_steps, *([(r2, rook)] if rs != r2 else [])]
+    else:
+        procedure = "recommended" if procedure == "king_first" else procedure
+        downs: list[Step] = [(sq, placed[sq]) for sq in ((r2, k2) if procedure == "recommended" else (k2, r2))
+                             if (sq == k2 and ks != k2) or (sq == r2 and rs != r2)]
+        steps = [*lifts, *rook_steps, *downs]
+    label = f"{case.why}/{procedure}/E{case.edition}"
+    after = chess.BaseBoard(board.board_fen())
+    after.remove_piece_at(ks)
+    after.remove_piece_at(rs)
+    after.set_piece_at(k2, king)
+    after.set_piece_at(r2, rook)
+    legal = [m for m in board.legal_moves if _placement_after(board, m) == after.board_fen()]
+    rig = Rig960(board, edition=case.edition)
+    offender = board.turn
+    _, first = castle_and_press(rig, rng, steps, offender)
+    codes = [(i.code, i.subtype) for i in first]
+    if legal:
+        rig.board.push(legal[0])
+        rig.t += 1.0
+        rig.play(rng.choice(sorted(rig.board.legal_moves, key=lambda m: m.uci())))
+        rig.settle()
+        problems = [] if rig.record()[:1] == [legal[0].uci()] else [f"record {rig.record()}"]
+        return "a legal move (not a castling)", label, problems + ([f"findings {codes}"] if codes else [])
+    if len(first) != 1 or not is_illegal_move_class(first[0].code, case.edition) or first[0].code != "ILLEGAL_MOVE":
+        return cat, label, [f"at the press: {codes}"]
+    finding = first[0]
+    problems = []
+    if ILLEGAL_ARTICLE[case.edition] not in finding.articles:
+        problems.append(f"articles {finding.articles}")
+    penalty = PENALTY[(case.edition, "5400+30")]
+    if finding.suggestion.add_to_opponent_s != penalty:
+        problems.append(f"penalty {finding.suggestion.add_to_opponent_s} != {penalty}")
+    castling = board.san(move)
+    first_constraint = (*finding.suggestion.constraints, "")[0]
+    if ks != k2 and rs != r2 and not first_constraint.startswith(castling + " (4.4.1"):
+        # king and rook moved, the king touched first (every procedure here): king and rook touched to castle, the
+        # castling legal (4.4.1)
+        problems.append(f"constraints {finding.suggestion.constraints}")
+    if ks != k2 and rs != r2 and finding.subtype != "CASTLING_ILLEGAL":
+        # king and rook both moved, together, along the back rank: a castling done wrong (R16, II.3), whatever
+        # the squares (a lone king or rook on a wrong square is that piece's illegal move, its own subtype)
+        problems.append(f"subtype {finding.subtype}")
+    if not case.correct:
+        return cat, label, problems
+    # 4.4.1: king and rook touched, the castling legal: castle on that side
+    problems += corrected_then_castled(rig, rng, board, offender=offender, move=move, finding=finding,
+                                       edition=case.edition)
+    return cat, label, problems
+
+
+def _placement_after(board: chess.Board, move: chess.Move) -> str:
+    after = board.copy(stack=False)
+    after.push(move)
+    return after.board_fen()

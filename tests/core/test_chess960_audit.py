@@ -14,6 +14,7 @@ import pytest
 
 from boardd.core.events import Reinstate
 from tests.core.chess960_audit import (
+    ILLEGAL_ARTICLE,
     KING_TAKES_ROOK,
     Case,
     IllegalCase,
@@ -27,6 +28,8 @@ from tests.core.chess960_audit import (
     run_illegal,
     run_incomplete,
     run_king_released,
+    run_wrong,
+    wrong_cases,
 )
 
 LEGAL = cases(2960, 160)
@@ -98,8 +101,8 @@ def test_illegal_castling_found_later_reinstated() -> None:
 _K, _R = chess.Piece(chess.KING, chess.WHITE), chess.Piece(chess.ROOK, chess.WHITE)
 
 
-def _pressed(fen: str, steps: list[tuple[str, chess.Piece | None, float]]) -> Rig960:
-    rig = Rig960(chess.Board(fen, chess960=True))
+def _pressed(fen: str, steps: list[tuple[str, chess.Piece | None, float]], *, edition: int = 2023) -> Rig960:
+    rig = Rig960(chess.Board(fen, chess960=True), edition=edition)
     rig.t = 1.0
     for square, piece, pause in steps:
         if piece is None:
@@ -275,11 +278,13 @@ def test_castling_pressed_before_it_is_finished_is_one_alert() -> None:
     too (rules-spec §3.3; it was CLOCK_PRESS_PIECE_IN_HAND before); the king or rook alone in hand:
     CLOCK_PRESS_PIECE_IN_HAND; a lone king step that is a
     legal king move: that move (R27). Then the castling finished on the opponent's time and his reply: the
-    castling recorded, one incident. Passed before as well (a measurement of a procedure the audit lacked)."""
+    castling recorded, one incident. Passed before as well (a measurement of a procedure the audit lacked); with
+    the rook-only castling pressed while the king stands beside the board (rules-spec §3.3, added since) 4 of these
+    120 failed before (POSITION_MISMATCH_AT_PRESS / DISPLACED_NOT_RESTORED_AT_PRESS)."""
     results = [run_incomplete(c) for c in INCOMPLETE]
     assert [(c, r) for c, r in zip(INCOMPLETE, results, strict=True) if r[2]] == []
     assert {r[1] for r in results} >= {"rook_in_hand", "rook_untouched", "king_in_hand", "both_in_hand",
-                                       "king step pressed (a legal king move)"}
+                                       "king step pressed (a legal king move)", "king_off_rook_moved"}
 
 
 def _steps(rig: Rig960, steps: list[tuple[str, chess.Piece | None, float]]) -> None:
@@ -334,3 +339,88 @@ def test_king_on_the_rook_square_then_the_rook_placed_in_the_same_scan_as_the_ki
     rig.settle(3.0)
     assert [(m.uci, m.san) for m in rig.engine.state.moves] == [("d8a8", "O-O-O")]
     assert rig.strong() == []
+
+
+# -- castling completed wrong, and the king beside the board (rules-spec §3.3) ------------------------------------
+
+WRONG = wrong_cases(10960, 160)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_castling_completed_on_wrong_squares_is_one_illegal_castling_and_corrected(chunk: int) -> None:
+    """A legal castling, king touched first, finished with the rook or the king on a wrong square or the two ends
+    mixed up (king f1 rook g1), pressed, under all four editions: one ILLEGAL_MOVE (CASTLING_ILLEGAL when king and
+    rook both moved) with the edition's article (7.4 a / 7.5 a / 7.5.1) and two minutes to the opponent, the
+    castling as the replacement (4.4.1); corrected, one alert, the record right. 90 of these 160 (101 judged) failed
+    before (DISPLACED_NOT_RESTORED_AT_PRESS or POSITION_MISMATCH_AT_PRESS, warnings with no penalty; TWO_PIECES_MOVED;
+    TWO_HANDS_SUSPECTED for king and rook put down far apart; the king's moves as the replacement)."""
+    part = WRONG[chunk::4]
+    results = [run_wrong(c) for c in part]
+    assert [(c, r) for c, r in zip(part, results, strict=True) if r[2]] == []
+
+
+def test_the_wrong_completions_cover_every_geometry_and_edition() -> None:
+    results = [(c, run_wrong(c)) for c in WRONG]
+    judged = [(c, r) for c, r in results if r[0] not in ("unreachable", "not constructible")]
+    assert {r[0] for _, r in judged} >= {"king and rook move", "king and rook swap", "king moves one square",
+                                         "king only (rook on its final square)",
+                                         "rook only (king on its final square)", "rook passes the king"}
+    assert {c.edition for c, _ in judged} == {2009, 2014, 2018, 2023}
+    assert {c.why for c, _ in judged} == {"rook_wrong", "king_wrong", "ends_mixed"}
+    assert len(judged) >= 100
+
+
+_T960 = "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1"  # king b1: O-O-O is Kc1 + Rd1
+WRONG_ENDS = [
+    ([("b1", None, 0.3), ("a1", None, 0.3), ("d1", _K, 0.2), ("c1", _R, 0.3)], "ends mixed: king d1, rook c1"),
+    ([("b1", None, 0.3), ("c1", _K, 0.3), ("a1", None, 0.3), ("e1", _R, 0.3)], "king first, rook one square on"),
+    ([("b1", None, 0.1), ("a1", None, 0.3), ("c1", _K, 0.15), ("g1", _R, 0.3)], "rook put down four squares off"),
+    ([("b1", None, 0.3), ("a1", None, 0.3), ("d1", _R, 0.2), ("e1", _K, 0.3)], "king one square too far"),
+]
+
+
+@pytest.mark.parametrize("edition", [2009, 2014, 2018, 2023])
+@pytest.mark.parametrize(("steps", "why"), WRONG_ENDS, ids=[c[-1] for c in WRONG_ENDS])
+def test_castling_finished_on_wrong_squares_is_an_illegal_castling(
+        steps: list[tuple[str, chess.Piece | None, float]], why: str, edition: int) -> None:
+    """II.3 / 3.8.2: castling is the joint move of king and rook ending on c1+d1 (g1+f1); the two moved together
+    and ending elsewhere is an illegal castling (R16), with the edition's illegal-move article and penalty, and
+    castling on that side as the replacement (4.4.1: king and rook touched). It was
+    DISPLACED_NOT_RESTORED_AT_PRESS / POSITION_MISMATCH_AT_PRESS (a warning) or TWO_PIECES_MOVED before, and
+    king and rook put down four squares apart within a scan raised TWO_HANDS_SUSPECTED (R01 exempts the parts of
+    one castling)."""
+    rig = _pressed(_T960, steps, edition=edition)
+    strong = rig.strong()
+    assert [(i.code, i.subtype) for i in strong] == [("ILLEGAL_MOVE", "CASTLING_ILLEGAL")], why
+    assert ILLEGAL_ARTICLE[edition] in strong[0].articles
+    assert strong[0].suggestion.add_to_opponent_s == 120
+    assert strong[0].suggestion.constraints[0].startswith("O-O-O (4.4.1"), strong[0].suggestion.constraints
+
+
+_ROOK_ONLY = "4k3/8/8/8/8/8/8/R1K5 w A - 0 1"  # king c1 already on its castled square: O-O-O is Ra1-d1
+
+
+@pytest.mark.parametrize("edition", [2009, 2014, 2018, 2023])
+def test_rook_only_castling_pressed_with_the_king_beside_the_board_is_castling_incomplete(edition: int) -> None:
+    """Rules-spec §3.3 (Chess960 row): the rook moved to its final square with the king off the board is a
+    castling under way, so pressed there it is CASTLING_INCOMPLETE_AT_PRESS (an illegal move, 4.7.2 + 7.5.1 by
+    edition) with the castling as the replacement (4.4.1), also where the castling leaves the king on its square
+    (the recommended procedure to the letter: the king beside the board while the rook passes). It was
+    POSITION_MISMATCH_AT_PRESS (a warning, no penalty) before."""
+    rig = _pressed(_ROOK_ONLY, [("c1", None, 0.4), ("a1", None, 0.3), ("d1", _R, 0.3)], edition=edition)
+    strong = rig.strong()
+    assert [(i.code, i.subtype) for i in strong] == [("CASTLING_INCOMPLETE_AT_PRESS", None)]
+    assert strong[0].suggestion.add_to_opponent_s == 120
+    assert strong[0].suggestion.constraints[0].startswith("O-O-O (4.4.1"), strong[0].suggestion.constraints
+
+
+@pytest.mark.parametrize(("edition", "severity"), [(2014, "warning"), (2023, "illegal-move")])
+def test_king_alone_beside_the_board_at_the_press_is_a_press_with_a_piece_in_hand(edition: int,
+                                                                                  severity: str) -> None:
+    """The ruling of docs/chess960-castling.md on rules-spec §3.3 ("king off board" → castling incomplete) against
+    the code table: the king alone off the board, nothing else changed, is a press with a piece in hand
+    (CLOCK_PRESS_PIECE_IN_HAND: a warning before 2018, 7.5.3 from 2018), not an incomplete castling: no rook has
+    moved, and a king lifted is how every king move begins. Passed before as well (it pins the ruling)."""
+    rig = _pressed(_T960, [("b1", None, 0.5)], edition=edition)
+    primaries = [i for i in rig.strong() if i.incident is None]
+    assert [(i.code, i.severity.value) for i in primaries] == [("CLOCK_PRESS_PIECE_IN_HAND", severity)]

@@ -149,6 +149,9 @@ def _check_method(method: Castling960, ply: Ply) -> None:
         assert ply.changes[1].at - ply.changes[0].at <= 0.30 + 1e-3  # the same hand, one scan or so later
     elif method is Castling960.DOUBLE_MOVE:  # F.3 b.1: a king move, then a rook move
         assert steps == [_lift(king_from), (king_to, king), _lift(rook_from), (rook_to, rook)]
+    elif method is Castling960.DOUBLE_MOVE_RELEASED:  # F.3 b.1 to the letter: the king move released, then the rook
+        assert steps == [_lift(king_from), (king_to, king), _lift(rook_from), (rook_to, rook)]
+        assert ply.changes[2].at - ply.changes[1].at >= 0.50 - 1e-3  # (over the release time: a made king move)
     elif method is Castling960.SWAP:  # F.3 b.2: both in the air, the king lands on the rook's square
         assert king_to == rook_from and rook_to == king_from
         assert {steps[0], steps[1]} == {_lift(king_from), _lift(rook_from)}
@@ -204,6 +207,8 @@ def test_chess960_castling_methods_follow_the_start_squares() -> None:
                 assert (Castling960.SWAP in methods) == (king_to == rook_from and rook_to == king_from)
                 assert (Castling960.KING_ON_ROOK in methods) == (king_from != king_to)
                 assert (Castling960.KING_TOUCHED_ROOK_ONLY in methods) == (king_from == king_to)
+                assert (Castling960.DOUBLE_MOVE_RELEASED in methods) == (Castling960.DOUBLE_MOVE in methods) == (
+                    king_from != king_to and rook_from not in (rook_to, king_to))
                 assert (Castling960.GRASPED_TOGETHER in methods) == (
                     king_from != king_to and rook_from != rook_to and chess.square_distance(king_from, rook_from) == 1
                     and not (king_to == rook_from and rook_to == king_from))

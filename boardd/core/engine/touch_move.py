@@ -107,6 +107,11 @@ class TouchMove:
                 return (f"{pre.san(bound)} (4.4.1: the king and the rook were touched to castle)",)
             return (f"{pre.san(bound)} ({'4.7.2' if castling else '4.7.1'}: the {'king' if castling else 'pawn'} "
                     f"was released on {chess.square_name(released)})",)
+        if bound is not None and diff.subtype == "CASTLING_ILLEGAL" and pre.is_castling(bound) \
+                and self._touched_order(pre, diff)[:1] == [bound.from_square]:
+            # a castling that is legal, finished with king or rook on a wrong square, the king touched first (or
+            # with the rook, inside one scan): king and rook touched to castle, castle on that side (4.4.1)
+            return (f"{pre.san(bound)} (4.4.1: the king and the rook were touched to castle)",)
         if code == "PAWN_NOT_REPLACED" and diff.move is not None and self.g.edition >= 2014:
             queen = chess.Move(diff.move.from_square, diff.move.to_square, promotion=chess.QUEEN)
             if queen in pre.legal_moves:

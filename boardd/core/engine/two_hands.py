@@ -90,6 +90,10 @@ class TwoHands:
                 continue  # (a piece placed and lifted again was a transit of the same hand)
             if self._king_on_castling_rook(sq0, p0, sq, piece):
                 continue  # (the "king takes rook" step of a Chess960 castling and its rook: one castling, R01)
+            if {p0.piece_type, piece.piece_type} == {chess.KING, chess.ROOK} \
+                    and self.g.board.castling_rights & self.g.board.occupied_co[side]:
+                continue  # king and rook of a castling (even one finished on wrong squares): parts of one move,
+                #           judged by rule (c) as for their lifts, and never in Chess960 (R01, R27)
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=t0, event=f"P {chess.square_name(sq0)} {_piece_text(p0)}"),

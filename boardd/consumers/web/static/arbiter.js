@@ -611,9 +611,11 @@ function boardBody(v, card) {
   svg.classList.add("board", "small");
   renderBoard(svg, v.fen, v.last_move);
   const column = el("div", "flags");
+  const made = new Map();
+  const cardFor = (i) => keptIncidentCard(v, i, byId, made);
   if (active.length) {
     const list = el("div", "open-incidents");
-    active.forEach((i) => list.append(incidentCard(v.board, v, i, byId)));
+    active.forEach((i) => list.append(cardFor(i)));
     column.append(list);
   }
   if (resolved.length) {
@@ -621,9 +623,10 @@ function boardBody(v, card) {
     box.open = openResolved.has(v.board);
     box.addEventListener("toggle", () => { if (box.open) openResolved.add(v.board); else openResolved.delete(v.board); });
     box.append(el("summary", null, `Resolved (${resolved.length})`));
-    resolved.forEach((i) => box.append(incidentCard(v.board, v, i, byId)));
+    resolved.forEach((i) => box.append(cardFor(i)));
     column.append(box);
   }
+  incidentCards.set(v.board, made);
   const log = eventLog(v, index);
   if (log) column.append(log);
   body.append(svg, column);
@@ -631,6 +634,26 @@ function boardBody(v, card) {
   const outcome = outcomeLine(v.board + "/board");
   if (outcome) card.append(outcome);
   card.append(boardActions(v));
+}
+
+// An incident's card is kept (by board, game and incident) while what it shows is the same: its signature is
+// made of the incident, its findings, the moves they name and the outcome of a command on it, not of the
+// board's view. A board card drawn again (a move, a note) takes the incident cards that did not change as they
+// are (the same nodes: what the arbiter typed or unfolded in them stays).
+const incidentCards = new Map();  // board -> Map("game/incident" -> {sig, node}), those of its latest card
+function keptIncidentCard(v, incident, byId, made) {
+  const game = v.state && v.state.game ? v.state.game.id : null;
+  const key = game + "/" + incident.id;
+  const findings = [incident.target, incident.primary, ...(incident.related || []), ...(incident.dismissed || [])]
+    .map((id) => byId.get(String(id)) || null);
+  const san = v.state && Array.isArray(v.state.san) ? v.state.san : [];
+  const moves = findings.map((f) => (f && f.ply > 0 ? san[f.ply - 1] || null : null));
+  const lead = byId.get(String(incident.target));
+  const sig = JSON.stringify([incident, findings, moves, results.get(v.board + "/" + (lead ? lead.id : incident.target)) || null]);
+  const kept = (incidentCards.get(v.board) || new Map()).get(key);
+  const node = kept && kept.sig === sig ? kept.node : incidentCard(v.board, v, incident, byId);
+  made.set(key, {sig, node});
+  return node;
 }
 
 // A board that needs the arbiter: in full. Any other board: one line, opened on demand.
@@ -756,7 +779,9 @@ function renderAll() {
   reconcile(container, nodes);
   const present = new Set(visible.map((e) => e.view.board));
   for (const board of [...cards.keys()]) if (!present.has(board)) cards.delete(board);
-  if (keep && !focused.isConnected) {
+  for (const board of [...incidentCards.keys()]) if (!present.has(board)) incidentCards.delete(board);
+  // (an incident card kept in a board card drawn again was moved: the input is the same, its focus lost)
+  if (keep && document.activeElement !== focused) {
     const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] [data-key="${CSS.escape(keep.key)}"]`);
     if (again) {
       again.value = keep.value;

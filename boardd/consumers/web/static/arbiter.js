@@ -224,9 +224,11 @@ function findingText(flag, v) {
   return parts.join(" · ");
 }
 
-function eventLog(v, byId) {
+// Its lines: the board's events (the hub keeps the last few) and, of the notes, only the newest LOG_SHOWN
+// (board.js keeps them newest first: a flaky sensor's hundreds of notes are not walked again).
+function eventLog(v, index) {
   const entries = (v.events || []).map((e) => ({kind: "event", body: e}))
-    .concat((v.log || []).filter((id) => byId.has(id)).map((id) => ({kind: "finding", body: byId.get(id)})));
+    .concat(index.notes.slice(0, LOG_SHOWN).map((f) => ({kind: "finding", body: f})));
   if (!entries.length) return null;
   entries.sort(newerFirst);
   const signal = pendingSignal(v);
@@ -236,7 +238,7 @@ function eventLog(v, byId) {
   box.open = remembered !== undefined ? remembered : byDefault;
   // Only the arbiter's own choice is remembered (setting .open above fires "toggle" too).
   box.addEventListener("toggle", () => { if (box.open !== byDefault) logOpen.set(v.board, box.open); else logOpen.delete(v.board); });
-  const notes = entries.filter((e) => e.kind === "finding").length, events = entries.length - notes;
+  const notes = index.notes.length, events = (v.events || []).length;
   const counts = [events ? `${events} event${events === 1 ? "" : "s"}` : "", notes ? `${notes} note${notes === 1 ? "" : "s"}` : ""];
   box.append(el("summary", null, `Event log (${counts.filter(Boolean).join(", ")})`));
   const list = el("ol", "event-list");
@@ -598,7 +600,8 @@ function patchLink(card, v) {
 
 function boardBody(v, card) {
   if (linkAlert(v)) card.append(el("p", "link-alert"), el("p", "link-why"));  // their text: patchLink
-  const byId = new Map((v.flags || []).map((f) => [f.id, f]));
+  const index = viewIndex(v);
+  const byId = index.byId;
   const incidents = incidentsOf(v);
   const active = incidents.filter((i) => i.needs_arbiter).sort((a, b) =>
     (a.status !== "open") - (b.status !== "open") || (RANK[b.severity] || 0) - (RANK[a.severity] || 0) || (b.ply || 0) - (a.ply || 0));
@@ -608,9 +611,11 @@ function boardBody(v, card) {
   svg.classList.add("board", "small");
   renderBoard(svg, v.fen, v.last_move);
   const column = el("div", "flags");
+  const made = new Map();
+  const cardFor = (i) => keptIncidentCard(v, i, byId, made);
   if (active.length) {
     const list = el("div", "open-incidents");
-    active.forEach((i) => list.append(incidentCard(v.board, v, i, byId)));
+    active.forEach((i) => list.append(cardFor(i)));
     column.append(list);
   }
   if (resolved.length) {
@@ -618,16 +623,37 @@ function boardBody(v, card) {
     box.open = openResolved.has(v.board);
     box.addEventListener("toggle", () => { if (box.open) openResolved.add(v.board); else openResolved.delete(v.board); });
     box.append(el("summary", null, `Resolved (${resolved.length})`));
-    resolved.forEach((i) => box.append(incidentCard(v.board, v, i, byId)));
+    resolved.forEach((i) => box.append(cardFor(i)));
     column.append(box);
   }
-  const log = eventLog(v, byId);
+  incidentCards.set(v.board, made);
+  const log = eventLog(v, index);
   if (log) column.append(log);
   body.append(svg, column);
   card.append(body);
   const outcome = outcomeLine(v.board + "/board");
   if (outcome) card.append(outcome);
   card.append(boardActions(v));
+}
+
+// An incident's card is kept (by board, game and incident) while what it shows is the same: its signature is
+// made of the incident, its findings, the moves they name and the outcome of a command on it, not of the
+// board's view. A board card drawn again (a move, a note) takes the incident cards that did not change as they
+// are (the same nodes: what the arbiter typed or unfolded in them stays).
+const incidentCards = new Map();  // board -> Map("game/incident" -> {sig, node}), those of its latest card
+function keptIncidentCard(v, incident, byId, made) {
+  const game = v.state && v.state.game ? v.state.game.id : null;
+  const key = game + "/" + incident.id;
+  const findings = [incident.target, incident.primary, ...(incident.related || []), ...(incident.dismissed || [])]
+    .map((id) => byId.get(String(id)) || null);
+  const san = v.state && Array.isArray(v.state.san) ? v.state.san : [];
+  const moves = findings.map((f) => (f && f.ply > 0 ? san[f.ply - 1] || null : null));
+  const lead = byId.get(String(incident.target));
+  const sig = JSON.stringify([incident, findings, moves, results.get(v.board + "/" + (lead ? lead.id : incident.target)) || null]);
+  const kept = (incidentCards.get(v.board) || new Map()).get(key);
+  const node = kept && kept.sig === sig ? kept.node : incidentCard(v.board, v, incident, byId);
+  made.set(key, {sig, node});
+  return node;
 }
 
 // A board that needs the arbiter: in full. Any other board: one line, opened on demand.
@@ -676,15 +702,27 @@ let allQuiet = null;           // <p> "Nothing needs you." / "No boards yet." (k
 
 // Everything a card shows, but the clocks (counted down in place every 500 ms), the message counters and
 // the link as it changes drop by drop (written in place by patchLink): of the link, only whether the board
-// has a link incident (it entered or left the needs-you list for it) makes a new card.
+// has a link incident (it entered or left the needs-you list for it) makes a new card. What the view shows
+// is its revision (entry.rev: a new one with each message that changes more than these, onMessage), not
+// the view itself: a board's signature costs the same with 600 findings as with 10.
 const UNSHOWN = new Set(["clock", "seq", "session", "status"]);
 const LINK_LIVE = new Set(["link", "online", "link_why", "link_alert"]);
 function signature(entry, quiet) {
   const v = entry.view;
   const outcomes = [...results.entries()].filter(([key]) => key.startsWith(v.board + "/"));
-  const shownView = Object.fromEntries(Object.entries(v).filter(([key]) => !LINK_LIVE.has(key)));
-  return JSON.stringify([quiet, outcomes, linkAlert(v) !== null, shownView],
-    (key, value) => (key !== "" && UNSHOWN.has(key) ? undefined : value));
+  return JSON.stringify([quiet, outcomes, linkAlert(v) !== null, entry.rev]);
+}
+
+// Does a delta change what a card shows (more than the clock, the counters, the link drop by drop)?
+let revisions = 0;             // the views' revisions (entry.rev), page-wide
+function showsMore(delta) {
+  for (const key of Object.keys(delta)) {
+    if (key === "t" || key === "board") continue;
+    if (key === "state") { if (Object.keys(delta.state).some((name) => !UNSHOWN.has(name))) return true; continue; }
+    if (key !== "set") return true;
+    for (const name of Object.keys(delta.set)) if (!UNSHOWN.has(name) && !LINK_LIVE.has(name)) return true;
+  }
+  return false;
 }
 
 function cardOf(entry, quiet) {
@@ -741,7 +779,9 @@ function renderAll() {
   reconcile(container, nodes);
   const present = new Set(visible.map((e) => e.view.board));
   for (const board of [...cards.keys()]) if (!present.has(board)) cards.delete(board);
-  if (keep && !focused.isConnected) {
+  for (const board of [...incidentCards.keys()]) if (!present.has(board)) incidentCards.delete(board);
+  // (an incident card kept in a board card drawn again was moved: the input is the same, its focus lost)
+  if (keep && document.activeElement !== focused) {
     const again = container.querySelector(`.tboard[data-board="${CSS.escape(keep.board)}"] [data-key="${CSS.escape(keep.key)}"]`);
     if (again) {
       again.value = keep.value;
@@ -788,13 +828,27 @@ function showBanner() {
 
 function boardLabel(view) { return view.board_no !== null ? "Board " + view.board_no : view.board; }
 
-function announce(view) {
+// `delta`: the message that made this view from the one before (null: a full view). Of a delta, only the
+// incidents it changed and those on the banner are looked at (the others are as the page saw them last).
+function announce(view, delta) {
   if (!shown(view)) return;
-  const byId = new Map((view.flags || []).map((f) => [f.id, f]));
+  const index = viewIndex(view);
+  const byId = index.byId;
   const game = view.state && view.state.game ? view.state.game.id : null;
   let changed = false;
   const present = new Set();
-  for (const incident of incidentsOf(view)) {
+  let looked = incidentsOf(view);
+  // a delta that moves the board into this screen's section (its round or number) is looked at whole
+  if (delta && Array.isArray(view.incidents) && !(delta.set && ("round" in delta.set || "board_no" in delta.set))) {
+    looked = [...(delta.incidents || [])];
+    for (const [key, entry] of unseen) {
+      if (entry.board !== view.board || entry.incident === undefined) continue;
+      const incident = index.incById.get(entry.incident);
+      if (incident && !looked.includes(incident)) looked.push(incident);
+      else if (!incident) { unseen.delete(key); changed = true; }  // gone from the view
+    }
+  }
+  for (const incident of looked) {
     const key = [view.board, game, incident.id].join("/");
     present.add(key);
     const lead = byId.get(incident.target) || {};
@@ -813,10 +867,10 @@ function announce(view) {
     if (firstSnapshot) { rung.add(key); continue; }
     if (incident.status !== "open") continue;
     rung.add(key);
-    ring(key, {rank, kind, text, board: view.board});
+    ring(key, {rank, kind, text, board: view.board, incident: String(incident.id)});
   }
   const linkKey = view.board + "/link";
-  for (const [key, entry] of unseen) {  // an incident no longer in the view (a new game on the board)
+  for (const [key, entry] of delta ? [] : unseen) {  // an incident no longer in the view (a new game on the board)
     if (entry.board === view.board && key !== linkKey && !present.has(key)) { unseen.delete(key); changed = true; }
   }
   // A link incident is told from the next by its start ("since"): the page may not have seen the first end
@@ -845,7 +899,7 @@ function announce(view) {
 function onMessage(msg) {
   if (msg.t === "snapshot") {
     boards.clear();
-    msg.boards.forEach((view) => { boards.set(view.board, {view, receivedAt: performance.now()}); announce(view); });
+    msg.boards.forEach((view) => { boards.set(view.board, {view, receivedAt: performance.now(), rev: ++revisions}); announce(view, null); });
     firstSnapshot = false;
     renderAll();
   } else if (msg.t === "board" || msg.t === "delta") {
@@ -853,8 +907,9 @@ function onMessage(msg) {
     const kept = msg.t === "delta" ? boards.get(msg.board) : null;
     if (msg.t === "delta" && !kept) return;
     const view = msg.t === "delta" ? applyDelta(kept.view, msg) : msg.view;
-    boards.set(view.board, {view, receivedAt: performance.now()});
-    announce(view);
+    const rev = msg.t === "delta" && !showsMore(msg) ? kept.rev : ++revisions;
+    boards.set(view.board, {view, receivedAt: performance.now(), rev});
+    announce(view, msg.t === "delta" ? msg : null);
     scheduleRender();
   } else if (msg.t === "clocks") {
     const now = performance.now();

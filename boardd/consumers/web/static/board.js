@@ -130,27 +130,126 @@ function boardFilter() {
   };
 }
 
-// A tablet socket's "delta" (docs/consumers.md, "Tablet socket"): the board's view after it, a new object
-// (the view it is applied to is left as it was). Fields changed ("set"), the state's keys changed or gone,
-// the moves and SAN kept up to a ply and appended to, the findings and incidents changed or gone; the
-// findings stay in arrival order ("pos"), the incidents newest first ("last"), the log is the findings
-// "noted". The same as boardd.consumers.web.tablet.apply_delta.
+// A tablet socket's "delta" (docs/consumers.md, "Tablet socket"): the board's view after it, a new object.
+// Fields changed ("set"), the state's keys changed or gone, the moves and SAN kept up to a ply and appended
+// to, the findings and incidents changed or gone; the findings stay in arrival order ("pos"), the incidents
+// newest first ("last"), the log is the findings "noted" (in "pos" order). The same as
+// boardd.consumers.web.tablet.apply_delta.
+// Its work is what the delta carries, not the game: the view's lists (findings, incidents, log, moves, SAN)
+// pass to the new view and are changed there in place (the view it is applied to gives them up: the page
+// keeps only the latest), each finding and incident found by id (viewIndex) and put in its place by a binary
+// search, nothing re-sorted or walked whole.
 function applyDelta(view, delta) {
+  const flags = Array.isArray(view.flags) ? view.flags : [];
+  const incidents = Array.isArray(view.incidents) ? view.incidents : [];
+  const index = listIndex(flags, incidents, true);
   const out = Object.assign({}, view, delta.set || {});
   const state = Object.assign({}, view.state || {}, delta.state || {});
   for (const key of delta.state_drop || []) delete state[key];
   for (const name of ["moves", "san"]) {
-    if (delta[name]) state[name] = (state[name] || []).slice(0, delta[name][0]).concat(delta[name][1]);
+    if (!delta[name]) continue;
+    const list = Array.isArray(state[name]) ? state[name] : [];
+    if (list.length > delta[name][0]) list.length = delta[name][0];
+    for (const item of delta[name][1]) list.push(item);
+    state[name] = list;
   }
   out.state = state;
-  out.flags = mergedById(view.flags || [], delta.flags || [], delta.flags_drop || [], (f) => f.pos);
-  out.incidents = mergedById(view.incidents || [], delta.incidents || [], delta.incidents_drop || [], (i) => -i.last);
-  out.log = out.flags.filter((f) => f.status === "noted").map((f) => String(f.id));
+  for (const id of delta.flags_drop || []) dropFlag(index, String(id));
+  for (const flag of delta.flags || []) {
+    dropFlag(index, String(flag.id));
+    placeSorted(flags, flag, byPos);
+    index.byId.set(String(flag.id), flag);
+    if (flag.status === "noted") {
+      placeSorted(index.log, String(flag.id), (a, b) => byPos(index.byId.get(a), index.byId.get(b)));
+      placeSorted(index.notes, flag, newestNoteFirst);
+    }
+  }
+  for (const id of delta.incidents_drop || []) dropIncident(index, String(id));
+  for (const incident of delta.incidents || []) {
+    dropIncident(index, String(incident.id));
+    placeSorted(incidents, incident, byLastDesc);
+    index.incById.set(String(incident.id), incident);
+  }
+  out.flags = flags;
+  out.incidents = incidents;
+  out.log = index.log;
   return out;
 }
 
-function mergedById(items, changed, dropped, order) {
-  if (!changed.length && !dropped.length) return items;
-  const gone = new Set(dropped.concat(changed.map((c) => String(c.id))));
-  return items.filter((i) => !gone.has(String(i.id))).concat(changed).sort((a, b) => order(a) - order(b));
+// The page's index of a board's findings and incidents, kept beside the view (not in it, nor in its JSON):
+// by id, the log (ids of the findings "noted", "pos" order) and the notes newest first (the event log's
+// order). Built once from a full view; applyDelta keeps it. `derive`: the log from the findings (applyDelta's
+// rule), else the view's own `log` (a full view, as the hub sent it).
+const LIST_INDEX = new WeakMap();  // the view's findings (the array) -> its index
+function viewIndex(view) {
+  return listIndex(Array.isArray(view.flags) ? view.flags : [], Array.isArray(view.incidents) ? view.incidents : [],
+                   false, view.log);
+}
+
+function listIndex(flags, incidents, derive, log) {
+  let index = LIST_INDEX.get(flags);
+  if (!index || (derive && !index.derived)) {
+    const byId = index ? index.byId : new Map(flags.map((f) => [String(f.id), f]));
+    const own = !derive && Array.isArray(log);
+    const ids = own ? log.filter((id) => byId.has(String(id))) : flags.filter((f) => f.status === "noted").map((f) => String(f.id));
+    // stable: the order of the log sorted by arbiter.js newerFirst (time first, then the log's order)
+    const notes = ids.map((id) => byId.get(String(id))).sort(newerNote);
+    index = {flags, incidents: null, byId, incById: null, log: own ? log : ids, notes, derived: !own};
+    LIST_INDEX.set(flags, index);
+  }
+  if (index.incidents !== incidents) {
+    index.incidents = incidents;
+    index.incById = new Map(incidents.map((i) => [String(i.id), i]));
+  }
+  return index;
+}
+
+function byPos(a, b) { return (a.pos || 0) - (b.pos || 0); }
+function byLastDesc(a, b) { return (b.last || 0) - (a.last || 0); }
+function noteKey(f) { return [Number(f.session) || 0, Number(f.seq) || 0]; }
+function newerNote(a, b) { const ka = noteKey(a), kb = noteKey(b); return (kb[0] - ka[0]) || (kb[1] - ka[1]); }
+function newestNoteFirst(a, b) { return newerNote(a, b) || byPos(a, b); }
+
+// Insert `item` after every item not after it (`order`: a sorted list stays sorted, ties in arrival order).
+function placeSorted(list, item, order) {
+  let lo = 0, hi = list.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (order(list[mid], item) <= 0) lo = mid + 1; else hi = mid; }
+  list.splice(lo, 0, item);
+}
+
+// Remove `item` (the same object) from a list sorted by `order`: found by a binary search.
+function removeSorted(list, item, order) {
+  let lo = 0, hi = list.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (order(list[mid], item) < 0) lo = mid + 1; else hi = mid; }
+  for (let at = lo; at < list.length && order(list[at], item) === 0; at++) {
+    if (list[at] === item) { list.splice(at, 1); return; }
+  }
+  const at = list.indexOf(item);  // a list the hub sent out of order: still right
+  if (at >= 0) list.splice(at, 1);
+}
+
+function dropFlag(index, id) {
+  const old = index.byId.get(id);
+  if (!old) return;
+  removeSorted(index.flags, old, byPos);
+  if (old.status === "noted") {
+    const at = index.log.indexOf(id, lowerBound(index.log, old, (a) => index.byId.get(a)));
+    if (at >= 0) index.log.splice(at, 1); else { const any = index.log.indexOf(id); if (any >= 0) index.log.splice(any, 1); }
+    removeSorted(index.notes, old, newestNoteFirst);
+  }
+  index.byId.delete(id);
+}
+
+// The first place in the log (ids in "pos" order) of a finding at `flag`'s "pos".
+function lowerBound(ids, flag, lookup) {
+  let lo = 0, hi = ids.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (byPos(lookup(ids[mid]) || {}, flag) < 0) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+function dropIncident(index, id) {
+  const old = index.incById.get(id);
+  if (!old) return;
+  removeSorted(index.incidents, old, byLastDesc);
+  index.incById.delete(id);
 }

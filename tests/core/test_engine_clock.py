@@ -282,8 +282,10 @@ def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
     assert engine.state.moves[-1].clock_black is not None
 
 
-def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None:
-    """A press made while the clock was not connected was not seen: no press is invented at the reconnection."""
+def test_clock_back_with_the_lever_moved_during_the_outage_completes_the_move() -> None:
+    """A press made while the clock was not connected was not seen, but the first reading after its return shows
+    the lever moved and the opponent's clock running: the press happened (6.2.1). The move is completed then, before
+    the reply, with no clock times (when it was pressed is not known: no ``[%clk]`` invented)."""
     engine, clock, board, _, t = _clocked_opening(2)
     engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False))
     _, t = _play(engine, board, _OPENING[2:3], t, None)  # Nf3 while away: Black to move
@@ -292,11 +294,31 @@ def test_clock_back_with_the_lever_moved_during_the_outage_is_no_press() -> None
     outs += engine.advance(t + 6.0)
     assert raised(outs) == []
     assert engine.state.clock.running == chess.BLACK
-    assert engine.state.moves[-1].completed_at is None  # not "completed by a press" at the reconnection
+    nf3 = engine.state.moves[-1]
+    assert (nf3.completion, nf3.completed_at, nf3.clock_white, nf3.clock_black) == (Completion.PRESS, t + 5.0,
+                                                                                     None, None)
     outs, t = _play(engine, board, _OPENING[3:4], t + 7.0, clock)  # Black replies and presses
     outs += engine.advance(t + 1.0)
     assert raised(outs) == []
-    assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("Nf3", None), ("Nc6", Completion.PRESS)]
+    assert [(m.san, m.completion) for m in engine.state.moves[-2:]] == [("Nf3", Completion.PRESS),
+                                                                         ("Nc6", Completion.PRESS)]
+
+
+def test_clock_back_with_the_lever_where_it_was_invents_no_press() -> None:
+    """The clock back with the mover's own clock still running: no press happened meanwhile; none is invented. His
+    press, seen after the return, completes the move with the clock's times."""
+    engine, clock, board, _, t = _clocked_opening(2)
+    engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False))
+    _, t = _play(engine, board, _OPENING[2:3], t, None)  # Nf3 while away, not pressed: White's clock runs on
+    outs = engine.feed(clock.reading(t + 5.0))
+    outs += engine.advance(t + 6.0)
+    assert engine.state.moves[-1].completed_at is None
+    outs += engine.feed(clock.press(chess.WHITE, t + 6.5))
+    outs += engine.advance(t + 7.0)
+    assert raised(outs) == []
+    nf3 = engine.state.moves[-1]
+    assert (nf3.completion, nf3.completed_at) == (Completion.PRESS, t + 6.5)
+    assert nf3.clock_white is not None and nf3.clock_black is not None
 
 
 # --- board link down mid-game, the clock still reporting ---------------------------------------------------------

@@ -172,10 +172,11 @@ class ClockReadings:
         if running is not None and not self.clock_started:
             # the clock is set before it is started: judge the setting when it starts (6.6)
             self.check_clock_setting(outs, white, black, at)
+        before = self.lever  # the lever last seen (before the outage, if any): _pause_and_lever takes the new one
         self._pause_and_lever(outs, reading, lever, first=first, at=at)
         if first:
             # after a restart or a clock outage: was the last move (recovered, or made before it) pressed?
-            self.e.downtime.clock_back(outs, lever, at, resync=resync)
+            self.e.downtime.clock_back(outs, lever, at, resync=resync, before=before)
         self.g.running = running
         # flags (R26)
         new_w = flag_w and not self.flag[chess.WHITE]

@@ -529,17 +529,21 @@ class Downtime:
         return (self.board_log and self.g.clock_resync and self.restart_clock.white is not None
                 and any(isinstance(e, LoggedPress) for e in self.log))
 
-    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float, *, resync: bool = False) -> None:
+    def clock_back(self, outs: list[Output], lever: chess.Color | None, at: float, *, resync: bool = False,
+                   before: chess.Color | None = None) -> None:
         """The first clock reading after the restart: the opponent's side running completes the last recovered
         move (or gap) still waiting for its press: it was pressed in the downtime. A held board waiting for
         this reading (to place the logged presses) is recovered now.
 
-        *resync*: the clock was read before in this game and its link was lost since. After the daemon's restart (not
-        a clock outage while it ran: a press the engine could have seen and did not is not invented), the last move
-        of the record made before it and still waiting for its press is completed the same way when the reading
-        shows the opponent's clock: its press happened while the daemon was down (killed between the press and its
-        journal). Else it waited for the mover's next move, and the opponent's reply was made and completed before
-        it (the record's completions out of order)."""
+        *resync*: the clock was read before in this game and its link was lost since. After the daemon's restart,
+        the last move of the record made before it and still waiting for its press is completed the same way when
+        the reading shows the opponent's clock: its press happened while the daemon was down (killed between the
+        press and its journal). After an outage of the clock's link while the daemon ran (*before*: the lever last
+        seen before it), the last move still waiting for its press is completed when the lever moved meanwhile and
+        the reading shows the opponent's clock: the mover pressed while the clock could not be seen (6.2.1). Its
+        press time is not known: the move carries no clock times (no ``[%clk]`` invented). Else it would wait for
+        the mover's next move, and the opponent's reply be made and completed before it (the record's completions
+        out of order)."""
         restarted, self.restarted_clock = self.restarted_clock, False
         if self.held is not None:
             self._try_log(outs, at)
@@ -551,11 +555,16 @@ class Downtime:
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
-        if ply is None and resync and restarted and lever is not None and self.g.records and self.g.playing:
+        if ply is None and resync and lever is not None and self.g.records and self.g.playing:
             last = self.g.records[-1]
             if last.completed_at is None and self.g.uncompleted.get(last.side) == last.ply and lever != last.side:
-                self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS)
-                outs.append(StateChanged(at=at))
+                if restarted:
+                    self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS)
+                    outs.append(StateChanged(at=at))
+                elif before is not None and before != lever and not self.g.board_down:
+                    # the clock's link was down: the press is known to have happened, not when
+                    self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS, clock=ClockState())
+                    outs.append(StateChanged(at=at))
             return
         if ply is None or ply != len(self.g.records) or lever is None:
             return

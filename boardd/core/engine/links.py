@@ -115,7 +115,9 @@ class Links:
         Moves are completed by the player's next move (6.2.1.2) and no press-related code is raised for
         moves made, or left uncompleted, while it is down; the clock is published as unknown (no times, not
         running), so no move carries a frozen ``[%clk]``. The first reading after the outage takes the lever
-        as it finds it (presses during the outage were not seen).
+        as it finds it (presses during the outage were not seen); if the lever moved meanwhile and shows the
+        opponent's clock running, the last move still waiting for its press was pressed: it is completed then, with
+        no clock times (:meth:`Downtime.clock_back`).
         """
         self.g.clock_link.fire(LinkTrigger.LINK_DOWN)
         if not self.g.clock_seen:

@@ -5,7 +5,8 @@ Each incident must give exactly one alert (the illegal-move-class finding, resol
 right code/articles/penalty for the edition, a record equal to the game with the illegal move (and the moves
 after it, when reinstated further back) removed, and the game going on normally; no step of the arbiter's
 restoration may become a finding of its own (warning or illegal-move class; info notes are counted in NOTES,
-not judged).
+not judged, but a note raised during the correction must join its incident: the tablet folds it under the
+illegal move, not as an item of its own).
 
 Scope (the cases the Laws and the observations decide): the wrong piece first and pieces set down on a wrong
 square only while the clock stands paused (on a running clock who handles the pieces is ambiguous); an illegal
@@ -158,8 +159,32 @@ def _finish(rig: Rig, rng: random.Random, touched: int | None, more: int = 3) ->
     rig.settle()
 
 
-def _check(rig: Rig, finding: Irregularity, *, allow: tuple[str, ...] = ()) -> list[str]:
-    problems = []
+def _correction_span(rig: Rig, finding: Irregularity, since: float) -> tuple[float, float]:
+    """From when the arbiter (or the players) took the correction in hand to the replacement move completed (the
+    move that stands at the illegal move's ply after 7.5.1), or, when the board was put right to a law-based move
+    (7.5.2's queen), to the opponent's next move made."""
+    moves = rig.engine.state.moves
+    rep = moves[finding.ply] if len(moves) > finding.ply else None
+    if rep is not None and rep.completed_at is not None and rep.completed_at > since:
+        return since, rep.completed_at
+    return since, min((m.made_at for m in moves[finding.ply:] if m.made_at > since), default=float("inf"))
+
+
+def _unjoined_notes(rig: Rig, finding: Irregularity, since: float) -> list[str]:
+    """Notes (info) raised during the correction that are not joined to its incident (one incident, one alert: the
+    tablet folds them under the illegal move, not as items of their own). A note may join another occurrence opened
+    since and still under way (findings of no player join the incident under way, e.g. the opponent's castling
+    begun with the rook, found before the illegal move was); never none."""
+    low, high = _correction_span(rig, finding, since)
+    incident = finding.incident or finding.id
+    since_opened = {i.id for i in rig.raised() if i.incident is None and i.t_raised > finding.t_raised}
+    return [f"note {i.code} at {i.t_raised:.2f} not in incident {incident} ({i.incident})" for i in rig.raised()
+            if i.severity is Severity.INFO and i.id != finding.id and low <= i.t_raised <= high
+            and i.incident != incident and i.incident not in since_opened]
+
+
+def _check(rig: Rig, finding: Irregularity, *, allow: tuple[str, ...] = (), since: float | None = None) -> list[str]:
+    problems = _unjoined_notes(rig, finding, finding.t_raised if since is None else since)
     truth = [m.uci() for m in rig.board.move_stack]
     if rig.record() != truth:
         problems.append(f"record {rig.record()} != game {truth}")
@@ -176,7 +201,7 @@ def _check(rig: Rig, finding: Irregularity, *, allow: tuple[str, ...] = ()) -> l
     final = next(i for i in rig.engine.irregularities if i.id == finding.id)
     if final.status is not Status.RESOLVED:
         problems.append(f"finding not resolved: {final.status} {final.ruling}")
-    # info notes are not alarms: counted for the audit's report (NOTES), not judged here
+    # info notes are not alarms: counted for the audit's report (NOTES); their incident is judged above
     NOTES.update(i.code for i in rig.raised() if i.severity is Severity.INFO and i.id != finding.id)
     return problems
 
@@ -480,6 +505,7 @@ def found_later(case: Case) -> list[str]:
     rig.outs += rig.engine.advance(rig.t)
     mid = [(i.code, i.subtype) for i in rig.strong() if i.id != finding.id]
     problems = [f"before the correction: {mid}"] if mid else []
+    since = rig.t  # the correction starts: the notes before it are the players' (play went on)
     if use_tablet:
         rig.feed(Reinstate(at=rig.t, ply=ply))
         rig.t += 0.5
@@ -501,7 +527,7 @@ def found_later(case: Case) -> list[str]:
     _correct(rig, rng, before, offender, reinstate_ply=ply, hands=hands,
              clocking=dataclasses.replace(clocking, tablet="none"), penalty=penalty)
     _finish(rig, rng, ill.from_square)
-    problems += _check(rig, finding)
+    problems += _check(rig, finding, since=since)
     return problems + ([f"later plies {played} tablet {use_tablet} hands {hands} clock {clocking}"]
                        if problems else [])
 

@@ -820,6 +820,36 @@ class Correction:
             self.e.findings.update_finding(outs, dataclasses.replace(
                 irr, status=Status.RESOLVED, ruling=f"put right on the board: {san} stands"))
 
+    def incident(self, at: float) -> str | None:
+        """The incident of the correction under way (the primary of its illegal move's finding, as the contract's
+        ``incident``), which a note raised meanwhile joins, else None.
+
+        From the illegal press to the replacement move completed (7.5.1: the position reinstated, the clock adjusted
+        and restarted, the replacement made and pressed), whether or not the finding is resolved yet (the board put
+        right before the pause). Not while the opponent plays on from the illegal move unnoticed (the position not
+        being put back, nobody at the clock): his own play. An illegal move found later (its cycle closed when play
+        went on) is under correction once the clock stands paused while it is still unresolved on the board."""
+        cycle = self.cycle
+        g = self.g
+        closed = self.closed
+        if cycle is None and closed is not None and closed.reinstated_at is not None \
+                and len(g.records) == closed.ply + 1 and g.records[-1].completed_at in (None, at):
+            # the replacement move (7.5.1), made and not yet completed: the end of the correction (its captured piece
+            # parked, its promotion's order)
+            cycle = closed
+        if cycle is None:
+            # the clock paused with an illegal move found later still on the board and unresolved: the arbiter at
+            # the board putting it back move by move (its cycle opens again when its position is back, 7.5.1)
+            later = [irr for irr in self._recent_reinstatable(len(g.records)) if not g.records[irr.ply].legal] \
+                if g.paused and g.regime != Regime.OTHERWISE.value and g.illegal_ply >= len(g.records) - self.depth() \
+                else []
+            return later[-1].incident or later[-1].id if later else None
+        if cycle.reinstated_at is None and len(g.records) > cycle.ply + 1 and not (
+                g.paused or cycle.arbiter_seen or cycle.partly_back or self.withheld or self.held):
+            return None
+        irr = g.irr.get(cycle.irregularity_id)
+        return None if irr is None else irr.incident or irr.id
+
     def arbiter_reinstates(self, ply: int) -> bool:
         """Is the arbiter's reinstatement to *ply* the one of this cycle?"""
         return self.cycle is not None and self.cycle.ply == ply

@@ -20,13 +20,16 @@ clock: the pause is noted once (``CLOCK_PAUSED``, 6.11.2), and nothing else of t
 ``ARBITER_ADJUST`` when the arbiter applied the suggestion exactly is stray (it was, with a late pause reading,
 before the pause's time settled, protocols.md §2.5). The notes of the hands on the board (:data:`HAND_NOTES`: a
 fast lift-and-replace read as a sensor glitch, the wrong piece lifted first read as a possible adjustment) are
-counted and reported, with whether they are folded under the illegal move's incident, not judged here.
+counted and reported, not judged; every note until the replacement move is completed must be folded under the
+illegal move's incident (one incident, one item on the tablet), and the times the suggestion says the clock showed
+when the arbiter took it are those of the moment of the pause, however late its reading.
 ``python -m tests.core.test_correction_arbiter_audit`` prints the table.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 import chess
 import pytest
 
+from boardd.core.engine.correction import _hms
 from boardd.core.laws.codes import is_illegal_move_class
 from boardd.core.outputs import Severity, Status
 from tests.core.correction_audit_rig import Rig, random_hands, restore_steps, run_steps
@@ -137,10 +141,13 @@ def sequence(seed: int, edition: int, tc: str) -> Outcome:
     times_first = rng.random() < 0.4
     changes = {opponent: float(penalty), offender: -float(increment)}
 
+    paused_at: list[tuple[float, float]] = []
+
     def pause() -> None:
         stale = rng.random() < 0.5
         out.stale = stale
         rig.feed(rig.clock.pause(rig.t, round(rng.uniform(0.1, 2.9), 2) if stale else 0.0))
+        paused_at.append((rig.clock.white, rig.clock.black))  # the true times of the pause (the clock's, not read)
         rig.t += rng.uniform(0.5, 2.0)  # the next reading (the DgtPi's period): the true time
         rig.feed(rig.clock.reading(rig.t))
         rig.t += rng.uniform(0.2, 1.5)
@@ -180,10 +187,35 @@ def sequence(seed: int, edition: int, tc: str) -> Outcome:
         out.problems.append(f"finding not resolved: {final[finding.id].status}")
     infos = [i for i in rig.raised() if i.severity is Severity.INFO]
     out.notes = Counter(i.code for i in infos)
-    out.outside = Counter(i.code for i in infos if i.incident != finding.id)
+    out.outside = Counter(i.code for i in infos if i.incident != (finding.incident or finding.id)
+                          and i.t_raised <= _replaced_at(rig, finding.ply))
     if out.stray or out.notes["CLOCK_PAUSED"] != 1:
         out.problems.append(f"notes {dict(out.notes)}")
+    if out.outside:  # one incident, one alert: the notes of the correction fold under it (the tablet's one item)
+        out.problems.append(f"notes outside the incident {dict(out.outside)}")
+    # the times of the pause, however late its reading: within two display steps (a reading less late than that is
+    # the two readings' own seconds, and stands), and the text's rounding
+    white, black = paused_at[0]
+    told = _SHOWED.search(final[finding.id].suggestion.text or "")
+    if told is None or abs(_seconds(told[1]) - white) > 2.5 or abs(_seconds(told[2]) - black) > 2.5:
+        out.problems.append(f"suggested times not those of the pause (White {_hms(white)}, Black {_hms(black)}): "
+                            f"{final[finding.id].suggestion.text}")
     return out
+
+
+_SHOWED = re.compile(r"it showed White (\d+:\d\d:\d\d), Black (\d+:\d\d:\d\d) when the arbiter took it")
+
+
+def _seconds(hms: str) -> int:
+    h, m, s = (int(x) for x in hms.split(":"))
+    return 3600 * h + 60 * m + s
+
+
+def _replaced_at(rig: Rig, ply: int) -> float:
+    """When the replacement move was completed (the end of the correction)."""
+    moves = rig.engine.state.moves
+    done = moves[ply].completed_at if len(moves) > ply else None
+    return float("inf") if done is None else done
 
 
 def _cases(edition: int) -> list[tuple[int, str]]:

@@ -17,7 +17,7 @@ import random
 import pytest
 
 from boardd.core.engine import Engine
-from boardd.core.outputs import Output, Status
+from boardd.core.outputs import IrregularityUpdated, Output, Status
 from tests.core.test_illegal_count import _found, _play
 
 #: 4.Nf3-f5 (illegal) pressed (Black's clock runs), the clock paused ({stale}: the pause's reading late), a reading
@@ -83,3 +83,32 @@ def test_a_pause_shorter_than_the_reading_period_settles_at_the_restart() -> Non
             "2600 RESUME · 3600 L f3 · 3900 P h4 wN · 4300 C W · 5100 L g8 · 5400 P f6 bN · 5700 C B")
     engine, _ = _play("L", text, tc="5400+30")
     assert "seen on the clock" not in _ruling(engine), _ruling(engine)
+
+
+@pytest.mark.parametrize("stale", [0.0, 2.0, 2.5, 2.9])
+def test_the_times_suggested_at_the_pause_are_those_of_the_pause(stale: float) -> None:
+    """The suggestion told at the pause ("the clock should show ...; it showed ... when the arbiter took it") gives the
+    times of the moment of the pause, however late the pause's own reading shows the side that ran: Black's time is
+    reckoned from the reading before the pause (his clock ran from White's press at 0.7 s to the pause at 1.5 s).
+    Before, it gave the late reading: Black 1:29:59 and 1:31:59 for a reading 2 s late."""
+    engine, outs = _cycle(stale, 2000, "B 120,W -30")
+    told = [o.irregularity.suggestion.text for o in outs if isinstance(o, IrregularityUpdated)
+            and o.irregularity.code == "ILLEGAL_MOVE" and "the clock should show" in o.irregularity.suggestion.text]
+    assert told, "no suggestion of the times"
+    assert told[0].endswith("; the clock should show White 1:29:15, Black 1:31:57 (it showed White 1:29:45, Black "
+                            "1:29:57 when the arbiter took it; the rest at his judgement, 7.1)"), told[0]
+    assert _found(engine, "ARBITER_ADJUST") == []
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_randomised_late_pause_readings_suggest_the_pause_times(seed: int) -> None:
+    """Randomised: the pause's reading late by 2-2.9 s (two display steps or more: less is the readings' own seconds),
+    the true reading 0.5-2.9 s later; the suggestion gives the times of the pause (as with a reading on time), and the
+    suggested times applied give no note."""
+    rng = random.Random(1000 + seed)
+    stale, tick = round(rng.uniform(2.0, 2.9), 2), rng.randint(500, 2900)
+    on_time, _ = _cycle(0.0, tick, "B 120,W -30")
+    late, _ = _cycle(stale, tick, "B 120,W -30")
+    (a,), (b,) = _found(on_time, "ILLEGAL_MOVE"), _found(late, "ILLEGAL_MOVE")
+    assert b.suggestion.text == a.suggestion.text
+    assert _found(late, "ARBITER_ADJUST") == []

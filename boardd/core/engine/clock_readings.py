@@ -100,6 +100,16 @@ class ClockReadings:
         self.g.opp_started = False
         self.g.oot_raised = False
 
+    def _last_running(self, prev: ClockReading | None) -> tuple[float, float] | None:
+        """The time of the side that ran in the reading before a pause, and when it was read (the pause's own reading
+        may show that side late, protocols.md §2.5: :meth:`Correction.on_pause` reckons the time of the pause from
+        this one), or None."""
+        ran = self.g.running
+        if prev is None or prev.running is None or ran is None:
+            return None
+        value = prev.left if (ran == chess.WHITE) == self.white_left else prev.right
+        return None if value is None else (value, prev.at)
+
     def held_due(self) -> float | None:
         held = self.g.held_reading
         return None if held is None else held.at + _CLOCK_HOLD_S
@@ -137,10 +147,11 @@ class ClockReadings:
             g.clock = update.clock
             outs.append(update)
             return
-        self._on_reading_changed(outs, reading, at)
+        self._on_reading_changed(outs, reading, at, prev)
 
-    def _on_reading_changed(self, outs: list[Output], reading: ClockReading, at: float) -> None:
-        """A reading whose lever, run state or flags may have changed."""
+    def _on_reading_changed(self, outs: list[Output], reading: ClockReading, at: float,
+                            prev: ClockReading | None = None) -> None:
+        """A reading whose lever, run state or flags may have changed (*prev*: the reading before it)."""
         if not self.clock_started and reading.running is not None and len(self.g.records) < 2:
             self.check_clock_side(outs, reading, at)
         if self.white_left:
@@ -173,7 +184,7 @@ class ClockReadings:
             # the clock is set before it is started: judge the setting when it starts (6.6)
             self.check_clock_setting(outs, white, black, at)
         before = self.lever  # the lever last seen (before the outage, if any): _pause_and_lever takes the new one
-        self._pause_and_lever(outs, reading, lever, first=first, at=at)
+        self._pause_and_lever(outs, reading, lever, first=first, at=at, prev=prev)
         if first:
             # after a restart or a clock outage: was the last move (recovered, or made before it) pressed?
             self.e.downtime.clock_back(outs, lever, at, resync=resync, before=before)
@@ -187,7 +198,7 @@ class ClockReadings:
             self.on_flag(outs, new_w, new_b, flag_w and flag_b, at)
 
     def _pause_and_lever(self, outs: list[Output], reading: ClockReading, lever: chess.Color | None, *,
-                         first: bool, at: float) -> None:
+                         first: bool, at: float, prev: ClockReading | None = None) -> None:
         """Pause and resume (R14), and a lever transition: a press (§3.5)."""
         was_paused = self.g.paused
         if reading.running is not None:
@@ -197,7 +208,8 @@ class ClockReadings:
         if self.g.paused and was_paused:
             self.e.correction.paused_reading(self.g.clock.white, self.g.clock.black, at)  # (a late pause time)
         if self.g.paused and not was_paused:
-            self.e.correction.on_pause(self.g.clock.white, self.g.clock.black, ran=self.g.running, at=at)
+            self.e.correction.on_pause(self.g.clock.white, self.g.clock.black, ran=self.g.running, at=at,
+                                       last=self._last_running(prev))
             self.on_pause(outs, at)
             self.e.correction.tell_times(outs, at)  # the arbiter at the board: what times to set
         if was_paused and not self.g.paused:

@@ -112,6 +112,8 @@ class _Cycle:
     #: (:meth:`Correction.paused_reading`)
     paused_at: float | None = None
     paused_ran: chess.Color | None = None
+    #: the time of the side that ran as the pause's own reading showed it (possibly late, :meth:`Correction.on_pause`)
+    paused_raw: float | None = None
     #: the times (white, black) when the arbiter first took the clock in the cycle (paused it, or set it from the
     #: tablet): what the suggested times are counted from (:meth:`Correction.suggested_times`)
     base: tuple[float, float] | None = None
@@ -677,6 +679,14 @@ class Correction:
             return None
         return cycle.irregularity_id, cycle.offender
 
+    def replacement_incident(self, ply: int) -> str | None:
+        """The incident of the correction whose replacement move (7.5.1) is the record's entry *ply* (0-based), else
+        None: a note on that move (completed only by the player's next move, the arbiter having restarted the other
+        side's clock) is the end of that correction, not an item of its own."""
+        replaced = self.replaced(ply)
+        irr = self.g.irr.get(replaced[0]) if replaced is not None else None
+        return None if irr is None else irr.incident or irr.id
+
     def counted_presses(self, side: chess.Color) -> list[str]:
         """The presses of *side*'s clock counted by its move counter and not by the Laws (7.1): the illegal moves
         reinstated, the arbiter's restarts on a running clock."""
@@ -820,6 +830,36 @@ class Correction:
             self.e.findings.update_finding(outs, dataclasses.replace(
                 irr, status=Status.RESOLVED, ruling=f"put right on the board: {san} stands"))
 
+    def incident(self, at: float) -> str | None:
+        """The incident of the correction under way (the primary of its illegal move's finding, as the contract's
+        ``incident``), which a note raised meanwhile joins, else None.
+
+        From the illegal press to the replacement move completed (7.5.1: the position reinstated, the clock adjusted
+        and restarted, the replacement made and pressed), whether or not the finding is resolved yet (the board put
+        right before the pause). Not while the opponent plays on from the illegal move unnoticed (the position not
+        being put back, nobody at the clock): his own play. An illegal move found later (its cycle closed when play
+        went on) is under correction once the clock stands paused while it is still unresolved on the board."""
+        cycle = self.cycle
+        g = self.g
+        closed = self.closed
+        if cycle is None and closed is not None and closed.reinstated_at is not None \
+                and len(g.records) == closed.ply + 1 and g.records[-1].completed_at in (None, at):
+            # the replacement move (7.5.1), made and not yet completed: the end of the correction (its captured piece
+            # parked, its promotion's order)
+            cycle = closed
+        if cycle is None:
+            # the clock paused with an illegal move found later still on the board and unresolved: the arbiter at
+            # the board putting it back move by move (its cycle opens again when its position is back, 7.5.1)
+            later = [irr for irr in self._recent_reinstatable(len(g.records)) if not g.records[irr.ply].legal] \
+                if g.paused and g.regime != Regime.OTHERWISE.value and g.illegal_ply >= len(g.records) - self.depth() \
+                else []
+            return later[-1].incident or later[-1].id if later else None
+        if cycle.reinstated_at is None and len(g.records) > cycle.ply + 1 and not (
+                g.paused or cycle.arbiter_seen or cycle.partly_back or self.withheld or self.held):
+            return None
+        irr = g.irr.get(cycle.irregularity_id)
+        return None if irr is None else irr.incident or irr.id
+
     def arbiter_reinstates(self, ply: int) -> bool:
         """Is the arbiter's reinstatement to *ply* the one of this cycle?"""
         return self.cycle is not None and self.cycle.ply == ply
@@ -827,10 +867,24 @@ class Correction:
     # ------------------------------------------------------------------ the clock
 
     def on_pause(self, white: float | None, black: float | None, *, ran: chess.Color | None = None,
-                 at: float | None = None) -> None:
-        """The clock paused during the cycle (*ran*: the side whose clock ran until then, if known)."""
+                 at: float | None = None, last: tuple[float, float] | None = None) -> None:
+        """The clock paused during the cycle (*ran*: the side whose clock ran until then, if known; *last*: that
+        side's time in the reading before the pause, and when it was read).
+
+        The pause's own reading may show the side that ran as it was up to :data:`_PAUSE_SETTLE_S` before (the DgtPi,
+        protocols.md §2.5): its time at the pause is reckoned from *last* and the time since (time is data), when the
+        reading is two display steps (:data:`_TIME_TOLERANCE_S`) or more above it, a time the running clock had
+        passed, and at most that much; the true reading that follows settles it (:meth:`paused_reading`). Less is the
+        two readings' own seconds and their arrival (what the paused clock shows the arbiter): the reading stands."""
         cycle = self.cycle
         if cycle is not None:
+            cycle.paused_raw = None
+            if ran is not None and at is not None and last is not None and white is not None and black is not None:
+                shown = white if ran == chess.WHITE else black
+                reckoned = last[0] - (at - last[1])
+                cycle.paused_raw = shown
+                if _TIME_TOLERANCE_S <= shown - reckoned <= _PAUSE_SETTLE_S:
+                    white, black = (reckoned, black) if ran == chess.WHITE else (white, reckoned)
             cycle.paused_times = (white, black)
             cycle.paused_at, cycle.paused_ran = at, ran
             cycle.arbiter_seen = True
@@ -852,7 +906,9 @@ class Correction:
             return
         ran_was, ran_now, other_was, other_now = (was_w, white, was_b, black) if cycle.paused_ran == chess.WHITE \
             else (was_b, black, was_w, white)
-        if not 0.0 < ran_was - ran_now <= _PAUSE_SETTLE_S or abs(other_now - other_was) >= _RESOLUTION_S:
+        # (only lower: a reading above the time reckoned at the pause is the arbiter's hand, a second added at a time)
+        shown = ran_was if cycle.paused_raw is None else max(ran_was, cycle.paused_raw)
+        if ran_now >= ran_was or shown - ran_now > _PAUSE_SETTLE_S or abs(other_now - other_was) >= _RESOLUTION_S:
             return
         if cycle.base == (was_w, was_b):
             cycle.base = (white, black)

@@ -188,6 +188,10 @@ class Findings:
             constraints = tuple(cite_all(c, self.g.edition) for c in constraints)
         if incident is None:
             incident = self.incident_for(code, side)
+        if incident is None and info:
+            # a note during an arbiter's correction (a piece adjusted or parked on the way, the clock paused after
+            # the board was put right) is a step of that incident, not an item of its own (one incident, one alert)
+            incident = self.e.correction.incident(at)
         ident = self.new_id()
         severity = facts.severity
         if severity is Severity.ILLEGAL_MOVE and self._handed_back(code, side, incident):

@@ -654,7 +654,8 @@ class MadeMoves:
             self.complete(outs, prev_ply, at, Completion.NEXT_MOVE)
             if self.e.presses.press_expected(prev_ply) and not recovered:
                 self.e.findings.raise_finding(outs, "MOVE_COMPLETED_WITHOUT_PRESS", side, at, [],
-                            text=f"{self.g.records[prev_ply - 1].san} completed by the player's next move (6.2.1.2)")
+                            text=f"{self.g.records[prev_ply - 1].san} completed by the player's next move (6.2.1.2)",
+                            incident=self.e.correction.replacement_incident(prev_ply - 1))
 
     def _record(self, outs: list[Output], move: chess.Move, san: str, side: chess.Color, *, at: float,
                 clock: ClockState | None) -> MoveRecord:

@@ -509,12 +509,11 @@ def escaped_pgn(state: GameState, escape: Callable[[str], str] | None,
         movetext = _movetext_for(state, start)
         count, tail = movetext.render(state)
         check = movetext.check_mark(state)
-        body = [movetext.text(count)] if count else []
-        escaped = ([movetext.escaped_text(count, escape)] if count else []) if escape is not None else None
+        lines = movetext.lines[:count]
+        escaped = movetext.escaped(count, escape) if escape is not None else None
     # the text's lines joined, then rstrip() + "\n": in one join when the last line ends in no blank (always: the
-    # movetext's lines are stripped and the result closes it), else the text stripped after the join; the
-    # movetext's lines come joined already (kept from one snapshot to the next: issue 12)
-    text = "\n".join([*headers, "", *body, *tail, ""])
+    # movetext's lines are stripped and the result closes it), else the text stripped after the join
+    text = "\n".join([*headers, "", *lines, *tail, ""])
     stripped = len(text) > 1 and text[-2].isspace()
     if stripped:
         text = text.rstrip() + "\n"
@@ -627,10 +626,6 @@ class _Movetext:
         #: :attr:`lines` escaped (:meth:`escaped`), and the function that escaped them
         self.escaped_lines: list[str] = []
         self.escape: Callable[[str], str] | None = None
-        #: The first *n* :attr:`lines` joined by ``"\n"``, and the first *n* :attr:`escaped_lines` joined by the
-        #: escaped ``"\n"``: (n, text). A snapshot joins these and a few other lines, not every line of the game.
-        self.joined: tuple[int, str] = (0, "")
-        self.escaped_joined: tuple[int, str] = (0, "")
 
     def common(self, moves: tuple[MoveRecord, ...]) -> int:
         """The number of leading records *moves* shares with :attr:`records`."""
@@ -656,10 +651,6 @@ class _Movetext:
         del self.before[length:]
         del self.lines[lines:]
         del self.escaped_lines[lines:]
-        if self.joined[0] > lines:
-            self.joined = (0, "")
-        if self.escaped_joined[0] > lines:
-            self.escaped_joined = (0, "")
         while self.null_at and self.null_at[-1] >= length:
             self.null_at.pop()
 
@@ -784,33 +775,11 @@ class _Movetext:
     def escaped(self, count: int, escape: Callable[[str], str]) -> list[str]:
         """*escape* of each of the first *count* :attr:`lines`, each line escaped once (kept per movetext)."""
         if self.escape is not escape:
-            self.escape, self.escaped_lines, self.escaped_joined = escape, [], (0, "")
+            self.escape, self.escaped_lines = escape, []
         done = self.escaped_lines
         del done[len(self.lines):]
-        if self.escaped_joined[0] > len(done):
-            self.escaped_joined = (0, "")
         done.extend(map(escape, self.lines[len(done):count]))
         return done[:count]
-
-    def text(self, count: int) -> str:
-        """``"\n".join(lines[:count])``, extended from the last one asked for (the lines are only appended to,
-        but by :meth:`truncate`)."""
-        done, text = self.joined
-        if done != count:
-            text = "\n".join([text, *self.lines[done:count]] if 0 < done < count else self.lines[:count])
-            self.joined = (count, text)
-        return text
-
-    def escaped_text(self, count: int, escape: Callable[[str], str]) -> str:
-        """``escape("\n").join(self.escaped(count, escape))``, extended like :meth:`text`."""
-        if self.escape is not escape or len(self.escaped_lines) < count:
-            self.escaped(count, escape)
-        done, text = self.escaped_joined
-        if done != count:
-            lines = self.escaped_lines
-            text = escape("\n").join([text, *lines[done:count]] if 0 < done < count else lines[:count])
-            self.escaped_joined = (count, text)
-        return text
 
 
 #: Movetexts of recent games, most recent last: a state differs from the last one of its game by a move or

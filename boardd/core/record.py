@@ -249,6 +249,35 @@ def _start_board(state: GameState) -> chess.Board | None:
         return None
 
 
+#: What python-chess's SAN (and legality) of a move depends on in the position before it: the pieces, the side to
+#: move, the castling rights, the e.p. square, the Chess960 flag and the board's class (not the move counters).
+PositionKey = tuple[object, ...]
+
+
+def position_key(board: chess.Board) -> PositionKey:
+    """The position *board* is in, as far as a move's legality and SAN go (see :data:`PositionKey`)."""
+    occupied_co = board.occupied_co
+    return (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+            occupied_co[chess.WHITE], occupied_co[chess.BLACK], board.promoted, board.turn, board.castling_rights,
+            board.ep_square, board.chess960, type(board))
+
+
+#: Moves the engine made, by (the position before, the move's UCI): the move as python-chess pushes it and its SAN
+#: with the check suffix, the very values :func:`_parse_move` and ``board.san_and_push`` give there. The movetext
+#: takes a move's SAN from here instead of working it out again (issue 12: once when the move is made). Cleared
+#: whole when full (a miss only costs the python-chess path); read and written whole entries (threads may share it).
+_MADE: dict[tuple[PositionKey, str], tuple[chess.Move, str]] = {}
+_MADE_KEEP = 4096
+
+
+def note_made_move(before: PositionKey, uci: str, move: chess.Move, san: str) -> None:
+    """Keep the SAN of a legal *move* (UCI *uci*) made in the position *before*: python-chess's ``board.san(move)``
+    there, check suffix included (the caller vouches for both)."""
+    if len(_MADE) >= _MADE_KEEP:
+        _MADE.clear()
+    _MADE[(before, uci)] = (move, san)
+
+
 def _parse_move(board: chess.Board, record: MoveRecord) -> chess.Move | None:
     """The legal move of *record* on *board*, by UCI, then by SAN; None when neither works."""
     try:
@@ -652,8 +681,13 @@ class _Movetext:
             else:
                 if redo:
                     redo.clear()
-                move = _parse_move(board, record) if record.legal else None
-                san = board.san_and_push(move) if move is not None else ""
+                made = _MADE.get((position_key(board), record.uci)) if record.legal else None
+                if made is not None:
+                    move, san = made   # made in this very position: parse_uci's move, python-chess's SAN
+                    board.push(move)
+                else:
+                    move = _parse_move(board, record) if record.legal else None
+                    san = board.san_and_push(move) if move is not None else ""
             if move is None:
                 if record.legal and record != self.stop_record:
                     _LOGGER.warning("game %s: move %s (ply %d) does not replay; the rest of the record "

@@ -39,7 +39,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex
-from boardd.core.record import shared_prefix
+from boardd.core.record import PositionKey, note_made_move, position_key, shared_prefix
 from boardd.core.settings import Regime
 
 #: The codes of the automatic draws of 9.6 (:func:`boardd.core.laws.positions.automatic_draw`).
@@ -520,10 +520,11 @@ class MadeMoves:
         replaced = replaced or changed  # (a different move after the released one was taken back, R07)
         self.e.correction.on_move_made(outs, side, at)
         san = board._algebraic_without_suffix(move)  # the check or mate suffix once the move is on the board
+        san_at = position_key(board)
         pre_lifts = list(self.g.seg_lifts)
         pre_board = board.copy(stack=False)
         self.complete_previous(outs, side, at, recovered=recovered)
-        rec = self._record(outs, move, san, side, at=at, clock=clock)
+        rec = self._record(outs, move, san, side, at=at, clock=clock, san_at=san_at)
         touch_done = self._illegal_corrected(outs, move, pre_board, side, at, replaced=replaced)
         touch_done = self._replacement_and_promotion(outs, move, pre_board, side, at, replaced=replaced,
                                                      recovered=recovered) or touch_done
@@ -658,9 +659,18 @@ class MadeMoves:
                             incident=self.e.correction.replacement_incident(prev_ply - 1))
 
     def _record(self, outs: list[Output], move: chess.Move, san: str, side: chess.Color, *, at: float,
-                clock: ClockState | None) -> MoveRecord:
-        """The move on the official board and in the record (``MoveMade``); the clock model switches."""
+                clock: ClockState | None, san_at: PositionKey) -> MoveRecord:
+        """The move on the official board and in the record (``MoveMade``); the clock model switches.
+
+        *san* is python-chess's SAN of *move* without its check suffix, worked out in the position *san_at*.
+        """
         board = self.g.board
+        before = position_key(board)
+        index = self.g.index
+        # the SAN of this position, and the move legal as python-chess says (the position's index answers as
+        # board.is_legal, its part kept): the record's PGN then takes this SAN (record.note_made_move) instead of
+        # working the move out again
+        legal = san_at == before and position_key(index.board) == before and index.is_legal(move)
         push_noting_facts(board, move)
         # python-chess's SAN pushes the move to test for check and mate, then pops it: asked here of the move
         # pushed once, and the legal-move probe kept for the game-end test (check_game_end)
@@ -677,6 +687,8 @@ class MadeMoves:
         rec = MoveRecord(ply=len(self.g.records) + 1, uci=move.uci(), san=san, side=side, fen_after=_fen(board),
                          made_at=at, clock_white=shown.white, clock_black=shown.black, emt=emt)
         self.g.records.append(rec)
+        if legal:
+            note_made_move(before, rec.uci, move, san)
         if self.released is not None and self.released.first.ply != rec.ply:
             self.released = None  # (the record went on past that ply)
         if self.changed is not None and self.changed.ply != rec.ply:

@@ -311,6 +311,17 @@ class Outcome:
     clk_left_out: int = 0
 
 
+def _timers(engine: Engine, before: float, *, inclusive: bool = False) -> list[Output]:
+    """The engine's timers due before *before* (at it too when *inclusive*), each at its deadline."""
+    outs: list[Output] = []
+    for _ in range(10000):
+        deadline = engine.next_deadline()
+        if deadline is None or deadline > before or (deadline == before and not inclusive):
+            break
+        outs += engine.advance(deadline)
+    return outs
+
+
 def replay(case: Case) -> Outcome:
     """The recording written, read back and fed to an engine; the outcome measured."""
     buffer = io.StringIO()
@@ -324,9 +335,13 @@ def replay(case: Case) -> Outcome:
     outs: list[Output] = []
     last = 0.0
     for event in events:
+        # the engine's timers fire at their deadlines before the event, as the daemon's timer task and ``boardd
+        # replay`` fire them (fired only at the end, a held board was recovered at the time of the next event: an
+        # illegal move it showed looked "put down" as the opponent's reply began, and was not raised)
+        outs += _timers(engine, event.at)
         outs += engine.feed(event)
         last = event.at
-    outs += engine.advance(last + 60.0)  # the engine's timers (a gap's event waits 30 s at most)
+    outs += _timers(engine, last + 60.0, inclusive=True)  # (a gap's event waits 30 s at most)
     state = engine.state
     truth = [m.uci() for m in (*case.seen, *case.missed, *case.after)]
     got = [m.uci for m in state.moves]

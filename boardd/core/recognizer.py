@@ -307,9 +307,40 @@ class PositionIndex:
         they depend on the position only, so they are kept here.
         """
         king, blockers = self._king_and_blockers()
+        board = self.board
         if king < 0:
-            return self.board.is_legal(move)
-        return self.board.is_pseudo_legal(move) and self.board._is_safe(king, blockers, move)
+            return board.is_legal(move)
+        pseudo = self._plain_pseudo_legal(move)
+        if pseudo is None:
+            pseudo = board.is_pseudo_legal(move)
+        return pseudo and board._is_safe(king, blockers, move)
+
+    def _plain_pseudo_legal(self, move: chess.Move) -> bool | None:
+        """``board.is_pseudo_legal(move)`` for a move of a piece of the side to move other than its king, without a
+        promotion, that is no castling, no en passant and no pawn step onto the last rank; ``None`` for the others
+        (python-chess answers them). Its steps for these moves, without generating the pawn's moves: a piece's
+        target is one its attacks reach, a pawn's one step or two from its rank onto empty squares, or a capture."""
+        board = self.board
+        origin, target = move.from_square, move.to_square
+        fbit, tbit = 1 << origin, 1 << target
+        turn = board.turn
+        own = board.occupied_co[turn]
+        if move.promotion or move.drop or not own & fbit or board.kings & fbit:
+            return None
+        if own & tbit:
+            return False  # (the target is no vacant or opponent square)
+        if not board.pawns & fbit:
+            return bool(board.attacks_mask(origin) & tbit)
+        if tbit & chess.BB_BACKRANKS or target == board.ep_square:
+            return None
+        if chess.BB_PAWN_ATTACKS[turn][origin] & tbit:
+            return bool(board.occupied_co[not turn] & tbit)
+        step = 8 if turn == chess.WHITE else -8
+        if target == origin + step:
+            return not board.occupied & tbit
+        if target == origin + 2 * step and fbit & (chess.BB_RANK_2 if turn == chess.WHITE else chess.BB_RANK_7):
+            return not board.occupied & (tbit | 1 << (origin + step))
+        return False
 
     def _legal_moves_masked(self, from_mask: int, to_mask: int) -> list[chess.Move]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in python-chess's order.

@@ -33,7 +33,7 @@ import collections
 import itertools
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from bench.bench_core import load_games
@@ -43,9 +43,11 @@ from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
 from drivers.sim import simulate_game
 
 
-def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bool] | None = None) -> int:
+def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bool] | None = None,
+               through: Callable[[Callable[[Event], object], Event], object] | None = None) -> int:
     """One game through a fresh engine; True in *inside* while a square change is fed. Returns the changes fed
-    through ``starmap`` (with *counted*: only the square changes whose entry is True, the others fed directly)."""
+    through ``starmap`` (with *counted*: only the square changes whose entry is True, the others fed directly;
+    with *through*: the counted ones fed by ``through(feed, event)`` instead)."""
     engine = Engine()
     feed = engine.feed
     squares = 0
@@ -57,6 +59,10 @@ def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bo
             index += 1
             if counted is not None and not counted[index]:
                 feed(event)
+                continue
+            if through is not None:
+                through(feed, event)
+                squares += 1
                 continue
             inside[0] = True
             for _ in itertools.starmap(feed, ((event,),)):
@@ -165,26 +171,16 @@ def _ops(games: list[list[Event]], wanted: tuple[DiffClass, ...] | None, top: in
             stack.pop()
         return tracer
 
-    fed = 0
-    for events in games:
-        kinds = _classes(events) if wanted is not None else None
-        engine = Engine()
-        index = -1
-        for event in events:
-            while (deadline := engine.next_deadline()) is not None and deadline < event.at:
-                engine.advance(deadline)
-            if type(event) is SquareChanged:
-                index += 1
-                if kinds is None or wanted is None or kinds[index] in wanted:
-                    stack.clear()
-                    sys.settrace(tracer)  # type: ignore[arg-type]
-                    try:
-                        engine.feed(event)
-                    finally:
-                        sys.settrace(None)
-                    fed += 1
-                    continue
-            engine.feed(event)
+    def traced(feed: Callable[[Event], object], event: Event) -> None:
+        stack.clear()
+        sys.settrace(tracer)  # type: ignore[arg-type]
+        try:
+            feed(event)
+        finally:
+            sys.settrace(None)
+
+    fed = sum(_feed_game(events, [False], None if wanted is None else [kind in wanted for kind in _classes(events)],
+                         through=traced) for events in games)
     n = max(fed, 1)
     print(f"{fed} square changes, {sum(own.values()) / n:.1f} bytecodes a change")
     print("inclusive      own   calls  (per change)  function")

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
 
@@ -296,21 +296,12 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
     goal = _target_board(target)
     nodes = 0
     if any(isinstance(e, LoggedChange) for e in log):
-        for i, squares in reversed(log_placements(board, log)):
-            cut = _target_board(squares)
-            if chess.popcount(cut.occupied ^ goal.occupied) != 2:
-                continue
-            found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
-                                             step=step)
-            nodes += found.nodes
-            if found.kind is not RecoveryKind.UNIQUE or not found.moves:
-                continue
-            after = board.copy(stack=False)
-            for move in found.moves:
-                after.push(move)
-            probe = _Search(after, goal, _placement_key(goal), 1, 1, illegal_last=True)
-            if probe._one_illegal(after):
-                return dataclasses.replace(found, nodes=nodes, detail=ILLEGAL_LAST)
+        found, nodes = yield from _log_walk(
+            board, log, lambda cut: chess.popcount(cut.occupied ^ goal.occupied) == 2,
+            lambda after: _Search(after, goal, _placement_key(goal), 1, 1, illegal_last=True)._one_illegal(after),
+            node_budget=node_budget, step=step)
+        if found is not None:
+            return dataclasses.replace(found, nodes=nodes, detail=ILLEGAL_LAST)
     search = _Search(board, goal, _placement_key(goal), node_budget, max_candidates, step=step, illegal_last=True)
     for depth in range(max_plies):
         found_seqs = yield from search.run(depth)
@@ -380,23 +371,37 @@ def recover_twice_steps(board: chess.Board, target: Sequence[Content], *, log: S
         if again_move(before, goal) is None:
             return Recovery(kind=RecoveryKind.UNIQUE, detail=TWICE_LAST)
     if any(isinstance(e, LoggedChange) for e in log):
-        for i, squares in reversed(log_placements(board, log)):
-            cut = _target_board(squares)
-            if not 2 <= chess.popcount(cut.occupied ^ goal.occupied) + len(
-                    [sq for sq in chess.scan_forward(cut.occupied & goal.occupied)
-                     if cut.piece_at(sq) != goal.piece_at(sq)]) <= 4:
-                continue
-            found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
-                                             step=step)
-            nodes += found.nodes
-            if found.kind is not RecoveryKind.UNIQUE or not found.moves:
-                continue
-            after = board.copy()
-            for move in found.moves:
-                after.push(move)
-            if again_move(after, goal) is not None:
-                return dataclasses.replace(found, nodes=nodes, detail=TWICE_LAST)
+        found, nodes = yield from _log_walk(
+            board, log, lambda cut: 2 <= chess.popcount(cut.occupied ^ goal.occupied) + len(
+                [sq for sq in chess.scan_forward(cut.occupied & goal.occupied)
+                 if cut.piece_at(sq) != goal.piece_at(sq)]) <= 4,
+            lambda after: again_move(after, goal) is not None, node_budget=node_budget, step=step)
+        if found is not None:
+            return dataclasses.replace(found, nodes=nodes, detail=TWICE_LAST)
     return Recovery(kind=RecoveryKind.GAP, nodes=nodes)
+
+
+def _log_walk(board: chess.Board, log: Sequence[LogEntry], near: Callable[[chess.BaseBoard], bool],
+              then: Callable[[chess.Board], bool], *, node_budget: int, step: int
+              ) -> Steps[tuple[Recovery | None, int]]:
+    """The board's log's placements, latest first: the latest one *near* the board that its own walk reaches by
+    legal plies (:func:`recover_steps` with the log up to it) after which *then* holds (the position after them);
+    with the positions visited."""
+    nodes = 0
+    for i, squares in reversed(log_placements(board, log)):
+        if not near(_target_board(squares)):
+            continue
+        found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
+                                         step=step)
+        nodes += found.nodes
+        if found.kind is not RecoveryKind.UNIQUE or not found.moves:
+            continue
+        after = board.copy(stack=False)
+        for move in found.moves:
+            after.push(move)
+        if then(after):
+            return found, nodes
+    return None, nodes
 
 
 def comes_back(board: chess.Board, moves: Sequence[chess.Move]) -> bool:

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
 
@@ -67,9 +67,9 @@ import chess
 
 from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, LoggedPress
 
-__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "ILLEGAL_LAST", "STEP_NODES", "Recovery",
-           "RecoveryKind", "Steps", "comes_back", "finish", "place_presses", "recover", "recover_illegal_steps",
-           "recover_steps", "sans_of"]
+__all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "ILLEGAL_LAST", "STEP_NODES", "TWICE_LAST",
+           "Recovery", "RecoveryKind", "Steps", "again_move", "comes_back", "finish", "place_presses", "recover",
+           "recover_illegal_steps", "recover_steps", "recover_twice_steps", "sans_of"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
@@ -83,6 +83,8 @@ COMES_BACK = "a piece moves away and back"
 BUDGET_EXHAUSTED = "search budget exhausted"
 #: :func:`recover_illegal_steps`: the legal plies found, an illegal move of the side to move after them on the board
 ILLEGAL_LAST = "then an illegal move"
+#: :func:`recover_twice_steps`: the legal plies found, then one move of their last mover on the board (out of turn)
+TWICE_LAST = "then a move out of turn"
 
 
 class RecoveryKind(enum.Enum):
@@ -138,7 +140,8 @@ class Recovery:
             how = {"eeprom": "from the board's own log (EEPROM)",
                    "changes": "from the changes seen after the restart"}.get(
                 self.method, "by search constrained by the changed squares")
-            then = "; then an illegal move, on the board" if self.detail == ILLEGAL_LAST else ""
+            then = {ILLEGAL_LAST: "; then an illegal move, on the board",
+                    TWICE_LAST: "; then a move out of turn of their last mover, on the board"}.get(self.detail, "")
             return f"{len(self.moves)} move(s) recovered {how}: {' '.join(self.sans)}{then}"
         if self.kind is RecoveryKind.AMBIGUOUS and self.detail == COMES_BACK and len(self.candidates) == 1:
             return (f"1 sequence of {len(self.candidates[0])} plies fits, but {COMES_BACK}: the board cannot show "
@@ -293,21 +296,12 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
     goal = _target_board(target)
     nodes = 0
     if any(isinstance(e, LoggedChange) for e in log):
-        for i, squares in reversed(log_placements(board, log)):
-            cut = _target_board(squares)
-            if chess.popcount(cut.occupied ^ goal.occupied) != 2:
-                continue
-            found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
-                                             step=step)
-            nodes += found.nodes
-            if found.kind is not RecoveryKind.UNIQUE or not found.moves:
-                continue
-            after = board.copy(stack=False)
-            for move in found.moves:
-                after.push(move)
-            probe = _Search(after, goal, _placement_key(goal), 1, 1, illegal_last=True)
-            if probe._one_illegal(after):
-                return dataclasses.replace(found, nodes=nodes, detail=ILLEGAL_LAST)
+        found, nodes = yield from _log_walk(
+            board, log, lambda cut: chess.popcount(cut.occupied ^ goal.occupied) == 2,
+            lambda after: _Search(after, goal, _placement_key(goal), 1, 1, illegal_last=True)._one_illegal(after),
+            node_budget=node_budget, step=step)
+        if found is not None:
+            return dataclasses.replace(found, nodes=nodes, detail=ILLEGAL_LAST)
     search = _Search(board, goal, _placement_key(goal), node_budget, max_candidates, step=step, illegal_last=True)
     for depth in range(max_plies):
         found_seqs = yield from search.run(depth)
@@ -333,6 +327,81 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
                         sans=sans_of(board, found_seqs[0]), detail=ILLEGAL_LAST)
     return Recovery(kind=RecoveryKind.GAP, nodes=nodes + search.nodes,
                     detail=BUDGET_EXHAUSTED if search.exhausted else "")
+
+
+def again_move(board: chess.Board, goal: chess.BaseBoard) -> chess.Move | None:
+    """The one move of the player who has just moved (*board*'s side not to move) that leads from *board*'s placement
+    to *goal*'s (R13: his move on the opponent's turn), if there is one."""
+    again = board.copy(stack=False)
+    again.turn = not board.turn
+    again.ep_square = None
+    goal_key = _placement_key(goal)
+    fits = []
+    for move in again.legal_moves:
+        again.push(move)
+        if _placement_key(again) == goal_key:
+            fits.append(move)
+        again.pop()
+    return fits[0] if len(fits) == 1 else None
+
+
+def recover_twice_steps(board: chess.Board, target: Sequence[Content], *, log: Sequence[LogEntry] = (),
+                        node_budget: int = DEFAULT_NODE_BUDGET, step: int = STEP_NODES) -> Steps[Recovery]:
+    """The legal plies after which the board shows one more move of their last mover (R13, no clock: the player who
+    had just moved moved again on the opponent's turn, 1.3 and 6.2.5), for a board no legal sequence explains.
+
+    ``unique`` (the legal plies; the move out of turn is left to the board, as live play leaves it, ``detail``
+    :data:`TWICE_LAST`) when one way is known:
+
+    * none played before it: the board is one move of the record's last mover from the official position (his
+      released move not changed: the board is no move of his from the position before it, R07);
+    * **the board's log** (*log*, it shows the order of the changes): its placements, latest first; the latest one
+      the log's own walk leads to by legal plies (:func:`recover_steps` with the log) and from which the board is
+      one move of their last mover (method ``eeprom``).
+
+    Otherwise ``gap``. Without the log, plies before it are not searched: the two moves of the same player may
+    have been made in either order (Nf3 then Bc4 out of turn, or Bc4 then Nf3), so the order is rarely one.
+    """
+    goal = _target_board(target)
+    nodes = 0
+    if board.move_stack and again_move(board, goal) is not None:
+        before = board.copy(stack=1)
+        before.pop()
+        before.turn = not before.turn  # (the released move's own player to move again: a changed move)
+        if again_move(before, goal) is None:
+            return Recovery(kind=RecoveryKind.UNIQUE, detail=TWICE_LAST)
+    if any(isinstance(e, LoggedChange) for e in log):
+        found, nodes = yield from _log_walk(
+            board, log, lambda cut: 2 <= chess.popcount(cut.occupied ^ goal.occupied) + len(
+                [sq for sq in chess.scan_forward(cut.occupied & goal.occupied)
+                 if cut.piece_at(sq) != goal.piece_at(sq)]) <= 4,
+            lambda after: again_move(after, goal) is not None, node_budget=node_budget, step=step)
+        if found is not None:
+            return dataclasses.replace(found, nodes=nodes, detail=TWICE_LAST)
+    return Recovery(kind=RecoveryKind.GAP, nodes=nodes)
+
+
+def _log_walk(board: chess.Board, log: Sequence[LogEntry], near: Callable[[chess.BaseBoard], bool],
+              then: Callable[[chess.Board], bool], *, node_budget: int, step: int
+              ) -> Steps[tuple[Recovery | None, int]]:
+    """The board's log's placements, latest first: the latest one *near* the board that its own walk reaches by
+    legal plies (:func:`recover_steps` with the log up to it) after which *then* holds (the position after them);
+    with the positions visited."""
+    nodes = 0
+    for i, squares in reversed(log_placements(board, log)):
+        if not near(_target_board(squares)):
+            continue
+        found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
+                                         step=step)
+        nodes += found.nodes
+        if found.kind is not RecoveryKind.UNIQUE or not found.moves:
+            continue
+        after = board.copy(stack=False)
+        for move in found.moves:
+            after.push(move)
+        if then(after):
+            return found, nodes
+    return None, nodes
 
 
 def comes_back(board: chess.Board, moves: Sequence[chess.Move]) -> bool:

@@ -57,6 +57,7 @@ from boardd.core.recovery import (
     DEFAULT_MAX_PLIES,
     ILLEGAL_LAST,
     STEP_NODES,
+    TWICE_LAST,
     Recovery,
     RecoveryKind,
     Steps,
@@ -67,6 +68,7 @@ from boardd.core.recovery import (
     recover,
     recover_illegal_steps,
     recover_steps,
+    recover_twice_steps,
     sans_of,
 )
 
@@ -433,7 +435,18 @@ class Downtime:
             # the board's log did not lead to the board, or only after plies it lacks at its start were assumed
             result = yield from _whole_log_illegal(result, board, mapped, log, budget=self.node_budget,
                                              step=self.step_nodes)
-        lines = result.sequences() if result.detail != ILLEGAL_LAST else ()
+        if board_off and not self.g.clock_seen and (result.kind is RecoveryKind.GAP or (
+                result.kind is RecoveryKind.AMBIGUOUS and (any(isinstance(e, LoggedChange) for e in log) or all(
+                    comes_back(board, line) for line in result.candidates)))):
+            # no clock: the player who had just moved may have moved again on the opponent's turn (R13, 1.3): the
+            # board's log shows it in order (exact, before the search's candidates), or no ply was played before it
+            # (nothing else explains the board but plies that take a piece away and back: no evidence of play)
+            twice = yield from recover_twice_steps(self.g.board.copy(stack=1), mapped, log=log,
+                                                   node_budget=self.node_budget, step=self.step_nodes)
+            if twice.kind is RecoveryKind.UNIQUE:
+                _LOGGER.info("recovery: %s, then a move out of turn on the board", " ".join(twice.sans) or "no ply")
+                result = dataclasses.replace(twice, nodes=result.nodes + twice.nodes)
+        lines = result.sequences() if result.detail not in (ILLEGAL_LAST, TWICE_LAST) else ()
         if result.method == "search" and lines:
             plies = len(lines[0])
             if turn is None:
@@ -512,9 +525,15 @@ class Downtime:
 
     def _finish(self, outs: list[Output], result: Recovery, mapped: list[Content], at: float) -> None:
         assert self.held is not None
-        self.apply(outs, result, mapped, at)
+        twice = result.kind is RecoveryKind.UNIQUE and result.detail == TWICE_LAST
+        if result.moves or not twice:
+            self.apply(outs, result, mapped, at)
         squares = tuple(self.held)
+        since = self.quiet_since if self.quiet_since is not None else at
         self._release()
+        if twice:
+            # the board as if the move out of turn had just been seen live (R13): raised once, recorded at the reply
+            self.e.whose_change.seen_out_of_sight(outs, mapped, at, since)
         # the engine now sees the board as the reconciling dump, against the recovered record
         self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
         if result.kind is RecoveryKind.UNIQUE and result.detail == ILLEGAL_LAST:

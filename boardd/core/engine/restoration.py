@@ -29,7 +29,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PositionIndex, describe_change
-from boardd.core.recovery import DEFAULT_MAX_PLIES, RecoveryKind
+from boardd.core.recovery import DEFAULT_MAX_PLIES, TWICE_LAST, RecoveryKind
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -97,6 +97,11 @@ class Restoration:
             return True
         if result.kind is not RecoveryKind.UNIQUE:
             return False
+        twice = result.detail == TWICE_LAST  # then a move out of turn of the last mover, on the board (no clock)
+        if twice and not result.moves:
+            self.e.whose_change.seen_out_of_sight(outs, squares, at, at)
+            self.divergence_key = None
+            return True
         path = result.moves
         _LOGGER.info("missed updates recovered: %s", " ".join(m.uci() for m in path))
         start, from_ply = len(outs), len(self.g.records)
@@ -140,6 +145,8 @@ class Restoration:
         # how the moves were found: said so on the moves and in one event, as after a restart (with the clock out
         # of sight, on the board's jack, the event waits for its first reading: Downtime._revise)
         down.recorded(outs, result, start, from_ply, squares=squares, at=at)
+        if twice:
+            self.e.whose_change.seen_out_of_sight(outs, squares, at, at)
         self.divergence_key = None
         return True
 

@@ -342,6 +342,25 @@ class WhoseChange:
         self.e.recognition.early_pending = None
         return False
 
+    def seen_out_of_sight(self, outs: list[Output], squares: list[Content], at: float, since: float) -> None:
+        """The board back (no clock) showing one move of the player who has just moved after the record
+        (:func:`boardd.core.recovery.recover_twice_steps`): his move on the opponent's turn made while the board was
+        out of sight. The same state as if it had just been seen live (:meth:`moved_twice`), its position standing
+        since *since* (the board back, its dump: when it was put down is not known) and stood (the board quiet): its
+        ``OUT_OF_TURN_CHANGE`` raised now (*at*), once, and the opponent's reply enters it in the record (G6)."""
+        g = self.g
+        placement = chess.BaseBoard.empty()
+        for sq, content in enumerate(squares):
+            if isinstance(content, chess.Piece):
+                placement.set_piece_at(sq, content)
+        stood = PhysicalBoard(placement)
+        n = len(g.records)
+        if self.twice is not None and self.twice.ply == n and self.twice.stood.key() == stood.key():
+            return  # (the restart's dump, seen again as the reconciling one)
+        g.oot_raised = True
+        twice = _Twice(n, since, None, stood, self._index_again(n).classify(stood), None)
+        self.twice = dataclasses.replace(self._twice_raised(outs, dataclasses.replace(twice, since=at)), since=since)
+
     def _drop_twice(self) -> None:
         """No move out of turn pending any more; if its finding was not raised yet (:meth:`twice_due`), none was
         for this segment: a later change out of turn is raised as any (``oot_raised`` set back)."""

@@ -26,7 +26,14 @@ from drivers.sim._core import (
 )
 from drivers.sim._driver import Options, SimulatedBoard, create_driver, load_pgn_game
 from drivers.sim._games import RANDOM_TIME_CONTROL, choose_move, random_game
-from drivers.sim._inject import NO_CLOCK_KINDS, Injection, InjectionKind, applicable, expected_codes
+from drivers.sim._inject import (
+    NO_CLOCK_KINDS,
+    Injection,
+    InjectionKind,
+    applicable,
+    expected_codes,
+    seeded_injection,
+)
 from drivers.sim._procedures import (
     CaptureStyle,
     Castling960,
@@ -66,5 +73,6 @@ __all__ = [
     "moved_twice_candidates",
     "random_game",
     "run",
+    "seeded_injection",
     "simulate_game",
 ]

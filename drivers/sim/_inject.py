@@ -11,10 +11,11 @@ import enum
 from dataclasses import dataclass
 
 import chess
+import chess.pgn
 
 __all__ = ["NO_CLOCK_KINDS", "Injection", "InjectionKind", "applicable", "changed_candidates", "expected_codes",
            "illegal_targets",
-           "knock_candidates", "released_candidates", "touch_candidates"]
+           "knock_candidates", "released_candidates", "seeded_injection", "touch_candidates"]
 
 _EDITIONS = (2009, 2014, 2018, 2023)
 
@@ -272,3 +273,18 @@ def applicable(kind: InjectionKind, board: chess.Board, move: chess.Move, *, has
     if kind is InjectionKind.RELEASED_CHANGED:
         return bool(changed_candidates(board, move))
     raise AssertionError(kind)  # pragma: no cover - exhaustive
+
+
+def seeded_injection(kind: InjectionKind | None, game: chess.pgn.Game, seed: int) -> list[Injection]:
+    """One injection of *kind* at a ply of *game*'s main line where it is :func:`applicable`, the ply chosen by
+    *seed*; none when *kind* is ``None`` or fits nowhere."""
+    if kind is None:
+        return []
+    board = game.board()
+    moves = list(game.mainline_moves())
+    fits = []
+    for ply, move in enumerate(moves, 1):
+        if applicable(kind, board, move, has_next=ply < len(moves)):
+            fits.append(ply)
+        board.push(move)
+    return [Injection(kind, fits[seed % len(fits)])] if fits else []

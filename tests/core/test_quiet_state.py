@@ -31,9 +31,9 @@ from drivers.sim import (
     PROFILES,
     Injection,
     InjectionKind,
-    applicable,
     moved_twice_candidates,
     random_game,
+    seeded_injection,
     simulate_game,
 )
 
@@ -92,19 +92,6 @@ def snapshot(engine: Engine) -> Any:
     return (_snap(engine.g, seen), tuple(rooms), own)
 
 
-def _injections(seed: int, game: chess.pgn.Game, kind: InjectionKind | None) -> list[Injection]:
-    if kind is None:
-        return []
-    board = game.board()
-    moves = list(game.mainline_moves())
-    fits = []
-    for ply, move in enumerate(moves, 1):
-        if applicable(kind, board, move, has_next=ply < len(moves)):
-            fits.append(ply)
-        board.push(move)
-    return [Injection(kind, fits[seed % len(fits)])] if fits else []
-
-
 def _sim_streams(count_per_kind: int = 1) -> Iterator[tuple[str, GameInfo | None, list[Event]]]:
     """Every profile with every injection kind (and none), Chess960 every third game, the Laws' procedures on
     every other."""
@@ -114,7 +101,7 @@ def _sim_streams(count_per_kind: int = 1) -> Iterator[tuple[str, GameInfo | None
             for _ in range(count_per_kind):
                 seed = 3000 + index
                 game = random_game(seed, max_plies=50, chess960=index % 3 == 2)
-                sim = simulate_game(game, seed=seed, profile=profile, injections=_injections(seed, game, kind),
+                sim = simulate_game(game, seed=seed, profile=profile, injections=seeded_injection(kind, game, seed),
                                     procedures=index % 2 == 1)
                 index += 1
                 yield f"{profile}/{kind.value if kind else 'none'}/{seed}", None, list(sim.events)
@@ -141,7 +128,7 @@ def _noclock_streams() -> Iterator[tuple[str, GameInfo | None, list[Event]]]:
                 if twice is None:
                     continue
             elif isinstance(kind, InjectionKind):
-                injections = _injections(seed, game, kind)
+                injections = seeded_injection(kind, game, seed)
             sim = simulate_game(game, seed=seed, profile=profile, injections=injections, clock=False,
                                 moved_twice=twice, procedures=index % 2 == 1)
             label = kind.value if isinstance(kind, InjectionKind) else (kind or "none")

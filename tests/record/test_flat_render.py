@@ -24,7 +24,14 @@ from boardd.core.engine.common import _fen
 from boardd.core.engine.facade import _GAME_STATE_FIELDS
 from boardd.core.outputs import GameState, Status
 from boardd.daemon import replay
-from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
+from drivers.sim import (
+    PROFILES,
+    InjectionKind,
+    SimulationError,
+    random_game,
+    seeded_injection,
+    simulate_game,
+)
 
 
 def _dumps(items: list[object]) -> str:
@@ -107,17 +114,6 @@ def _same(state: GameState, reference: GameState) -> None:
         assert getattr(state, name) is getattr(reference, name) or getattr(state, name) == getattr(reference, name)
 
 
-def _injected(seed: int, kind: InjectionKind | None, game: object) -> list[Injection]:
-    board = game.board()  # type: ignore[attr-defined]
-    moves = list(game.mainline_moves())  # type: ignore[attr-defined]
-    fits = []
-    for ply, move in enumerate(moves, 1):
-        if kind is not None and applicable(kind, board, move, has_next=ply < len(moves)):
-            fits.append(ply)
-        board.push(move)
-    return [Injection(kind, fits[seed % len(fits)])] if kind is not None and fits else []
-
-
 @pytest.mark.parametrize("kind", [None, *InjectionKind])
 def test_engine_state_equals_the_state_built_by_keywords(kind: InjectionKind | None) -> None:
     checked = 0
@@ -125,7 +121,7 @@ def test_engine_state_equals_the_state_built_by_keywords(kind: InjectionKind | N
         seed = 11 * index + len(str(kind))
         game = random_game(seed, max_plies=50)
         try:
-            sim = simulate_game(game, seed=seed, profile=profile, injections=_injected(seed, kind, game))
+            sim = simulate_game(game, seed=seed, profile=profile, injections=seeded_injection(kind, game, seed))
         except SimulationError:
             continue
         engine = Engine()

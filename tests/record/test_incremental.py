@@ -20,7 +20,14 @@ from boardd.core.contract import Publication, Publisher, _check_mark_of
 from boardd.core.engine import Engine
 from boardd.core.outputs import ClockState, GameState, MoveMade, MoveRecord, StateChanged
 from boardd.core.record import game_pgn, rebuild_pgn
-from drivers.sim import PROFILES, Injection, InjectionKind, SimulationError, applicable, random_game, simulate_game
+from drivers.sim import (
+    PROFILES,
+    InjectionKind,
+    SimulationError,
+    random_game,
+    seeded_injection,
+    simulate_game,
+)
 from tests.record.factories import make_state
 
 
@@ -189,20 +196,6 @@ def test_games_rendered_in_turn_each_keep_their_record() -> None:
             _check(walk[step], publisher)
 
 
-def _injected(seed: int, kind: InjectionKind | None, plies: int = 60) -> list[Injection]:
-    """One injection of *kind* at a ply of ``random_game(seed, max_plies=plies)`` where it fits (chosen by the
-    seed), or none."""
-    game = random_game(seed, max_plies=plies)
-    board = game.board()
-    fits = []
-    moves = list(game.mainline_moves())
-    for ply, move in enumerate(moves, 1):
-        if kind is not None and applicable(kind, board, move, has_next=ply < len(moves)):
-            fits.append(ply)
-        board.push(move)
-    return [Injection(kind, fits[seed % len(fits)])] if kind is not None and fits else []
-
-
 @pytest.mark.parametrize("kind", [None, *InjectionKind])
 def test_engine_games_incremental_equals_rebuild(kind: InjectionKind | None) -> None:
     # The engine's own states (takebacks, reinstatements after an illegal move, completions that fill the
@@ -212,7 +205,7 @@ def test_engine_games_incremental_equals_rebuild(kind: InjectionKind | None) -> 
         seed = 7 * index + len(str(kind))
         game = random_game(seed, max_plies=60)
         try:
-            sim = simulate_game(game, seed=seed, profile=profile, injections=_injected(seed, kind))
+            sim = simulate_game(game, seed=seed, profile=profile, injections=seeded_injection(kind, game, seed))
         except SimulationError:
             continue
         engine = Engine()

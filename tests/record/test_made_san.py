@@ -23,20 +23,7 @@ from boardd.core.engine import Engine, made_moves
 from boardd.core.events import Event
 from boardd.core.outputs import GameState, StateChanged
 from boardd.core.record import PositionKey, game_pgn, position_key, rebuild_pgn
-from drivers.sim import PROFILES, Injection, InjectionKind, applicable, random_game, simulate_game
-
-
-def _injections(seed: int, game: chess.pgn.Game, kind: InjectionKind | None) -> list[Injection]:
-    if kind is None:
-        return []
-    board = game.board()
-    moves = list(game.mainline_moves())
-    fits = []
-    for ply, move in enumerate(moves, 1):
-        if applicable(kind, board, move, has_next=ply < len(moves)):
-            fits.append(ply)
-        board.push(move)
-    return [Injection(kind, fits[seed % len(fits)])] if fits else []
+from drivers.sim import PROFILES, InjectionKind, random_game, seeded_injection, simulate_game
 
 
 def _streams() -> Iterator[list[Event]]:
@@ -47,7 +34,7 @@ def _streams() -> Iterator[list[Event]]:
             seed = 6100 + index
             game = random_game(seed, max_plies=50, chess960=index % 3 == 2)
             index += 1
-            sim = simulate_game(game, seed=seed, profile=profile, injections=_injections(seed, game, kind))
+            sim = simulate_game(game, seed=seed, profile=profile, injections=seeded_injection(kind, game, seed))
             yield list(sim.events)
 
 

@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import time
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -76,12 +78,54 @@ async def browser() -> AsyncIterator[Any]:
         pytest.fail("Chromium missing: run scripts/system-deps.sh chromium")
     from playwright.async_api import async_playwright
 
-    async with async_playwright() as playwright:
+    before = _descendants(os.getpid())
+    playwright = await async_playwright().start()
+    try:
         instance = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield instance
         finally:
-            await instance.close()
+            await _bounded(instance.close(), "Chromium's close")
+    finally:
+        # Playwright's stop waits without a bound for its node driver to exit; on a loaded machine it was seen to
+        # hang there after every assertion had passed (the whole session then stopped by pytest-timeout). Bound
+        # it, and kill the driver and its browsers should they not go.
+        if not await _bounded(playwright.stop(), "Playwright's stop"):
+            for pid in _descendants(os.getpid()) - before:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+_TEARDOWN_S = 20.0
+
+
+async def _bounded(step: Any, what: str) -> bool:
+    """Await a teardown *step* for at most ``_TEARDOWN_S``; ``False`` (with a warning) when it did not end."""
+    try:
+        await asyncio.wait_for(step, _TEARDOWN_S)
+    except TimeoutError:
+        warnings.warn(f"{what} did not end in {_TEARDOWN_S:.0f} s", RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
+def _descendants(root: int) -> set[int]:
+    """The process ids below *root* (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parent = int(stat.rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry))
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
 
 
 # --- pure: hub, auth ------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ from boardd.core.events import ClockSide, Content, LogEntry, LoggedChange, Logge
 
 __all__ = ["BUDGET_EXHAUSTED", "COMES_BACK", "DEFAULT_MAX_PLIES", "ILLEGAL_LAST", "STEP_NODES", "TWICE_LAST",
            "Recovery", "RecoveryKind", "Steps", "again_move", "comes_back", "finish", "place_presses", "recover",
-           "recover_illegal_steps", "recover_steps", "recover_twice_steps", "sans_of"]
+           "recover_illegal_steps", "recover_steps", "recover_twice_steps", "sans_of", "target_board"]
 
 #: How far the search looks (the brief asks for at least 10 plies).
 DEFAULT_MAX_PLIES = 12
@@ -165,7 +165,8 @@ def _placement_key(board: chess.BaseBoard) -> tuple[int, ...]:
             board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK])
 
 
-def _target_board(target: Sequence[Content]) -> chess.BaseBoard:
+def target_board(target: Sequence[Content]) -> chess.BaseBoard:
+    """The pieces of *target* (a square's content in square order) on an empty board: markers and empties left out."""
     base = chess.BaseBoard.empty()
     for square, content in enumerate(target):
         if isinstance(content, chess.Piece):
@@ -219,7 +220,7 @@ def recover_steps(board: chess.Board, target: Sequence[Content], *, log: Sequenc
     result of :func:`recover`. The replay of the board's log pauses the same way (every *step* positions of its
     walk, and of the walks after the plies it may lack at its start).
     """
-    goal = _target_board(target)
+    goal = target_board(target)
     goal_key = _placement_key(goal)
     if _placement_key(board) == goal_key and (turn is None or turn == board.turn):
         return Recovery(kind=RecoveryKind.NONE)
@@ -293,7 +294,7 @@ def recover_illegal_steps(board: chess.Board, target: Sequence[Content], *, log:
 
     Otherwise ``gap`` (nothing to take: several ways, none, no proof).
     """
-    goal = _target_board(target)
+    goal = target_board(target)
     nodes = 0
     if any(isinstance(e, LoggedChange) for e in log):
         found, nodes = yield from _log_walk(
@@ -362,7 +363,7 @@ def recover_twice_steps(board: chess.Board, target: Sequence[Content], *, log: S
     Otherwise ``gap``. Without the log, plies before it are not searched: the two moves of the same player may
     have been made in either order (Nf3 then Bc4 out of turn, or Bc4 then Nf3), so the order is rarely one.
     """
-    goal = _target_board(target)
+    goal = target_board(target)
     nodes = 0
     if board.move_stack and again_move(board, goal) is not None:
         before = board.copy(stack=1)
@@ -389,7 +390,7 @@ def _log_walk(board: chess.Board, log: Sequence[LogEntry], near: Callable[[chess
     with the positions visited."""
     nodes = 0
     for i, squares in reversed(log_placements(board, log)):
-        if not near(_target_board(squares)):
+        if not near(target_board(squares)):
             continue
         found = yield from recover_steps(board, squares, log=log[:i + 1], node_budget=node_budget, max_plies=0,
                                          step=step)

@@ -19,6 +19,7 @@ from boardd.core.outputs import (
     Status,
 )
 from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex, describe_change, promotion_origin
+from boardd.core.recovery import target_board
 
 if TYPE_CHECKING:
     from boardd.core.engine.facade import Engine
@@ -349,11 +350,7 @@ class WhoseChange:
         since *since* (the board back, its dump: when it was put down is not known) and stood (the board quiet): its
         ``OUT_OF_TURN_CHANGE`` raised now (*at*), once, and the opponent's reply enters it in the record (G6)."""
         g = self.g
-        placement = chess.BaseBoard.empty()
-        for sq, content in enumerate(squares):
-            if isinstance(content, chess.Piece):
-                placement.set_piece_at(sq, content)
-        stood = PhysicalBoard(placement)
+        stood = PhysicalBoard(target_board(squares))
         n = len(g.records)
         if self.twice is not None and self.twice.ply == n and self.twice.stood.key() == stood.key():
             return  # (the restart's dump, seen again as the reconciling one)

@@ -21,9 +21,8 @@ from boardd.core.contract import Publication, Publisher, iso_timestamp
 from boardd.core.engine import Engine
 from boardd.core.events import GameInfo, NewGame
 from boardd.core.outputs import Output
-from drivers.sim import PROFILES, InjectionKind, SimulationError, random_game, simulate_game
+from drivers.sim import PROFILES, InjectionKind, SimulationError, random_game, seeded_injection, simulate_game
 from tests.record.factories import make_state, records_from_moves
-from tests.record.test_incremental import _injected
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -94,7 +93,7 @@ def test_every_publication_of_engine_games_is_its_json(kind: InjectionKind | Non
         chess960 = index == 1
         game = random_game(seed, max_plies=70, chess960=chess960)
         try:
-            sim = simulate_game(game, seed=seed, profile=profile, injections=_injected(seed, kind, 70))
+            sim = simulate_game(game, seed=seed, profile=profile, injections=seeded_injection(kind, game, seed))
         except SimulationError:
             continue
         engine = Engine()

@@ -37,6 +37,7 @@ from boardd.core.outputs import ClockUpdate, Completion, IrregularityRaised, Mov
 from boardd.core.settings import RulesConfig
 from tests.core.scenario import move_events, start_clock
 from tests.daemon._helpers import random_moves
+from tests.daemon._world import incident_moves, outage_span, script, to_event
 
 SEEDS = range(160)
 PLIES = 12
@@ -212,3 +213,46 @@ def test_family_covers_its_cases() -> None:
                                                                                (3, False)}
     assert sum(c.none_pressed for c in cases) >= 5
     assert {c.early_reply for c in cases} == {True, False} and {c.link_event for c in cases} == {True, False}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_world_script_long_outage(seed: int) -> None:
+    """The daemon tests' world (``tests/daemon/_world.py``) with its clock outage spanning two or three moves
+    (``long_outage``), on the plain engine: every move completed by its press, in order; the last one pressed during
+    the outage carries its mover's stopped time, the others before it none; the game's illegal move raised once, and
+    nothing else but its arbiter's notes."""
+    moves = random_moves(seed + 100, 10)
+    steps = script(moves, seed=seed, incidents=True, long_outage=True)
+    outage = incident_moves(moves, seed=seed)[1]
+    span, last_pressed = outage_span(moves, seed=seed)
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+0"))
+    outs: list[Output] = []
+    for step in steps:
+        outs += engine.feed(to_event(step, step.t))
+    outs += engine.advance(steps[-1].t + 10.0)
+    records = engine.state.moves
+    assert [m.uci for m in records] == moves
+    assert all(m.completion is Completion.PRESS for m in records), [(m.uci, m.completion) for m in records]
+    assert _completed_plies(outs) == list(range(1, len(moves) + 1)), _completed_plies(outs)
+    codes = _codes(outs)
+    assert codes["ILLEGAL_MOVE"] == 1, codes
+    assert not codes.keys() & _ALERTS, codes
+    if outage < 0:
+        return
+    pressed = span if last_pressed else span - 1
+    back = next(s for s in steps[next(i for i, s in enumerate(steps) if s.kind == "link" and s.up):]
+                if s.kind == "clock")
+    for index, rec in enumerate(records[outage:outage + span]):
+        mine = rec.clock_white if rec.side == chess.WHITE else rec.clock_black
+        if index == pressed - 1:
+            assert mine == (back.left if rec.side == chess.WHITE else back.right), (span, last_pressed, rec)
+        elif index < pressed - 1:
+            assert (rec.clock_white, rec.clock_black) == (None, None), (span, last_pressed, rec)
+        else:
+            assert mine is not None, rec  # pressed once the link was back: seen
+
+
+def test_world_script_long_outage_spans() -> None:
+    """The world's long outages cover both lengths, and the last move pressed during the outage or after it."""
+    spans = {outage_span(random_moves(seed + 100, 10), seed=seed) for seed in range(40)}
+    assert {(2, True), (2, False), (3, True), (3, False)} <= spans, spans

@@ -256,3 +256,84 @@ def test_world_script_long_outage_spans() -> None:
     """The world's long outages cover both lengths, and the last move pressed during the outage or after it."""
     spans = {outage_span(random_moves(seed + 100, 10), seed=seed) for seed in range(40)}
     assert {(2, True), (2, False), (3, True), (3, False)} <= spans, spans
+
+
+# --- the lever at the return contradicting the moves seen: a press no move explains, one alert ------------------
+
+#: the contradictions: the side to move pressed without moving (the lever moved, no move seen); or the mover
+#: pressed his move and the opponent pressed back without one (the lever back, the other clock ran, one move seen)
+CONTRA = ("no move", "pressed back")
+
+
+def _contradiction(seed: int) -> tuple[Engine, list[Output], str, int]:
+    rng = random.Random(seed * 104729 + 11)
+    kind = CONTRA[seed % 2]
+    moves = random_moves(rng.randrange(10**6), PLIES)
+    outage_ply = rng.randrange(2, PLIES - 4)
+    engine = Engine(RulesConfig(), GameInfo(time_control="300+0"))
+    clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
+    outs = engine.feed(first)
+    board = chess.Board()
+    t = 1.0
+    out_of_phase: chess.Color | None = None  # the player who moves on his opponent's time (his press impossible)
+    for ply, uci in enumerate(moves, start=1):
+        move = chess.Move.from_uci(uci)
+        side = board.turn
+        if ply == outage_ply:
+            outs += engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False, detail="clock cable"))
+            t += rng.uniform(0.1, 1.0)
+            if kind == CONTRA[0]:
+                clock.press(side, t)  # no move: his clock stopped, the opponent's runs
+                out_of_phase = side
+            else:
+                events = move_events(board, move, t, None)
+                for event in events:
+                    outs += engine.feed(event)
+                t = events[-1].at + rng.uniform(0.6, 1.0)
+                clock.press(side, t)
+                t += rng.uniform(0.8, 2.0)
+                clock.press(not side, t)  # the opponent presses back, no move of his
+                out_of_phase = not side
+                board.push(move)
+            back = t + rng.uniform(0.3, 2.0)
+            if rng.random() < 0.7:
+                outs += engine.feed(LinkChanged(at=back, link=Link.CLOCK, up=True, detail="clock cable"))
+            outs += engine.feed(clock.reading(back + 0.05))
+            t = back + rng.uniform(0.5, 1.5)
+            if kind == CONTRA[1]:
+                continue
+        events = move_events(board, move, t, None)
+        for event in events:
+            outs += engine.feed(event)
+        t = events[-1].at + rng.uniform(0.6, 1.0)
+        if side == out_of_phase:
+            out_of_phase = None  # his clock is not running: no press; the opponent's next press puts it right
+        else:
+            outs += engine.feed(clock.press(side, t))
+        outs += engine.advance(t + 0.3)
+        board.push(move)
+        t += rng.uniform(0.3, 1.0)
+    outs += engine.advance(t + 10.0)
+    assert [m.uci for m in engine.state.moves] == moves, (seed, kind)
+    return engine, outs, kind, outage_ply
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lever_contradicting_the_moves_seen_one_alert(seed: int) -> None:
+    """The clock read again after its link's outage shows a press no move explains: the side to move pressed
+    without moving (the lever moved and no move of his is on the board), or the mover's opponent pressed back
+    without a move of his (the lever back where it was, the other clock run, one move seen). One
+    ``CLOCK_PRESS_NO_MOVE`` (7.5.3, suspected: when he pressed is not known) for the player who had the move; what
+    follows on the board (his move on the opponent's time) is that incident's, as after a press seen; the move
+    seen in the second case completed by its press."""
+    engine, outs, kind, outage_ply = _contradiction(seed)
+    found = [o.irregularity for o in outs if isinstance(o, IrregularityRaised)]
+    alerts = [f for f in found if f.severity.value != "info"]
+    assert [f.code for f in found].count("CLOCK_PRESS_NO_MOVE") == 1, (kind, [(f.code, f.incident) for f in found])
+    primary = next(f for f in found if f.code == "CLOCK_PRESS_NO_MOVE")
+    assert primary.side == (engine.state.moves[outage_ply - 1].side if kind == CONTRA[0] else
+                            not engine.state.moves[outage_ply - 1].side), kind
+    assert {f.incident or f.id for f in alerts} == {primary.id}, (kind, [(f.code, f.id, f.incident) for f in alerts])
+    if kind == CONTRA[1]:
+        rec = engine.state.moves[outage_ply - 1]
+        assert rec.completion is Completion.PRESS and (rec.clock_white, rec.clock_black) == (None, None), rec

@@ -622,15 +622,25 @@ class Downtime:
         """
         start, shown = outage
         moves = self.g.records[start - 1:]
-        if not moves or moves[0].side != before or self.g.clock.running != lever:
-            return  # no move since (the lever moved all the same: a press without one), or the clock paused
+        if self.g.clock.running != lever or (moves and moves[0].side != before):
+            return  # the clock paused (the arbiter's), or play out of order before the outage: no evidence
         if any(rec.completed_at is not None
                and not (rec.completion is Completion.NEXT_MOVE and rec.ply in self.g.clockless) for rec in moves):
             return  # a move completed otherwise meanwhile (its game's end, a correction): the clock no evidence
-        pressed = len(moves) if lever != moves[-1].side else len(moves) - 1
+        pressed = len(moves) if not moves or lever != moves[-1].side else len(moves) - 1
         other = not before
-        if pressed >= 2 and lever == before and _shown(self.g.clock, other) == _shown(shown, other):
+        ran = _shown(self.g.clock, other) != _shown(shown, other)  # (the display: a clock that ran, or an increment)
+        if pressed >= 2 and lever == before and not ran:
             pressed = 0  # the first press would have started the other clock: it has not run, none was made
+        if len(moves) <= 1 and pressed == 0 and (lever != before or ran):
+            # the lever moved with no move seen, or it is back and the other clock ran, with one move seen: a
+            # press no move explains (7.5.3), by the player who had the move then
+            presser = before if not moves else other
+            if self.g.phys.key() == self.g.index.key and self.g.board.turn == presser:
+                self._press_without_move(outs, presser, lever, at)
+                if not moves:
+                    return
+                pressed = 1
         for index, rec in enumerate(moves[:pressed]):
             if rec.completed_at is not None:  # completed by the player's next move meanwhile: by its press
                 rec = dataclasses.replace(rec, completion=Completion.PRESS)
@@ -638,13 +648,27 @@ class Downtime:
                 outs.append(MoveCompleted(move=rec))
                 continue
             clock = ClockState()
-            if index == pressed - 1:  # the mover's clock stopped at his press: the time it shows is his
+            if index == pressed - 1 and lever != rec.side:  # his clock stopped at his press: the time it shows
                 clock = ClockState(white=self.g.clock.white) if rec.side == chess.WHITE else \
                     ClockState(black=self.g.clock.black)
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS, clock=clock)
         if pressed:
             _LOGGER.info("clock back: %d move(s) made during the outage of its link pressed meanwhile", pressed)
             outs.append(StateChanged(at=at))
+
+    def _press_without_move(self, outs: list[Output], side: chess.Color, lever: chess.Color, at: float) -> None:
+        """*side* had the move, none of his is on the board, and the clock read again after the outage of its link
+        says he pressed meanwhile (the lever moved, or the other clock ran): a press without a move (7.5.3), unseen.
+        One finding, as a press seen would raise it; what follows from it on the board is his (as after one seen)."""
+        name = "White" if side == chess.WHITE else "Black"
+        how = "the lever moved" if lever != side else "the lever is back and the other clock ran"
+        _LOGGER.info("clock back: %s, no move of %s's on the board: a press without a move", how, name)
+        self.e.findings.raise_finding(
+            outs, "CLOCK_PRESS_NO_MOVE", side, at, [Evidence(at=at, event="clock read again")],
+            penalty=self.e.findings.penalty(side, "CLOCK_PRESS_NO_MOVE"),
+            text=f"press without a move, unseen: while the clock's link was down {how}, and {name} had the move "
+                 "with none of his made (when he pressed is not known)")
+        self.g.pressed_no_move = side
 
     def ended(self, outs: list[Output], squares: list[Content], at: float, reason: str) -> bool:
         """The board back (a restart, the board link down) showing the result gesture: both kings on the centre

@@ -624,15 +624,18 @@ class Downtime:
         moves = self.g.records[start - 1:]
         if self.g.clock.running != lever or (moves and moves[0].side != before):
             return  # the clock paused (the arbiter's), or play out of order before the outage: no evidence
-        if any(rec.completed_at is not None
-               and not (rec.completion is Completion.NEXT_MOVE and rec.ply in self.g.clockless) for rec in moves):
-            return  # a move completed otherwise meanwhile (its game's end, a correction): the clock no evidence
+        if any(rec.recovered or (rec.completed_at is not None
+                                 and not (rec.completion is Completion.NEXT_MOVE and rec.ply in self.g.clockless))
+               for rec in moves):
+            # a move completed otherwise meanwhile (its game's end, a correction), or recovered (the board's link
+            # lost too: its recovery says what it can): the clock no evidence of its own
+            return
         pressed = len(moves) if not moves or lever != moves[-1].side else len(moves) - 1
         other = not before
         ran = _shown(self.g.clock, other) != _shown(shown, other)  # (the display: a clock that ran, or an increment)
         if pressed >= 2 and lever == before and not ran:
             pressed = 0  # the first press would have started the other clock: it has not run, none was made
-        if len(moves) <= 1 and pressed == 0 and (lever != before or ran):
+        if (not moves and lever != before) or (len(moves) == 1 and pressed == 0 and ran):
             # the lever moved with no move seen, or it is back and the other clock ran, with one move seen: a
             # press no move explains (7.5.3), by the player who had the move then
             presser = before if not moves else other

@@ -158,15 +158,17 @@ def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool 
 
 def outage_span(moves: list[str], *, seed: int) -> tuple[int, bool]:
     """The moves :func:`script` with ``incidents`` and ``long_outage`` makes while the clock's link is lost (from
-    :func:`incident_moves`' second index: two or three, clear of the illegal move and the ply before it), and
-    whether the last of them is pressed before the link is back."""
+    :func:`incident_moves`' second index: two or three, clear of the illegal move and the ply before it, so one
+    when that follows too soon), and whether the last of them is pressed before the link is back."""
     illegal_at, outage_at = incident_moves(moves, seed=seed)
     if outage_at < 0:
         return 1, True
     rng = random.Random(seed * 7919 + 5)
     span = rng.choice((2, 3))
     end = illegal_at - 1 if illegal_at > outage_at else len(moves)
-    return max(1, min(span, end - outage_at)), rng.random() < 0.6
+    span = max(1, min(span, end - outage_at))
+    last_pressed = rng.random() < 0.6
+    return span, last_pressed or span == 1  # (one move: the default outage, pressed unseen)
 
 
 def incident_moves(moves: list[str], *, seed: int) -> tuple[int, int]:

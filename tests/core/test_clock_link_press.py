@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import pytest
 from boardd.core.engine import Engine
 from boardd.core.events import Event, GameInfo, Link, LinkChanged, SquareChanged
 from boardd.core.outputs import Completion, IrregularityRaised, MoveCompleted, Output
+from boardd.core.record import format_clock
 from boardd.core.settings import RulesConfig
 from tests.core.scenario import ClockSim, move_events, start_clock
 from tests.daemon._helpers import random_moves
@@ -56,7 +58,7 @@ def _case(seed: int) -> Case:
                 illegal_reply=rng.random() < 0.5)
 
 
-def _play(case: Case) -> tuple[Engine, list[Output]]:
+def _play(case: Case) -> tuple[Engine, list[Output], float | None]:
     rng = random.Random(case.seed * 7919 + 1)
     engine = Engine(RulesConfig(), GameInfo(time_control="300+0"))
     clock, first = start_clock(chess.WHITE, 0.0, seconds=300.0)
@@ -64,6 +66,7 @@ def _play(case: Case) -> tuple[Engine, list[Output]]:
     board = chess.Board()
     t = 1.0
     engine_time = [0.0]
+    frozen: float | None = None
 
     def feed(*events: Event) -> None:
         for event in events:
@@ -92,6 +95,7 @@ def _play(case: Case) -> tuple[Engine, list[Output]]:
             feed(*events)
             if case.pressed:
                 clock.press(side, press_at)  # unseen: no reading reaches the engine
+                frozen = clock.white if side == chess.WHITE else clock.black
             back = press_at + rng.uniform(0.2, 3.0)
             if case.link_event:
                 feed(LinkChanged(at=back, link=Link.CLOCK, up=True, detail="clock cable"))
@@ -107,7 +111,7 @@ def _play(case: Case) -> tuple[Engine, list[Output]]:
         board.push(move)
         t += rng.uniform(0.3, 1.2)
     outs.extend(engine.advance(t + 10.0))
-    return engine, outs
+    return engine, outs, frozen
 
 
 def _at(event: LinkChanged, at: float) -> LinkChanged:
@@ -149,7 +153,7 @@ def _codes(outs: list[Output]) -> Counter[str]:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_move_made_during_a_clock_outage_completed_by_its_unseen_press(seed: int) -> None:
     case = _case(seed)
-    engine, outs = _play(case)
+    engine, outs, frozen = _play(case)
     records = engine.state.moves
     assert [m.uci for m in records] == list(case.moves), case
     rec = records[case.ply - 1]
@@ -161,8 +165,13 @@ def test_move_made_during_a_clock_outage_completed_by_its_unseen_press(seed: int
     assert all(a.completed_at is not None and b.completed_at is not None and a.completed_at <= b.completed_at
                for a, b in itertools.pairwise(records)), case
     if case.pressed:
-        assert (rec.clock_white, rec.clock_black) == (None, None), case  # the press time is not known
-        assert f"{rec.san} {{ [%emt" in engine.pgn() or f"{rec.san}\n{{ [%emt" in engine.pgn(), case
+        # the press time is not known: the opponent's clock then is not; the mover's has stood since his press
+        # and shows the time it left him, as a reading just after the press would have (his [%clk])
+        mine, theirs = (rec.clock_white, rec.clock_black) if rec.side == chess.WHITE else \
+            (rec.clock_black, rec.clock_white)
+        assert (mine, theirs) == (frozen, None), (case, rec, frozen)
+        assert frozen is not None and re.search(rf"{re.escape(rec.san)}\s\{{ \[%clk {format_clock(frozen)}\] \[%emt",
+                                                engine.pgn()), case
     else:
         assert rec.clock_white is not None and rec.clock_black is not None, case  # its press was seen
     # the illegal reply: raised once; the arbiter's pause noted, his time change noted (info)
@@ -191,7 +200,11 @@ def test_world_script_outage_move_completed_in_order(seed: int) -> None:
     assert completed == list(range(1, len(moves) + 1))
     if outage >= 0:
         rec = records[outage]
-        assert (rec.clock_white, rec.clock_black) == (None, None)  # pressed while unseen: no [%clk] invented
+        # pressed while unseen: no [%clk] invented but the mover's, his clock stopped since (the return's reading)
+        back = next(s for s in steps[next(i for i, s in enumerate(steps) if s.kind == "link" and s.up):]
+                    if s.kind == "clock")
+        mine = back.left if rec.side == chess.WHITE else back.right
+        assert (rec.clock_white, rec.clock_black) == ((mine, None) if rec.side == chess.WHITE else (None, mine))
     codes = _codes(outs)
     assert codes["ILLEGAL_MOVE"] == 1, codes
     assert not codes.keys() & {"CLOCK_LATE_PRESS", "CLOCK_PRESS_NO_MOVE", "ILLEGAL_PLACEMENT_CORRECTED",

@@ -285,7 +285,8 @@ def test_clock_unplugged_mid_game_moves_go_on_as_without_a_clock() -> None:
 def test_clock_back_with_the_lever_moved_during_the_outage_completes_the_move() -> None:
     """A press made while the clock was not connected was not seen, but the first reading after its return shows
     the lever moved and the opponent's clock running: the press happened (6.2.1). The move is completed then, before
-    the reply, with no clock times (when it was pressed is not known: no ``[%clk]`` invented)."""
+    the reply, with no time of the opponent's (when it was pressed is not known: no ``[%clk]`` invented) and White's
+    as the reading shows it: his clock has stood since his press (the time it left him)."""
     engine, clock, board, _, t = _clocked_opening(2)
     engine.feed(LinkChanged(at=t, link=Link.CLOCK, up=False))
     _, t = _play(engine, board, _OPENING[2:3], t, None)  # Nf3 while away: Black to move
@@ -296,7 +297,7 @@ def test_clock_back_with_the_lever_moved_during_the_outage_completes_the_move() 
     assert engine.state.clock.running == chess.BLACK
     nf3 = engine.state.moves[-1]
     assert (nf3.completion, nf3.completed_at, nf3.clock_white, nf3.clock_black) == (Completion.PRESS, t + 5.0,
-                                                                                     None, None)
+                                                                                     clock.white, None)
     outs, t = _play(engine, board, _OPENING[3:4], t + 7.0, clock)  # Black replies and presses
     outs += engine.advance(t + 1.0)
     assert raised(outs) == []

@@ -38,13 +38,20 @@ class Step:
     up: bool = True
 
 
-def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool = False) -> list[Step]:
+def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool = False,
+           long_outage: bool = False) -> list[Step]:
     """Clean one-hand handling of *moves* with a press after each move, at world times.
 
     *incidents*: at seeded plies, an illegal move corrected as the Laws have it (7.5.1: the mover puts a piece
     on a square it cannot reach and presses, the arbiter pauses the clock, the position is put back, the clock
     restarted with 2 minutes more for the opponent, 7.5.5; then the move), and the clock's link lost for a
     move (no readings meanwhile; the press of that move unseen, the next reading shows it).
+
+    *long_outage* (with *incidents*): the clock's link stays lost for two or three moves (:func:`outage_span`), each
+    pressed unseen, a reply sometimes begun before the press of the move it answers (the move was made: the
+    opponent has the move, 1.3); the last mover presses before the link is back, or after it (the first reading
+    shows his clock still running, the next one his press). Those moves' clocks run as clocks do (each from the
+    press before to its own), so the first reading after the return shows what the presses left.
     """
     rng = random.Random(seed)
     board = chess.Board()
@@ -53,6 +60,10 @@ def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool 
     clock = {chess.WHITE: base, chess.BLACK: base}
     steps.append(Step(t, "clock", running="left", left=base, right=base))
     illegal_at, outage_at = _incidents(rng, len(moves)) if incidents else (-1, -1)
+    span, last_pressed = outage_span(moves, seed=seed) if long_outage and incidents else (1, True)
+    timing = random.Random(seed * 7919 + 17)  # (its own stream: the seed's other draws as without the long outage)
+    last_press = t  # when the clock last started the side to move's clock (a long outage's times)
+    early: tuple[chess.Color, float] | None = None  # a long outage's press made after the reply's first lift
 
     def reading(running: str | None) -> Step:
         return Step(t, "clock", running=running, left=round(clock[chess.WHITE]), right=round(clock[chess.BLACK]))
@@ -88,7 +99,12 @@ def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool 
             steps.append(reading(side))  # restarted: the offender's clock, +2 min for the opponent
         think = rng.uniform(0.3, 0.6)
         t += think
-        clock[mover] -= think
+        if span == 1 or not outage_at <= index < outage_at + span:
+            clock[mover] -= think
+        if early is not None:  # the move before pressed after this one's first lift (below): its clock stops then
+            clock[early[0]] -= t + early[1] - last_press
+            last_press = t + early[1]
+            early = None
         if board.is_castling(move):
             rook_from, rook_to = _castling_rook(board, move)
             for sq, pc in ((move.from_square, None), (move.to_square, piece.symbol()),
@@ -108,12 +124,51 @@ def script(moves: list[str], *, seed: int, base: float = 300.0, incidents: bool 
             steps.append(Step(t, "sq", move.to_square, placed))
         t += rng.uniform(0.6, 0.8)
         board.push(move)
+        if span > 1 and outage_at <= index < outage_at + span:
+            # a long outage: this press unseen (or, the last move's, maybe made after the link is back)
+            last = index == outage_at + span - 1
+            if not last and timing.random() < 0.3:
+                early = (mover, timing.uniform(0.05, 0.3))  # pressed just after the reply's first lift
+                continue
+            if not last or last_pressed:
+                clock[mover] -= t - last_press
+                last_press = t
+            if not last:
+                continue
+            t += timing.uniform(1.5, 2.0)
+            steps.append(Step(t, "link", up=True))
+            t += 0.05
+            clock[not mover if last_pressed else mover] -= t - last_press
+            steps.append(reading(other if last_pressed else side))  # the first reading: the lever as left
+            last_press = t
+            if not last_pressed:
+                t += timing.uniform(0.3, 0.8)
+                clock[mover] -= t - last_press
+                last_press = t
+                steps.append(reading(other))  # his press, seen
+            continue
         if index == outage_at:  # the press unseen; the link back a move later, its reading shows it
             t += rng.uniform(1.5, 2.0)
             steps.append(Step(t, "link", up=True))
             t += 0.05
         steps.append(reading(other))
+        last_press = t
     return steps
+
+
+def outage_span(moves: list[str], *, seed: int) -> tuple[int, bool]:
+    """The moves :func:`script` with ``incidents`` and ``long_outage`` makes while the clock's link is lost (from
+    :func:`incident_moves`' second index: two or three, clear of the illegal move and the ply before it, so one
+    when that follows too soon), and whether the last of them is pressed before the link is back."""
+    illegal_at, outage_at = incident_moves(moves, seed=seed)
+    if outage_at < 0:
+        return 1, True
+    rng = random.Random(seed * 7919 + 5)
+    span = rng.choice((2, 3))
+    end = illegal_at - 1 if illegal_at > outage_at else len(moves)
+    span = max(1, min(span, end - outage_at))
+    last_pressed = rng.random() < 0.6
+    return span, last_pressed or span == 1  # (one move: the default outage, pressed unseen)
 
 
 def incident_moves(moves: list[str], *, seed: int) -> tuple[int, int]:

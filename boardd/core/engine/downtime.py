@@ -137,6 +137,10 @@ class Downtime:
         self.restarted_clock = False
         #: The clock the journal ended with (for the times of the presses in the board's log).
         self.restart_clock = ClockState()
+        #: An outage of the clock's link while the daemon runs (not its restart): the first ply whose press it may
+        #: hide (the first move then waiting for its press, or the next move), and the clock last shown before it
+        #: (:meth:`_pressed_unseen`).
+        self.clock_outage: tuple[int, ClockState] | None = None
         #: The clock was out of sight (or not there) during the board link's outage: presses may be missing.
         self.clock_missed = True
         #: Plies recovered by search while the clock was out of sight (its first reading may tell another
@@ -175,6 +179,10 @@ class Downtime:
         if event.link is Link.CLOCK and not event.up and event.detail == RESTART_DETAIL and not self.pending:
             self.restart_clock = self.g.clock  # what the clock showed when the journal ended (places the presses)
         if event.link is Link.CLOCK and not event.up:
+            self.clock_outage = None
+            if event.detail != RESTART_DETAIL and self.g.clock_seen and not self.g.clock_down \
+                    and not self.g.clock_resync:
+                self.clock_outage = (min(self.g.uncompleted.values(), default=len(self.g.records) + 1), self.g.clock)
             self.clock_missed = True
             # the daemon's restart (not a clock outage while it ran): see clock_back
             self.restarted_clock = event.detail == RESTART_DETAIL
@@ -574,16 +582,16 @@ class Downtime:
         if unsure is not None and not (lever is not None and self._revise(outs, unsure, lever, at)):
             self._announce_unsure(outs, unsure, at)
         ply, self.awaiting_clock = self.awaiting_clock, None
+        outage, self.clock_outage = self.clock_outage, None
         if ply is None and resync and lever is not None and self.g.records and self.g.playing:
             last = self.g.records[-1]
-            if last.completed_at is None and self.g.uncompleted.get(last.side) == last.ply and lever != last.side:
-                if restarted:
+            if restarted:
+                if last.completed_at is None and self.g.uncompleted.get(last.side) == last.ply \
+                        and lever != last.side:
                     self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS)
                     outs.append(StateChanged(at=at))
-                elif before is not None and before != lever and not self.g.board_down:
-                    # the clock's link was down: the press is known to have happened, not when
-                    self.e.made_moves.complete(outs, last.ply, at, Completion.PRESS, clock=ClockState())
-                    outs.append(StateChanged(at=at))
+            elif outage is not None and before is not None and not self.g.board_down:
+                self._pressed_unseen(outs, outage, before, lever, at)
             return
         if ply is None or ply != len(self.g.records) or lever is None:
             return
@@ -594,6 +602,76 @@ class Downtime:
         if rec.completed_at is None and self.g.uncompleted.get(rec.side) == ply and lever != rec.side:
             self.e.made_moves.complete(outs, ply, at, Completion.PRESS)
             outs.append(StateChanged(at=at))
+
+    def _pressed_unseen(self, outs: list[Output], outage: tuple[int, ClockState], before: chess.Color,
+                        lever: chess.Color, at: float) -> None:
+        """The clock read again after an outage of its link while the daemon ran: the presses it could not report.
+
+        The moves since the outage began (the first one then waiting for its press, *before*'s clock running, or
+        made after it) were each completed by their player's press (6.2.1), in order, as play goes: presses
+        alternate, the first by *before*, so the lever now tells how many there were. Running for the last mover's
+        opponent: all were pressed; for the last mover: all but his move, which waits for his press, seen now.
+        (Fewer presses by two leave the lever where it is: then the first press never started the other clock, so
+        that clock shows the time it showed before the outage: then none was pressed.) Each is completed now, in
+        order, before any reply the clock's return lets through; a move the same player's next one completed during
+        the outage (6.2.1.2, as without a clock) was completed by its press: its completion says so, republished.
+
+        When the presses happened is not known: no ``[%clk]`` is invented, except for the last move pressed: its
+        mover's clock has stood since his press, and shows now the time it left him (after the increment), as a
+        reading just after the press would have. The clock times now are the reading's.
+        """
+        start, shown = outage
+        moves = self.g.records[start - 1:]
+        if self.g.clock.running != lever or (moves and moves[0].side != before):
+            return  # the clock paused (the arbiter's), or play out of order before the outage: no evidence
+        if any(rec.recovered or (rec.completed_at is not None
+                                 and not (rec.completion is Completion.NEXT_MOVE and rec.ply in self.g.clockless))
+               for rec in moves):
+            # a move completed otherwise meanwhile (its game's end, a correction), or recovered (the board's link
+            # lost too: its recovery says what it can): the clock no evidence of its own
+            return
+        pressed = len(moves) if not moves or lever != moves[-1].side else len(moves) - 1
+        other = not before
+        ran = _shown(self.g.clock, other) != _shown(shown, other)  # (the display: a clock that ran, or an increment)
+        if pressed >= 2 and lever == before and not ran:
+            pressed = 0  # the first press would have started the other clock: it has not run, none was made
+        if (not moves and lever != before) or (len(moves) == 1 and pressed == 0 and ran):
+            # the lever moved with no move seen, or it is back and the other clock ran, with one move seen: a
+            # press no move explains (7.5.3), by the player who had the move then
+            presser = before if not moves else other
+            if self.g.phys.key() == self.g.index.key and self.g.board.turn == presser:
+                self._press_without_move(outs, presser, lever, at)
+                if not moves:
+                    return
+                pressed = 1
+        for index, rec in enumerate(moves[:pressed]):
+            if rec.completed_at is not None:  # completed by the player's next move meanwhile: by its press
+                rec = dataclasses.replace(rec, completion=Completion.PRESS)
+                self.g.records[rec.ply - 1] = rec
+                outs.append(MoveCompleted(move=rec))
+                continue
+            clock = ClockState()
+            if index == pressed - 1 and lever != rec.side:  # his clock stopped at his press: the time it shows
+                clock = ClockState(white=self.g.clock.white) if rec.side == chess.WHITE else \
+                    ClockState(black=self.g.clock.black)
+            self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS, clock=clock)
+        if pressed:
+            _LOGGER.info("clock back: %d move(s) made during the outage of its link pressed meanwhile", pressed)
+            outs.append(StateChanged(at=at))
+
+    def _press_without_move(self, outs: list[Output], side: chess.Color, lever: chess.Color, at: float) -> None:
+        """*side* had the move, none of his is on the board, and the clock read again after the outage of its link
+        says he pressed meanwhile (the lever moved, or the other clock ran): a press without a move (7.5.3), unseen.
+        One finding, as a press seen would raise it; what follows from it on the board is his (as after one seen)."""
+        name = "White" if side == chess.WHITE else "Black"
+        how = "the lever moved" if lever != side else "the lever is back and the other clock ran"
+        _LOGGER.info("clock back: %s, no move of %s's on the board: a press without a move", how, name)
+        self.e.findings.raise_finding(
+            outs, "CLOCK_PRESS_NO_MOVE", side, at, [Evidence(at=at, event="clock read again")],
+            penalty=self.e.findings.penalty(side, "CLOCK_PRESS_NO_MOVE"),
+            text=f"press without a move, unseen: while the clock's link was down {how}, and {name} had the move "
+                 "with none of his made (when he pressed is not known)")
+        self.g.pressed_no_move = side
 
     def ended(self, outs: list[Output], squares: list[Content], at: float, reason: str) -> bool:
         """The board back (a restart, the board link down) showing the result gesture: both kings on the centre
@@ -1246,6 +1324,10 @@ class Downtime:
                 self.gap_parity = (rec.ply, plies)  # the clock read again may run for the other side (clock_back)
         elif self.e.clock_readings.lever is not None and self.e.clock_readings.lever != rec.side:
             self.e.made_moves.complete(outs, rec.ply, at, Completion.PRESS)
+
+
+def _shown(clock: ClockState, side: chess.Color) -> float | None:
+    return clock.white if side == chess.WHITE else clock.black
 
 
 def _log_before_gesture(board: chess.Board, log: list[LogEntry], budget: int, step: int) -> Steps[Recovery]:

@@ -1,6 +1,6 @@
 """The square change alone: instructions and where the time goes (issue 12, sixth round).
 
-Run: ``python -m bench.bench_square [--games N] {run,sample}``
+Run: ``python -m bench.bench_square [--games N] {run,sample,ops}``
 
 The events of ``bench.bench_core``'s first N games (``casual``, seed = game index) are simulated
 first; each game is fed to a fresh :class:`~boardd.core.engine.Engine`, the due timers fired before
@@ -17,6 +17,13 @@ the same events. ``sample`` takes CPU-time samples
 (``SIGPROF``) only while a square change is fed and prints each function's share of them, the
 functions it calls included: the proportions, not the instruction counts (a sample lands more
 often at a function's entry, so shares of small functions are overstated).
+
+``ops [--only ...]`` counts the Python bytecodes executed while each counted square change is fed (a trace
+function with opcode events): per change, for every function its own and its inclusive count (the functions it
+calls included) and its calls, then the caller -> callee edges by inclusive count. Callgrind sees only the
+interpreter's C functions (its evaluation loop is nearly half of the instructions, the rest what the bytecodes
+call: integer and tuple operations, allocation, frames), not which Python function runs; the bytecode counts
+are the per-function tree, exact and repeatable (about 60 instructions a bytecode here).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import collections
 import itertools
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from bench.bench_core import load_games
@@ -36,9 +43,11 @@ from boardd.core.recognizer import Diff, DiffClass, PhysicalBoard, PositionIndex
 from drivers.sim import simulate_game
 
 
-def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bool] | None = None) -> int:
+def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bool] | None = None,
+               through: Callable[[Callable[[Event], object], Event], object] | None = None) -> int:
     """One game through a fresh engine; True in *inside* while a square change is fed. Returns the changes fed
-    through ``starmap`` (with *counted*: only the square changes whose entry is True, the others fed directly)."""
+    through ``starmap`` (with *counted*: only the square changes whose entry is True, the others fed directly;
+    with *through*: the counted ones fed by ``through(feed, event)`` instead)."""
     engine = Engine()
     feed = engine.feed
     squares = 0
@@ -50,6 +59,10 @@ def _feed_game(events: Sequence[Event], inside: list[bool], counted: Sequence[bo
             index += 1
             if counted is not None and not counted[index]:
                 feed(event)
+                continue
+            if through is not None:
+                through(feed, event)
+                squares += 1
                 continue
             inside[0] = True
             for _ in itertools.starmap(feed, ((event,),)):
@@ -131,6 +144,53 @@ def _sample(games: list[list[Event]], repeat: int) -> None:
         print(f"{100 * count / max(total, 1):6.1f} %  {filename}:{name}")
 
 
+def _ops(games: list[list[Event]], wanted: tuple[DiffClass, ...] | None, top: int) -> None:
+    """Bytecodes per counted square change, per function (own, inclusive, calls) and per caller -> callee edge."""
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    calls: collections.Counter[str] = collections.Counter()
+    edges: collections.Counter[tuple[str, str]] = collections.Counter()
+    stack: list[str] = []
+
+    def tracer(frame: FrameType, event: str, _arg: object) -> object:
+        if event == "call":
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+            code = frame.f_code
+            name = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_qualname}"
+            calls[name] += 1
+            stack.append(name)
+            return tracer
+        if event == "opcode":
+            own[stack[-1]] += 1
+            for name in set(stack):
+                inclusive[name] += 1
+            for pair in set(itertools.pairwise(stack)):
+                edges[pair] += 1
+        elif event == "return":
+            stack.pop()
+        return tracer
+
+    def traced(feed: Callable[[Event], object], event: Event) -> None:
+        stack.clear()
+        sys.settrace(tracer)  # type: ignore[arg-type]
+        try:
+            feed(event)
+        finally:
+            sys.settrace(None)
+
+    fed = sum(_feed_game(events, [False], None if wanted is None else [kind in wanted for kind in _classes(events)],
+                         through=traced) for events in games)
+    n = max(fed, 1)
+    print(f"{fed} square changes, {sum(own.values()) / n:.1f} bytecodes a change")
+    print("inclusive      own   calls  (per change)  function")
+    for name, count in inclusive.most_common(top):
+        print(f"{count / n:9.1f} {own[name] / n:8.1f} {calls[name] / n:7.3f}  {name}")
+    print("inclusive  (per change)  caller -> callee")
+    for (caller, callee), count in edges.most_common(top):
+        print(f"{count / n:9.1f}  {caller} -> {callee}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=6)
@@ -138,12 +198,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", choices=sorted(_CLASSES),
                         help="run: count only the square changes of this class (in_hand, legal, rest: the others),"
                              " learnt in a first pass; the others are fed outside starmap")
-    parser.add_argument("mode", choices=("run", "sample"))
+    parser.add_argument("--top", type=int, default=50, help="ops: the functions and edges printed")
+    parser.add_argument("mode", choices=("run", "sample", "ops"))
     args = parser.parse_args(argv)
     games = [simulate_game(game, seed=index, profile="casual").events
              for index, game in enumerate(load_games(args.games))]
     if args.mode == "sample":
         _sample(games, args.repeat)
+        return 0
+    if args.mode == "ops":
+        _ops(games, None if args.only is None else _CLASSES[args.only], args.top)
         return 0
     inside = [False]
     if args.only is not None:

@@ -37,6 +37,7 @@ __all__ = [
     "board_key",
     "describe_change",
     "illegal_subtype",
+    "key_after",
 ]
 
 _LOGGER = logging.getLogger(__name__)
@@ -51,6 +52,21 @@ def board_key(board: chess.BaseBoard) -> Key:
     """The placement key of a python-chess board."""
     return (board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], board.pawns, board.knights,
             board.bishops, board.rooks, board.queens, board.kings)
+
+
+def key_after(board: chess.Board, move: chess.Move) -> Key | None:
+    """The placement key after *move*, a plain move or capture of *board* (no castling, en passant or promotion),
+    from the bitboards without a push; ``None`` for the other moves (and for a move from an empty square)."""
+    origin, target = move.from_square, move.to_square
+    moved = board.piece_type_at(origin)
+    if moved is None or move.promotion or (moved == chess.PAWN and target == board.ep_square) \
+            or (moved == chess.KING and board.is_castling(move)):
+        return None
+    bits = (1 << origin) | (1 << target)
+    after = [k & ~bits for k in board_key(board)]
+    after[0 if board.turn == chess.WHITE else 1] |= 1 << target
+    after[_PIECE_INDEX[moved]] |= 1 << target
+    return (after[0], after[1], after[2], after[3], after[4], after[5], after[6], after[7])
 
 
 def _popcount(bb: int) -> int:
@@ -291,9 +307,40 @@ class PositionIndex:
         they depend on the position only, so they are kept here.
         """
         king, blockers = self._king_and_blockers()
+        board = self.board
         if king < 0:
-            return self.board.is_legal(move)
-        return self.board.is_pseudo_legal(move) and self.board._is_safe(king, blockers, move)
+            return board.is_legal(move)
+        pseudo = self._plain_pseudo_legal(move)
+        if pseudo is None:
+            pseudo = board.is_pseudo_legal(move)
+        return pseudo and board._is_safe(king, blockers, move)
+
+    def _plain_pseudo_legal(self, move: chess.Move) -> bool | None:
+        """``board.is_pseudo_legal(move)`` for a move of a piece of the side to move other than its king, without a
+        promotion, that is no castling, no en passant and no pawn step onto the last rank; ``None`` for the others
+        (python-chess answers them). Its steps for these moves, without generating the pawn's moves: a piece's
+        target is one its attacks reach, a pawn's one step or two from its rank onto empty squares, or a capture."""
+        board = self.board
+        origin, target = move.from_square, move.to_square
+        fbit, tbit = 1 << origin, 1 << target
+        turn = board.turn
+        own = board.occupied_co[turn]
+        if move.promotion or move.drop or not own & fbit or board.kings & fbit:
+            return None
+        if own & tbit:
+            return False  # (the target is no vacant or opponent square)
+        if not board.pawns & fbit:
+            return bool(board.attacks_mask(origin) & tbit)
+        if tbit & chess.BB_BACKRANKS or target == board.ep_square:
+            return None
+        if chess.BB_PAWN_ATTACKS[turn][origin] & tbit:
+            return bool(board.occupied_co[not turn] & tbit)
+        step = 8 if turn == chess.WHITE else -8
+        if target == origin + step:
+            return not board.occupied & tbit
+        if target == origin + 2 * step and fbit & (chess.BB_RANK_2 if turn == chess.WHITE else chess.BB_RANK_7):
+            return not board.occupied & (tbit | 1 << (origin + step))
+        return False
 
     def _legal_moves_masked(self, from_mask: int, to_mask: int) -> list[chess.Move]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in python-chess's order.
@@ -434,6 +481,21 @@ class PositionIndex:
             return _diff(DiffClass.PARTIAL, move=cands[0], candidates=cands, changed=changed,
                          subtype=self._partial_code(cands, squares))
         return self._analyse(squares, changed, own_official, opp_official)
+
+    def legal_move(self, phys: PhysicalBoard) -> chess.Move | None:
+        """The move when :meth:`classify` would answer ``LEGAL``, else ``None``: its first steps only, without the
+        analysis of the other classes (for the callers that ask whether the board shows a legal move and no more)."""
+        key = phys.key()
+        off = self._key
+        if phys.markers or key == off:
+            return None
+        if self._targets is not None:
+            return self._targets.get(key)
+        changed = ((key[0] ^ off[0]) | (key[1] ^ off[1]) | (key[2] ^ off[2]) | (key[3] ^ off[3])
+                   | (key[4] ^ off[4]) | (key[5] ^ off[5]) | (key[6] ^ off[6]) | (key[7] ^ off[7]))
+        if 2 <= changed.bit_count() <= 4:
+            return self._quick_move(phys, key, changed)
+        return None
 
     def _quick_move(self, phys: PhysicalBoard, key: Key, changed: int) -> chess.Move | None:
         """The legal move leading to *key*, found from the changed squares without generating all moves."""

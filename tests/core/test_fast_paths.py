@@ -1,8 +1,10 @@
 """The engine's fast paths (issue 12, fifth round) give the answers of the full paths they stand in for.
 
 Each fast path either answers the same question with work done once per position
-(``PositionIndex.is_legal``, ``PositionIndex.capture_targets``, ``PositionIndex._legal_moves_masked``) or
-proves cheaply that a check has nothing to say (``TwoHands.far_lift_seen``). The engine tests below run
+(``PositionIndex.is_legal``, ``PositionIndex.capture_targets``, ``PositionIndex._legal_moves_masked``), answers
+only the part of it that its caller asks (``PositionIndex.legal_move``, ``key_after``, ``MadeMoves._after_shows``:
+a legal move or not, without classifying the rest), or proves cheaply that a check has nothing to say
+(``TwoHands.far_lift_seen``). The engine tests below run
 seeded simulated games (every handling profile, injected irregularities, Chess960) once with the fast paths
 and once with them replaced by the full paths, and compare every output.
 """
@@ -16,10 +18,11 @@ import chess
 import pytest
 
 from boardd.core.engine import Engine
+from boardd.core.engine.made_moves import MadeMoves
 from boardd.core.engine.two_hands import TwoHands
 from boardd.core.events import Event
 from boardd.core.outputs import Output
-from boardd.core.recognizer import PositionIndex
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, board_key, key_after
 from drivers.sim import Injection, InjectionKind, random_game, simulate_game
 
 
@@ -73,6 +76,53 @@ def test_masked_legal_moves_are_python_chess_in_its_order(chess960: bool) -> Non
             assert index._legal_moves_masked(from_mask, to_mask) == expected, (board.fen(), from_mask, to_mask)
             checked += 1
     assert checked > 10_000
+
+
+def test_key_after_is_the_key_after_the_push() -> None:
+    plain = special = 0
+    for board in [*_positions(6, chess960=False), *_positions(3, chess960=True)]:
+        for move in board.legal_moves:
+            after = board.copy(stack=False)
+            after.push(move)
+            key = key_after(board, move)
+            if key is None:
+                special += 1
+                assert move.promotion or board.is_castling(move) or board.is_en_passant(move), move.uci()
+            else:
+                plain += 1
+                assert key == board_key(after), (board.fen(), move.uci())
+    assert plain > 10_000 and special > 50
+
+
+def _readings(board: chess.Board, rng: random.Random) -> Iterator[PhysicalBoard]:
+    """Physical boards around *board*: after each legal move, and with one to four squares changed at random."""
+    for move in board.legal_moves:
+        after = board.copy(stack=False)
+        after.push(move)
+        yield PhysicalBoard(after)
+    pieces = [None, *(chess.Piece(t, c) for t in chess.PIECE_TYPES for c in chess.COLORS)]
+    for _ in range(30):
+        phys = PhysicalBoard(board)
+        for sq in rng.sample(chess.SQUARES, k=rng.randint(1, 4)):
+            phys.set(sq, rng.choice(pieces))
+        yield phys
+
+
+def test_legal_move_is_what_classify_calls_legal() -> None:
+    rng = random.Random(7)
+    legal = other = 0
+    for board in [*_positions(4, chess960=False), *_positions(2, chess960=True)]:
+        for targets in (False, True):
+            index = PositionIndex(board)
+            if targets:
+                index.targets  # noqa: B018 (the targets made first: the look-up path)
+            for phys in _readings(board, rng):
+                diff = PositionIndex(board).classify(phys)
+                expected = diff.move if diff.kind is DiffClass.LEGAL else None
+                assert index.legal_move(phys) == expected, (board.fen(), phys.key())
+                legal += expected is not None
+                other += expected is None
+    assert legal > 5_000 and other > 5_000
 
 
 def _capture_targets_by_attackers(board: chess.Board) -> int:
@@ -130,6 +180,8 @@ def _full_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(PositionIndex, "capture_targets",
                         property(lambda self: _capture_targets_by_attackers(self.board)))
     monkeypatch.setattr(TwoHands, "far_lift_seen", lambda self, at, sq, side: True)
+    monkeypatch.setattr(MadeMoves, "_after_shows", lambda self, unsettled, *, legal: self._after_unsettled(
+        unsettled).classify(self.g.phys).kind is (DiffClass.LEGAL if legal else DiffClass.NONE))
     monkeypatch.setattr(PositionIndex, "_legal_moves_masked",
                         lambda self, from_mask, to_mask: list(self.board.generate_legal_moves(from_mask, to_mask)))
 
@@ -150,4 +202,5 @@ def test_full_paths_are_really_replaced(monkeypatch: pytest.MonkeyPatch) -> None
     fast = [_outputs(events) for events in games]
     monkeypatch.setattr(PositionIndex, "capture_targets", property(lambda self: 0))
     monkeypatch.setattr(TwoHands, "far_lift_seen", lambda self, at, sq, side: False)
+    monkeypatch.setattr(MadeMoves, "_after_shows", lambda self, unsettled, *, legal: False)
     assert [_outputs(events) for events in games] != fast

@@ -38,7 +38,7 @@ from boardd.core.outputs import (
     StateChanged,
     Status,
 )
-from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, key_after
 from boardd.core.record import PositionKey, note_made_move, position_key, shared_prefix
 from boardd.core.settings import Regime
 
@@ -234,6 +234,29 @@ class MadeMoves:
         self._unsettled_after = (unsettled, index)
         return index
 
+    def _after_shows(self, unsettled: tuple[_Candidate, str, bool], *, legal: bool) -> bool:
+        """Does the board, read from the position after the unsettled candidate's move, show a legal move (*legal*)
+        or that position itself? ``_after_unsettled(unsettled).classify(phys).kind`` is ``LEGAL`` (or ``NONE``),
+        asked without classifying the other classes, and without making the index while the placement keys already
+        say no (a plain move's key after it from the bitboards: the lift that dropped the candidate, issue 12)."""
+        phys = self.g.phys
+        cached = self._unsettled_after
+        if cached is None or cached[0] is not unsettled:
+            after = key_after(self.g.board, unsettled[0].move)
+            if after is not None:
+                key = phys.key()
+                if not legal:
+                    return key == after and not phys.markers
+                # (a fresh index has no targets: LEGAL needs two to four changed squares, PositionIndex.legal_move)
+                changed = ((key[0] ^ after[0]) | (key[1] ^ after[1]) | (key[2] ^ after[2]) | (key[3] ^ after[3])
+                           | (key[4] ^ after[4]) | (key[5] ^ after[5]) | (key[6] ^ after[6]) | (key[7] ^ after[7]))
+                if phys.markers or not 2 <= changed.bit_count() <= 4:
+                    return False
+        index = self._after_unsettled(unsettled)
+        if not legal:
+            return phys.key() == index.key and not phys.markers
+        return index.legal_move(phys) is not None
+
     def touched_back_before_settled(self, outs: list[Output], at: float) -> bool:
         """The last move's candidate was dropped before it settled by a lift of the opponent's piece (one the move
         could have captured: read as the mover's capture under way), and the board shows that move again, the
@@ -249,7 +272,7 @@ class MadeMoves:
         mover = g.board.turn
         if key != _fen(g.board) or g.cand is not None or g.mask:
             return False
-        if self._after_unsettled(unsettled).classify(g.phys).kind is not DiffClass.NONE:
+        if not self._after_shows(unsettled, legal=False):
             return False
         since = [x for x in (*g.seg_lifts, *g.seg_places) if x[0] > cand.at]
         if not since or any(piece.color == mover for _, _, piece in since):
@@ -267,11 +290,13 @@ class MadeMoves:
         if unsettled is None:
             return False
         cand, key, parked = unsettled
-        if key != _fen(self.g.board) or not self.g.board.is_legal(cand.move):
+        if key != _fen(self.g.board):
             self.unsettled = None
             return False
-        if self._after_unsettled(unsettled).classify(self.g.phys).kind is not (
-                DiffClass.NONE if touched_back else DiffClass.LEGAL):
+        if not self._after_shows(unsettled, legal=not touched_back):
+            return False  # (asked before the legality, which is the same for as long as the position is: issue 12)
+        if not self.g.board.is_legal(cand.move):
+            self.unsettled = None
             return False
         self.unsettled = None
         g = self.g

@@ -63,3 +63,15 @@ def test_first_piece_put_back_after_the_press_is_the_record(edition: int, paused
         assert released.status is Status.RESOLVED
     else:
         assert changed.status is Status.OPEN
+
+
+@pytest.mark.parametrize("edition", [2009, 2023])
+def test_king_down_on_its_rook_in_an_illegal_castling_is_not_a_flicker(edition: int) -> None:
+    """The "king takes rook" way (R27) of a castling the lost right forbids (T10): the king set down on h1 for 100 ms
+    is the hand, not a sensor glitch; the one alert is the illegal castling (before: a SENSOR_FLICKER note beside
+    it, outside its incident, and the evidence of the king's step dropped)."""
+    scn = Scn("D", "0 L e1 · 200 L h1 · 600 P h1 wK · 700 L h1 · 1000 P g1 wK · 1300 P f1 wR · 1700 C W", ("!",),
+              ("ILLEGAL_MOVE/CASTLING_ILLEGAL",), edition=edition, tc="5400+30")
+    r = run(scn)
+    check(scn, r)
+    assert not [i for i in r.engine.irregularities if i.code == "SENSOR_FLICKER"]

@@ -427,7 +427,8 @@ def correction_codes(kind: CorrectionKind) -> list[str]:
         CorrectionKind.CASTLING_INCOMPLETE: ["CASTLING_INCOMPLETE_AT_PRESS"],
         CorrectionKind.EN_PASSANT_INCOMPLETE: ["EN_PASSANT_INCOMPLETE_AT_PRESS"],
         CorrectionKind.CASTLING_ILLEGAL: ["ILLEGAL_MOVE/CASTLING_ILLEGAL"],
-        CorrectionKind.PROMOTION_CHOICE_CHANGED: ["PROMOTION_CHOICE_CHANGED"],
+        # T25: the first piece was released with the pawn off, so the move was made (4.7) and changed as well
+        CorrectionKind.PROMOTION_CHOICE_CHANGED: ["PROMOTION_CHOICE_CHANGED", "RELEASED_MOVE_CHANGED"],
     }[kind]
 
 

@@ -70,6 +70,7 @@ from drivers.sim import (
     applicable,
     choose_move,
     correction_applicable,
+    correction_counts,
     moved_twice_candidates,
     random_game,
     simulate_game,
@@ -253,8 +254,8 @@ def _second_illegal(game: chess.pgn.Game, rng: random.Random) -> list[Correction
     fits: dict[int, list[CorrectionKind]] = defaultdict(list)
     board = game.board()
     for index, move in enumerate(game.mainline_moves()):
-        for kind in CorrectionKind:
-            if index >= 2 and correction_applicable(kind, board, move):
+        for kind in CorrectionKind:  # (illegal moves: not a changed promotion choice, an Article 4 matter)
+            if index >= 2 and correction_counts(kind) and correction_applicable(kind, board, move):
                 fits[index + 1].append(kind)
         board.push(move)
     plies = sorted(fits)

@@ -42,6 +42,8 @@ from drivers.sim._procedures import (
     castling960_methods,
     correction_applicable,
     correction_codes,
+    correction_counts,
+    illegal_castlings,
 )
 
 __all__ = [
@@ -67,8 +69,10 @@ __all__ = [
     "configure_parser",
     "correction_applicable",
     "correction_codes",
+    "correction_counts",
     "create_driver",
     "expected_codes",
+    "illegal_castlings",
     "load_pgn_game",
     "moved_twice_candidates",
     "random_game",

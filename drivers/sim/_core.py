@@ -67,6 +67,7 @@ from drivers.sim._procedures import (
     category_of,
     correction_applicable,
     correction_codes,
+    correction_counts,
     illegal_move_limit,
     penalty_seconds,
     script_castling960,
@@ -962,8 +963,9 @@ def simulate_game(
         elif cycle is not None:
             if not correction_applicable(cycle.kind, board, move):
                 raise SimulationError(f"{cycle} does not fit ply {ply} ({board.san(move)})")
-            illegal_counts[color] += 1
-            final = illegal_counts[color] >= illegal_move_limit(edition)
+            counted = correction_counts(cycle.kind)
+            illegal_counts[color] += counted
+            final = counted and illegal_counts[color] >= illegal_move_limit(edition)
             board.push(move)
             ends_game = ply == len(moves) and board.is_game_over(claim_draw=False)
             board.pop()

@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from boardd.core.clock import TimeControl
 
 __all__ = ["CaptureStyle", "Castling960", "Correction", "CorrectionKind", "CycleResult", "castling960_methods",
-           "category_of", "correction_applicable", "correction_codes", "illegal_move_limit", "penalty_seconds",
+           "category_of", "correction_applicable", "correction_codes", "correction_counts",
+           "illegal_castlings", "illegal_move_limit", "penalty_seconds",
            "script_released_changed", "script_released_taken_back", "takeback_order"]
 
 
@@ -285,6 +286,17 @@ class CorrectionKind(enum.StrEnum):
     #: En passant with the captured pawn left on the board, the clock pressed
     #: (EN_PASSANT_INCOMPLETE_AT_PRESS); reinstated, the pawn then captures en passant.
     EN_PASSANT_INCOMPLETE = "en-passant-incomplete"
+    #: A castling that is illegal (the right lost, the king in check, a square the king crosses or lands on
+    #: attacked), the king touched first (or king and rook together), the clock pressed
+    #: (ILLEGAL_MOVE/CASTLING_ILLEGAL); reinstated, the king must make another legal move (E2009/E2014 4.4 c,
+    #: E2018+ 4.4.3, 4.7.2), castling with the other rook among them: the game's king move. Chess960 too (F.3 /
+    #: Guidelines II.3); never the rook-only way (the rook touched first binds the rook, 4.3).
+    CASTLING_ILLEGAL = "castling-illegal"
+    #: The promotion piece exchanged: the game's piece put on the promotion square (the pawn off) and released,
+    #: then exchanged for another piece, the clock pressed (PROMOTION_CHOICE_CHANGED: the choice is final when
+    #: the piece touched the square, E2009/E2014 4.4 d, E2018+ 4.4.4). The arbiter puts the first piece back
+    #: (an Article 4 breach: no time penalty, no illegal move counted); the promotion stands with it.
+    PROMOTION_CHOICE_CHANGED = "promotion-choice-changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,8 +363,42 @@ def _self_check_moves(board: chess.Board, from_square: int) -> list[chess.Move]:
             if not board.is_castling(m) and not board.is_legal(m)]
 
 
+def illegal_castlings(board: chess.Board) -> list[chess.Move]:
+    """The castlings a hand can make on *board* that the Laws forbid: the king on its square of the start
+    position, a rook of the start position on its square of the same rank, every square the two pass or land on
+    empty but for them (F.3 / II.3), and no legal castling with that rook (the right lost, the king in check, a
+    square it crosses or lands on attacked). King-takes-rook encoding (``e1h1``); the king moves (a rook-only
+    castling binds the rook, 4.3), and a one-square king step only with the rook moving too."""
+    color = board.turn
+    root = board.root()
+    king = board.king(color)
+    if king is None or root.king(color) != king or chess.square_rank(king) != (0 if color == chess.WHITE else 7):
+        return []
+    legal_rooks = {_king_rook(board, m)[2] for m in board.legal_moves if board.is_castling(m)}
+    out = []
+    for rook in sorted(root.pieces(chess.ROOK, color)):
+        if chess.square_rank(rook) != chess.square_rank(king) or rook in legal_rooks \
+                or board.piece_at(rook) != chess.Piece(chess.ROOK, color):
+            continue
+        move = chess.Move(king, rook)
+        king_from, king_to, rook_from, rook_to = _king_rook(board, move)
+        if king_from == king_to or (rook_from == rook_to and chess.square_distance(king_from, king_to) < 2):
+            continue
+        path: set[int] = set()
+        for a, b in ((king_from, king_to), (rook_from, rook_to)):
+            path |= set(range(min(a, b), max(a, b) + 1))
+        if any(board.piece_at(sq) is not None for sq in path - {king_from, rook_from}):
+            continue
+        out.append(move)
+    return out
+
+
 def correction_applicable(kind: CorrectionKind, board: chess.Board, move: chess.Move) -> bool:
     """Whether *kind* can precede the game's *move* from *board* (the illegal move uses the move's piece)."""
+    if kind is CorrectionKind.CASTLING_ILLEGAL:  # the replacement: another king move (4.4.3)
+        return board.piece_type_at(move.from_square) == chess.KING and bool(illegal_castlings(board))
+    if kind is CorrectionKind.PROMOTION_CHOICE_CHANGED:
+        return move.promotion is not None
     if kind is CorrectionKind.PAWN_NOT_REPLACED:
         return move.promotion == chess.QUEEN
     if kind is CorrectionKind.ILLEGAL_PROMOTION_PIECE:
@@ -380,7 +426,16 @@ def correction_codes(kind: CorrectionKind) -> list[str]:
         CorrectionKind.ILLEGAL_PROMOTION_PIECE: ["ILLEGAL_MOVE/PROMOTION_INVALID_PIECE"],
         CorrectionKind.CASTLING_INCOMPLETE: ["CASTLING_INCOMPLETE_AT_PRESS"],
         CorrectionKind.EN_PASSANT_INCOMPLETE: ["EN_PASSANT_INCOMPLETE_AT_PRESS"],
+        CorrectionKind.CASTLING_ILLEGAL: ["ILLEGAL_MOVE/CASTLING_ILLEGAL"],
+        # T25: the first piece was released with the pawn off, so the move was made (4.7) and changed as well
+        CorrectionKind.PROMOTION_CHOICE_CHANGED: ["PROMOTION_CHOICE_CHANGED", "RELEASED_MOVE_CHANGED"],
     }[kind]
+
+
+def correction_counts(kind: CorrectionKind) -> bool:
+    """Whether the incident is an illegal move (7.5: penalty and count); a changed promotion choice is an
+    Article 4 breach (4.4.4): the first piece stands, no time penalty by default (rules-spec §6)."""
+    return kind is not CorrectionKind.PROMOTION_CHOICE_CHANGED
 
 
 def category_of(time_control: TimeControl, edition: int) -> str:
@@ -499,6 +554,12 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
     color = board.turn
     piece = board.piece_at(move.from_square)
     assert piece is not None
+    if kind is CorrectionKind.CASTLING_ILLEGAL:
+        return _castling_illegal(s, board=board, ply_index=ply_index, penalty=penalty, final=final,
+                                 replacement=replacement, press_replacement=press_replacement,
+                                 press_delay=press_delay)
+    if kind is CorrectionKind.PROMOTION_CHOICE_CHANGED:
+        return _promotion_choice_changed(s, board=board, move=move, press_delay=press_delay)
     # 1. The incident: the illegal move, completed by the press.
     if kind is CorrectionKind.PAWN_NOT_REPLACED:
         to_square, placed, victim = move.to_square, piece, _victim_square(board, move)
@@ -667,6 +728,163 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         press_delay(s)
         s.press(color)
     return CycleResult(" ".join(parts))
+
+
+def _castling_illegal(s: _Script, *, board: chess.Board, ply_index: int, penalty: float, final: bool,
+                      replacement: Callable[[_Script], None], press_replacement: bool,
+                      press_delay: Callable[[_Script], None]) -> CycleResult:
+    """An illegal castling (:func:`illegal_castlings`) by hand, the press, the arbiter's correction (7.5.1: the
+    position before, the penalty, the increment of the illegal press taken back, the offender's clock restarted)
+    and the game's king move as the replacement (4.4.3 / 4.7.2: another move of the king, the other castling
+    among them)."""
+    rng = s.rng
+    color = board.turn
+    castling = rng.choice(illegal_castlings(board))
+    king_from, king_to, rook_from, rook_to = _king_rook(board, castling)
+    if board.chess960:  # the Laws' ways (F.3 / II.3), the king touched first or with the rook
+        methods = [m for m in castling960_methods(board, castling)
+                   if m not in (Castling960.ROOK_ONLY, Castling960.DOUBLE_MOVE_RELEASED)]
+        method = rng.choice(methods)
+        script_castling960(s, board, castling, method)
+        way = f"960-{method.value}"
+    else:  # king first (4.4.1), then the rook, one hand
+        way = "king-first"
+        s.lift(king_from)
+        s.wait(0.25, 0.80)
+        s.put(king_to, chess.Piece(chess.KING, color))
+        s.wait(0.20, 0.80)
+        s.lift(rook_from)
+        s.wait(0.20, 0.60)
+        s.put(rook_to, chess.Piece(chess.ROOK, color))
+    press_delay(s)
+    s.press(color)
+    after = board.copy(stack=False)
+    after.remove_piece_at(king_from)
+    after.remove_piece_at(rook_from)
+    after.set_piece_at(king_to, chess.Piece(chess.KING, color))
+    after.set_piece_at(rook_to, chess.Piece(chess.ROOK, color))
+    side = "g-side" if chess.square_file(rook_from) > chess.square_file(king_from) else "c-side"
+    parts = [f"correction/{CorrectionKind.CASTLING_ILLEGAL.value}", side, way]
+    # 2. The opponent stops the clock (or not: rapid and blitz, the arbiter coming to a running clock).
+    paused = rng.random() < 0.8
+    s.wait(2.0, 8.0)
+    if paused or final:
+        s.op(_Pause())
+    s.wait(2.0, 6.0)
+    if final:  # the illegal move of the limit: the arbiter enters the result (7.5.5)
+        loser_can_be_mated = not board.has_insufficient_material(not color)
+        result = ("0-1" if color == chess.WHITE else "1-0") if loser_can_be_mated else "1/2-1/2"
+        s.op(_Command(lambda at, _clock: SetResult(at=_stamp(at), result=result)))
+        return CycleResult(f"correction/{CorrectionKind.CASTLING_ILLEGAL.value}/final", result)
+    parts.append("paused" if paused else "running")
+    # 3. King and rook back on their squares, in any order a hand can (takeback_order), the tablet's Reinstate
+    # before, during, after or never.
+    actions = takeback_order(rng, board, after)
+    reinstate = rng.choice(["none", "before", "during", "after"])
+    parts.append(f"reinstate-{reinstate}")
+
+    def send_reinstate() -> None:
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply_index)))
+
+    if reinstate == "before":
+        send_reinstate()
+        s.wait(0.5, 3.0)
+    during_at = rng.randrange(1, len(actions)) if reinstate == "during" else -1
+    for index, (square, content) in enumerate(actions):
+        if index == during_at:
+            send_reinstate()
+            s.wait(0.3, 2.0)
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)
+        s.wait(0.3, 1.5)
+    if reinstate == "after":
+        s.wait(0.5, 2.0)
+        send_reinstate()
+    s.wait(1.0, 3.0)
+    # 4. The times (7.5.5 / 7.1): the penalty to the opponent, the increment of the illegal press taken back;
+    # 5. the offender's clock running again.
+    clock_mode = rng.choices(["clock", "tablet", "unchanged"], weights=[4, 3, 1])[0]
+    parts.append(f"times-{clock_mode}")
+    if paused:
+        if clock_mode == "clock":
+            s.op(_Call(_set_times(color, penalty, True)))
+            s.wait(1.0, 4.0)
+        elif clock_mode == "tablet":
+            s.op(_Command(_tablet_times(color, penalty, True)))
+            s.wait(1.0, 3.0)
+        restart = rng.choice(["lever-in-pause", "set-and-run"])
+        if restart == "lever-in-pause":
+            s.op(_Call(_turn_lever(color)))
+            s.wait(0.5, 3.0)
+        s.op(_Resume(color))
+    else:
+        restart = "arbiter-press"
+        s.op(_Press(not color))
+        if clock_mode != "unchanged":
+            s.wait(1.0, 3.0)
+            s.op(_Pause())
+            s.wait(1.0, 3.0)
+            if clock_mode == "clock":
+                s.op(_Call(_set_times(color, penalty, True)))
+            else:
+                s.op(_Command(_tablet_times(color, penalty, True)))
+            s.wait(1.0, 3.0)
+            s.op(_Resume(color))
+    parts.append(f"restart-{restart}")
+    # 6. The replacement: the game's king move (4.4.3), and the press.
+    s.wait(1.0, 4.0)
+    replacement(s)
+    if press_replacement:
+        press_delay(s)
+        s.press(color)
+    return CycleResult(" ".join(parts))
+
+
+def _promotion_choice_changed(s: _Script, *, board: chess.Board, move: chess.Move,
+                              press_delay: Callable[[_Script], None]) -> CycleResult:
+    """The game's promotion made with its piece put on the square and released, that piece then exchanged for
+    another, the press; the opponent stops the clock (or not), the first piece is put back on the square by the
+    arbiter (or the player, told to), the clock restarted for the opponent; no times changed (an Article 4
+    matter: the first piece stands, 4.4.4)."""
+    rng = s.rng
+    color = board.turn
+    assert move.promotion is not None
+    first = chess.Piece(move.promotion, color)
+    other = chess.Piece(rng.choice([k for k in (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+                                    if k != move.promotion]), color)
+    victim = _victim_square(board, move)
+    # 1. The pawn off and the first piece on the square, released; then exchanged for the other; the press.
+    order = rng.choice(["pawn-first", "piece-first"]) if victim is None else "pawn-first"
+    if order == "pawn-first":
+        _illegal_action(s, move.from_square, move.to_square, placed=first, victim=victim)
+    else:  # 4.6.2 (E2014+): the new piece on the square first, the pawn off after
+        s.put(move.to_square, first)
+        s.wait(0.30, 0.90)
+        s.lift(move.from_square)
+    s.wait(1.0, 3.0)  # released: the choice made (4.4.4, 4.7)
+    s.lift(move.to_square)
+    s.wait(0.30, 1.20)
+    s.put(move.to_square, other)
+    press_delay(s)
+    s.press(color)
+    parts = [f"correction/{CorrectionKind.PROMOTION_CHOICE_CHANGED.value}", order,
+             f"{chess.piece_name(move.promotion)}-then-{chess.piece_name(other.piece_type)}"]
+    # 2. The opponent stops the clock or not; the piece exchanged back; the clock goes on for the opponent.
+    paused = rng.random() < 0.7
+    s.wait(2.0, 8.0)
+    if paused:
+        s.op(_Pause())
+        s.wait(2.0, 6.0)
+    parts.append("paused" if paused else "running")
+    s.lift(move.to_square)
+    s.wait(0.30, 1.50)
+    s.put(move.to_square, first)
+    s.wait(1.0, 3.0)
+    if paused:
+        s.op(_Resume(not color))
+    return CycleResult(" ".join(parts), exchanged=True)
 
 
 def _late_reply(rng: random.Random, board: chess.Board, from_square: int, to_square: int, *,

@@ -277,7 +277,32 @@ def _placement_at(events: list[Event], start: dict[int, chess.Piece], until: int
     return placement
 
 
-@pytest.mark.parametrize("kind", list(CorrectionKind))
+def test_promotion_choice_changed_is_put_back_without_reinstatement_or_penalty() -> None:
+    """The promotion's first piece released on the square, exchanged for another, the press (4.4.4: the first piece
+    stands); then the first piece put back on the square: no tablet Reinstate, no times set, the record the game."""
+    kind = CorrectionKind.PROMOTION_CHOICE_CHANGED
+    for game, ply, seed in _cases(kind, 8):
+        sim = simulate_game(game, seed=seed, profile="clean", corrections=[Correction(kind, ply)], procedures=True,
+                            edition=2023, think_median=1.0)
+        board = game.board()
+        moves = list(game.mainline_moves())
+        for move in moves[:ply - 1]:
+            board.push(move)
+        move = moves[ply - 1]
+        assert move.promotion is not None
+        assert sim.moves == [m.uci() for m in _uci(game)]
+        label = next(label for at, label in sim.handled if at == ply and label.startswith("correction/"))
+        assert label.startswith(f"correction/{kind.value} ")
+        assert not [e for e in sim.events if isinstance(e, (Reinstate, SetClock))], label
+        placed = [e.content for e in sim.events if isinstance(e, SquareChanged) and e.square == move.to_square
+                  and e.content is not None]
+        first = chess.Piece(move.promotion, board.turn)
+        # the first piece, another of the mover's, and the first piece again, one after the other on the square
+        assert any(a == c == first and b is not None and b != first and b.color == board.turn
+                   for a, b, c in zip(placed, placed[1:], placed[2:], strict=False)), (label, placed)
+
+
+@pytest.mark.parametrize("kind", [k for k in CorrectionKind if k is not CorrectionKind.PROMOTION_CHOICE_CHANGED])
 @pytest.mark.parametrize("edition", [2009, 2023])
 def test_correction_cycle_restores_penalises_and_replays(kind: CorrectionKind, edition: int) -> None:
     steps: Counter[str] = Counter()

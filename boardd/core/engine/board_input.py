@@ -12,7 +12,6 @@ from boardd.core.engine.common import (
     _JUMP_DEPTH,
     _ROTATIONS,
     _SNAPSHOT_INCREMENTAL,
-    _castling_rook_square,
     _change_text,
     _fen,
     _search,
@@ -251,7 +250,8 @@ class BoardInput:
         """The side to move's king, in the hand (off its square), put down on the empty square of its castling rook
         and taken up again: the "king takes rook" step of a castling (rules-spec R27, R01), however short. Not a
         sensor glitch (rules-spec §2.4 ``T_flicker``): the piece read is the one in the air beside the square, the
-        rook lifted from it; dropped as a glitch, a standard castling's one hand lost its evidence (R01 (c))."""
+        rook lifted from it; dropped as a glitch, a standard castling's one hand lost its evidence (R01 (c)). The
+        castling need not be legal (an illegal one is judged at the press, R16)."""
         board = self.g.board
         if piece.piece_type != chess.KING or piece.color != board.turn:
             return False
@@ -259,7 +259,10 @@ class BoardInput:
         if king is None or self.g.phys.squares[king] == piece or board.piece_at(sq) != chess.Piece(chess.ROOK,
                                                                                                    piece.color):
             return False
-        return any(board.is_castling(m) and _castling_rook_square(board, m) == sq for m in board.legal_moves)
+        # a castling whether legal or not: the illegal one (R16, the right lost, in check, through an attacked square)
+        # is made by the same hands and judged at the press
+        home = 0 if piece.color == chess.WHITE else 7
+        return chess.square_rank(king) == chess.square_rank(sq) == home
 
     def apply_fix(self, outs: list[Output], at: float) -> bool:
         """The board now shows the law-based outcome of the last illegal completion: record that move instead."""

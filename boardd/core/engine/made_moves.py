@@ -38,7 +38,7 @@ from boardd.core.outputs import (
     StateChanged,
     Status,
 )
-from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, key_after
+from boardd.core.recognizer import DiffClass, PhysicalBoard, PositionIndex, board_key, key_after
 from boardd.core.record import PositionKey, note_made_move, position_key, shared_prefix
 from boardd.core.settings import Regime
 
@@ -468,6 +468,14 @@ class MadeMoves:
                               text=_castling_order_text, first=old.san)
             return
         if old_move.promotion and move.promotion and old_move.to_square == move.to_square:
+            # the promoted piece lifted off its square read as the opponent starting (a capture of it): it was the
+            # mover's hand changing his piece (4.4.4), his incident; what that reading raised is withdrawn
+            for irr in list(self.g.irr.values()):
+                if irr.code in _START_READINGS and irr.ply == old.ply and irr.t_raised >= old.made_at \
+                        and irr.status is not Status.RESOLVED:
+                    self.e.findings.update_finding(outs, dataclasses.replace(
+                        irr, status=Status.RESOLVED,
+                        ruling="withdrawn: the last mover changed the piece of his promotion (4.4.4)"))
             self.once_per_ply(outs, "PROMOTION_CHOICE_CHANGED", ply=old.ply, side=side, at=at,
                               evidence=self.g.seg_evidence[-4:], move=old.san, now=base.san(move),
                               text=_promotion_text)
@@ -862,12 +870,35 @@ class MadeMoves:
         if self.released is not None and self.released.first.ply == ply:
             self.released = None  # completed: what was released on the way is the record's history now
         if how is not Completion.GAME_END:
+            self._first_piece_due(ply)
             # completed: a later change is another move's (a change that ends the game still updates its ply's)
             if self.changed is not None and self.changed.ply == ply:
                 self.changed = None
             self.per_ply = {code: known for code, known in self.per_ply.items() if known.ply != ply}
         outs.append(MoveCompleted(move=rec))
         self.after_completion(outs, rec, at)
+
+    def _first_piece_due(self, ply: int) -> None:
+        """The last move completed with its promotion choice changed (R05): the first piece that touched the square
+        stands (4.4.4). The board showing it back on the square (the arbiter's correction, or the player told to)
+        is that promotion: the record follows the board (a pending fix, :meth:`BoardInput.apply_fix`) and the
+        finding is put right, in its incident (one alert)."""
+        known = self.per_ply.get("PROMOTION_CHOICE_CHANGED")
+        if known is None or known.ply != ply or ply != len(self.g.records) or self.g.pending_fix is not None:
+            return
+        irr = self.g.irr.get(known.finding.id, known.finding)
+        pre = self.e.restoration.replay_board(ply - 1)
+        if irr.status is Status.RESOLVED or irr.suggestion.move is None or pre is None:
+            return
+        try:
+            first = pre.parse_san(irr.suggestion.move)
+        except ValueError:
+            return
+        if first.uci() == self.g.records[ply - 1].uci:
+            return
+        after = pre.copy(stack=False)
+        after.push(first)
+        self.g.pending_fix = (ply, board_key(after), first, pre, irr.id)
 
     def after_completion(self, outs: list[Output], rec: MoveRecord, at: float) -> None:
         """R23: both kings in check / pawn on the last rank after a completed move ("otherwise" regime)."""

@@ -45,3 +45,43 @@ def test_an_illegal_move_that_stood_during_the_gap_without_a_clock_is_raised_onc
         key: (out.kind, out.alerts) for key, out in outcomes.items() if (out.kind, out.alerts) != ("illegal raised", 1)
     }
     assert not wrong, f"{len(wrong)} of {len(outcomes)}: {wrong}"
+
+
+@pytest.mark.timeout(900)
+def test_a_gap_without_a_clock_is_one_alert_when_the_other_side_moves_next() -> None:
+    """``--seed 1`` ``illegal`` 29: no clock, the daemon restarted, 7 plies missed and the last an illegal move (the
+    king put into check, on d1), the board's log not read. Nine legal sequences of 8 plies explain the board too: a gap
+    (``ambiguous``), its candidates leaving White to move. Black's reply, seen after the return, was taken for a move
+    out of turn: ``OUT_OF_TURN_CHANGE`` beside the gap, two alerts for one incident. Without a clock nothing says the
+    players went by the fewest plies (an illegal move not completed yet passed the turn with the reply, 7.5.1): the
+    first move after the gap tells the side to move, as after a position adopted without a clock; one alert."""
+    (_, case), = [r for r in _recordings("illegal", 1, 30) if r[0] == 29]
+    out = replay(case)
+    assert (out.kind, out.alerts) == ("gap0", 1), out.notes
+
+
+@pytest.mark.timeout(900)
+def test_joined_findings_fold_under_their_incident_in_the_audit() -> None:
+    """``--seed 1`` ``promotion`` 5: a 12-ply link outage nothing explains (``POSITION_DIVERGENCE``), then White's
+    rook put on d1 after the return: ``ADJUST_OUT_OF_TURN``, joined to the divergence (``incident``). One incident, one
+    card on the tablet (the contract's ``incident``: consumers fold it under its primary); the audit counted two."""
+    (_, case), = [r for r in _recordings("promotion", 1, 6) if r[0] == 5]
+    out = replay(case)
+    assert (out.kind, out.alerts) == ("divergence", 1), out.notes
+
+
+@pytest.mark.timeout(900)
+def test_a_piece_displaced_out_of_sight_and_put_back_binds_no_touch() -> None:
+    """``displaced``, the daemon restarted: the board back with a piece of the side to move off its square (7.4; or
+    his illegal move not completed: it cannot be told), the legal plies before it recovered. The audit now plays on as
+    a real game does: the piece is put back (soon, or after a while), then three plies. Taken as the side to move's
+    illegal placement, its correction made him move that piece (4.3): ``TOUCH_MOVE_VIOLATION`` on an exact record
+    (``--seed 1`` cases 12, 13, 14, 21, 24, 25, 26). Nobody was seen touching it: the placement was first seen in the
+    dump of the board's return; put right, it binds no piece (its ``ILLEGAL_PLACEMENT_CORRECTED`` stays a note)."""
+    touched = {12, 13, 14, 21, 24, 25, 26}  # (every restart of the 30 whose legal plies were recovered, the piece off)
+    cases = [(i, case) for i, case in _recordings("displaced", 1, 30) if i in touched]
+    assert all(case.restart and case.displaced for _, case in cases)
+    outcomes = {i: replay(case) for i, case in cases}
+    wrong = {key: (out.kind, out.alerts, out.notes) for key, out in outcomes.items()
+             if (out.kind, out.alerts) != ("exact", 0)}
+    assert not wrong, f"{len(wrong)} of {len(outcomes)}: {wrong}"

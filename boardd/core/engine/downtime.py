@@ -544,6 +544,9 @@ class Downtime:
             self.e.whose_change.seen_out_of_sight(outs, mapped, at, since)
         # the engine now sees the board as the reconciling dump, against the recovered record
         self.e.board_input.on_snapshot(outs, BoardSnapshot(at=at, squares=squares), at)
+        # an illegal placement it shows was made out of sight: no touch was seen (4.3), a piece may have been
+        # displaced (7.4): put right, it binds no piece (ILLEGAL_PLACEMENT_CORRECTED stays a note)
+        self.g.illegal_unseen = self.g.illegal_state
         if result.kind is RecoveryKind.UNIQUE and result.detail == ILLEGAL_LAST:
             self._illegal_after_restart(outs, at)
         # the dump's changes are the downtime's, no player's handling: the next segment starts clean
@@ -1311,7 +1314,13 @@ class Downtime:
         # made, not completed: its side's press (if it was not made in the downtime) or next move completes it
         self.g.uncompleted[rec.side] = rec.ply
         self.g.clockless.add(rec.ply)
-        self.g.adopted_open = None if plies is not None else rec.ply
+        # the side to move is known when the candidates agree on it and a clock tells (its running side, read now or
+        # at its return: _longer, _gap_longer). Without a clock nothing says the players went by the fewest plies: the
+        # last ply may have been an illegal move not completed yet (7.5.1, the opponent's move completes it: the
+        # turn passed with it), or a sequence longer than the search fits. The first move after the gap tells, as
+        # after a position adopted without a clock (Restoration.adopted_turn): the other side's is no move out of
+        # turn (R13 needs a side known to be without the move; the gap is already the arbiter's one alert)
+        self.g.adopted_open = None if plies is not None and self.g.clock_seen else rec.ply
         # candidates of both parities, none out of budget: the first move after the gap tells the side to move, then
         # the fewest plies of that parity may be one sequence (after_gap)
         self.open_gap = rec.ply if len(lengths) == 2 and not result.exhausted else None

@@ -750,8 +750,8 @@ class MadeMoves:
             self.e.findings.raise_finding(outs, "ILLEGAL_PLACEMENT_CORRECTED", side, at,
                         [Evidence(at=t_ill, event=f"P {chess.square_name(ill.to_square)}")],
                         text="illegal placement corrected before the press: no penalty")
-            if move.from_square != ill.from_square and any(m.from_square == ill.from_square
-                                                           for m in pre_board.legal_moves):
+            if self.g.illegal_settled != self.g.illegal_unseen and move.from_square != ill.from_square and any(
+                    m.from_square == ill.from_square for m in pre_board.legal_moves):
                 touch_done = True
                 self.e.findings.raise_finding(outs, "TOUCH_MOVE_VIOLATION", side, at,
                             [Evidence(at=t_ill, event=f"L {chess.square_name(ill.from_square)}")],
@@ -760,6 +760,7 @@ class MadeMoves:
                             constraints=(f"move the piece on {chess.square_name(ill.from_square)}",))
         self.g.illegal_settled = None
         self.g.illegal_state = None
+        self.g.illegal_unseen = None
         return touch_done
 
     def _replacement_and_promotion(self, outs: list[Output], move: chess.Move, pre_board: chess.Board,

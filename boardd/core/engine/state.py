@@ -191,6 +191,9 @@ class Game:
         self.pressed_no_move: chess.Color | None = None
         self.promo_seen = False
         self.illegal_settled: tuple[float, chess.Move] | None = None
+        #: an illegal placement first seen in the dump of the board's return (out of sight: a restart, a board link
+        #: outage): nobody was seen touching it (4.3), it may be a piece displaced (7.4); its correction binds no piece
+        self.illegal_unseen: tuple[float, chess.Move] | None = None
         self.gesture_hold = False  # a kings-in-the-centre signal was given and a king is still on the centre
         self.parked = False
         self.two_hands: dict[chess.Color, Irregularity | None] = {}

@@ -3,9 +3,9 @@
 Castling is a move of the king with one rook it may castle with (3.8.2, 4.4.1), made with one hand (4.1). A king
 and a rook were exempt from the two-lifts signature R01 (a) whatever they were, and from the two-places signature
 R01 (b) whenever their side kept any castling right: a king and *any* rook, put down anywhere, far apart in one
-moment, raised nothing. Now only the king lifted from its square with a rook whose right is kept is castling's pair
-(its lifts judged by R01 (c) in standard chess, T08; not at all in Chess960, R27), and only their places on that
-castling's own squares (its king's and rook's start and castled squares and between, on the back rank: a slide, the
+moment, raised nothing. Now only the king and a castling rook of the game's start, each on its start square (the
+right kept, or lost since: an illegal castling), are castling's pair (its lifts judged by R01 (c) in standard chess,
+T08; not at all in Chess960, R27), and only their places on that castling's own squares (its king's and rook's start and castled squares and between, on the back rank: a slide, the
 king on the rook's square, a castling finished on wrong squares of its own, Ruling 3) are one hand's. See
 docs/chess960-castling.md, "Ruling 4"."""
 
@@ -18,9 +18,9 @@ from tests.core.test_scenarios import Scn, run
 
 #: standard chess, White to move, both castling rights (the b2-g2 pawns; a2, h2 empty)
 RIGHTS = "r3k2r/pppppppp/8/8/8/8/1PPPPPP1/R3K2R w KQkq - 0 1"
-#: the same, White's kingside right lost (the h1 rook moved and came back)
+#: the same, but a game started without White's kingside right: the h1 rook is no castling rook
 QUEENSIDE_ONLY = "r3k2r/pppppppp/8/8/8/8/1PPPPPP1/R3K2R w Qkq - 0 1"
-#: Chess960 (king b1, rooks a1 and h1), White's h-file right lost
+#: Chess960 (king b1, rooks a1 and h1), a game started without White's h-file right
 C960_A_ONLY = "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w Aha - 0 1"
 
 
@@ -45,9 +45,9 @@ def test_king_and_rook_put_down_far_apart_off_a_castlings_squares_are_two_hands(
     assert "TWO_HANDS_AT_PRESS" in codes, why
 
 
-def test_a_rook_whose_right_is_lost_is_no_castling_partner(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rook_that_is_no_castling_rook_is_no_castling_partner(monkeypatch: pytest.MonkeyPatch) -> None:
     # king and h1 rook swapped (e1 <-> h1), put down 3 squares apart in one moment: with the kingside right this
-    # is a castling finished wrong (Ruling 3); with only the queenside right kept it is two pieces moved
+    # is a castling finished wrong (Ruling 3); with a game started without it, two pieces moved
     codes = _codes(monkeypatch, QUEENSIDE_ONLY, "0 L e1 · 600 L h1 · 1000 P h1 wK · 1080 P e1 wR · 1800 C W")
     assert "TWO_HANDS_SUSPECTED" in codes
 

@@ -23,6 +23,8 @@ class TwoHands:
         self.e = e
         self.g = e.g
         self.rules = e.rules
+        #: the game's start (FEN, White's and Black's king squares, its castling rights), read once a game
+        self._start: tuple[str, int | None, int | None, int] | None = None
 
     def genuine_lifts(self, color: chess.Color | None = None) -> list[tuple[float, int, chess.Piece]]:
         """Lifts of pieces from their official squares, minus scan artefacts (piece seen elsewhere first)."""
@@ -101,23 +103,35 @@ class TwoHands:
             return
 
     def _castling_pair(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
-        """Pieces on *sq0* and *sq* (official squares) are *side*'s king on its square and a rook it may still
-        castle with (the right kept: 4.4.1 / 3.8.2, castling is a move of the king with that rook)."""
+        """Pieces on *sq0* and *sq* (official squares) are *side*'s king and one of its castling rooks, each on its
+        square of the game's start (the start position's castling rights name the rooks): the pieces of a castling
+        (3.8.2, 4.4.1), a legal one or one whose right is lost since (an illegal castling, R04/R16)."""
         if {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
             return False
         king_sq, rook_sq = (sq0, sq) if p0.piece_type == chess.KING else (sq, sq0)
+        return self._castling_rook(side, king_sq, rook_sq)
+
+    def _castling_rook(self, side: chess.Color, king_sq: int, rook_sq: int) -> bool:
+        """*side*'s king on *king_sq* and its rook on *rook_sq* stand where the game started them, the rook one the
+        start position's rights let castle (:meth:`_castling_pair`)."""
+        start = self._start
+        if start is None or start[0] != self.g.start_fen:
+            board = chess.Board(self.g.start_fen, chess960=self.g.board.chess960)
+            start = self._start = (self.g.start_fen, board.king(chess.WHITE), board.king(chess.BLACK),
+                                   board.castling_rights)
         board = self.g.board
-        return board.king(side) == king_sq and bool(board.castling_rights & chess.BB_SQUARES[rook_sq]) \
+        return king_sq == start[1 if side == chess.WHITE else 2] and board.piece_at(king_sq) == chess.Piece(
+            chess.KING, side) and bool(start[3] & chess.BB_SQUARES[rook_sq]) \
             and board.piece_at(rook_sq) == chess.Piece(chess.ROOK, side)
 
     def _castling_places(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
-        """King and rook put down on the squares of a castling they may make: the king lifted from its square and
-        a rook lifted from a square whose right is kept (this segment), both put down on the back rank inside that
+        """King and rook put down on the squares of their castling: the king and one of its castling rooks lifted
+        from their squares (this segment, :meth:`_castling_pair`), both put down on the back rank inside that
         castling's span (its king's and rook's start and castled squares, and between). The places of one hand
         castling in turn (a slide over the squares passed, the king put on the rook's square and then the rook, a
         castling finished on wrong squares of its own: rules-spec R01, R27, docs/chess960-castling.md Ruling 3).
-        Any other king and rook — put down off that span, or another rook, or the right lost — are two pieces
-        as any other (R01 (b)): a castling right kept is not a licence for the king and any rook."""
+        Any other king and rook — put down off that span, or another rook, or the king off its square — are two
+        pieces as any other (R01 (b)): a castling right kept is not a licence for the king and any rook."""
         if {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
             return False
         board = self.g.board
@@ -132,8 +146,9 @@ class TwoHands:
         rank = chess.square_rank(king_from)
         if chess.square_rank(king_to) != rank or chess.square_rank(rook_to) != rank:
             return False
-        for rook_from in chess.scan_forward(board.castling_rights & board.pieces_mask(chess.ROOK, side)):
-            if rook_from not in lifted or chess.square_rank(rook_from) != rank:
+        for rook_from in lifted:
+            if board.piece_at(rook_from) != rook or chess.square_rank(rook_from) != rank \
+                    or not self._castling_rook(side, king_from, rook_from):
                 continue
             kingside = rook_from > king_from
             ends = (chess.square(6 if kingside else 2, rank), chess.square(5 if kingside else 3, rank))

@@ -23,8 +23,6 @@ class TwoHands:
         self.e = e
         self.g = e.g
         self.rules = e.rules
-        #: the game's start (FEN, White's and Black's king squares, its castling rights), read once a game
-        self._start: tuple[str, int | None, int | None, int] | None = None
 
     def genuine_lifts(self, color: chess.Color | None = None) -> list[tuple[float, int, chess.Piece]]:
         """Lifts of pieces from their official squares, minus scan artefacts (piece seen elsewhere first)."""
@@ -103,26 +101,21 @@ class TwoHands:
             return
 
     def _castling_pair(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
-        """Pieces on *sq0* and *sq* (official squares) are *side*'s king and one of its castling rooks, each on its
-        square of the game's start (the start position's castling rights name the rooks): the pieces of a castling
-        (3.8.2, 4.4.1), a legal one or one whose right is lost since (an illegal castling, R04/R16)."""
+        """Pieces on *sq0* and *sq* (official squares) are *side*'s king and a rook on its first rank: the pieces of
+        a castling (3.8.2, 4.4.1), a legal one or one whose right is lost (an illegal castling, R04/R16)."""
         if {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
             return False
         king_sq, rook_sq = (sq0, sq) if p0.piece_type == chess.KING else (sq, sq0)
         return self._castling_rook(side, king_sq, rook_sq)
 
     def _castling_rook(self, side: chess.Color, king_sq: int, rook_sq: int) -> bool:
-        """*side*'s king on *king_sq* and its rook on *rook_sq* stand where the game started them, the rook one the
-        start position's rights let castle (:meth:`_castling_pair`)."""
-        start = self._start
-        if start is None or start[0] != self.g.start_fen:
-            board = chess.Board(self.g.start_fen, chess960=self.g.board.chess960)
-            start = self._start = (self.g.start_fen, board.king(chess.WHITE), board.king(chess.BLACK),
-                                   board.castling_rights)
+        """*side*'s king on *king_sq* and a rook of its colour on *rook_sq*, both on the player's first rank: the
+        pieces castling moves (3.8.2: "a move of the king and either rook of the same colour along the player's
+        first rank"), whether the right is kept or lost (then an illegal castling, R04/R16) (:meth:`_castling_pair`)."""
         board = self.g.board
-        return king_sq == start[1 if side == chess.WHITE else 2] and board.piece_at(king_sq) == chess.Piece(
-            chess.KING, side) and bool(start[3] & chess.BB_SQUARES[rook_sq]) \
-            and board.piece_at(rook_sq) == chess.Piece(chess.ROOK, side)
+        rank = 0 if side == chess.WHITE else 7
+        return board.king(side) == king_sq and chess.square_rank(king_sq) == rank \
+            and chess.square_rank(rook_sq) == rank and board.piece_at(rook_sq) == chess.Piece(chess.ROOK, side)
 
     def _castling_places(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
         """King and rook put down on the squares of their castling: the king and one of its castling rooks lifted

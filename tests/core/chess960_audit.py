@@ -685,7 +685,8 @@ def run_king_released(case: LaterCase) -> tuple[str, str, list[str]]:
 
 
 def corrected_then_castled(rig: Rig960, rng: random.Random, board: chess.Board, *, offender: chess.Color,
-                           move: chess.Move, finding: Irregularity, edition: int) -> list[str]:
+                           move: chess.Move, finding: Irregularity, edition: int,
+                           allow: tuple[str, ...] = ()) -> list[str]:
     """The arbiter's correction (7.5.1: any hands and clocking, the penalty of *edition* at 90+30), then the
     castling *move* the Laws bind, a few more moves, and the check of the one alert (problems, [] = right)."""
     from tests.core.correction_audit_rig import random_hands
@@ -698,7 +699,7 @@ def corrected_then_castled(rig: Rig960, rng: random.Random, board: chess.Board, 
     rig.t += rng.uniform(1.0, 3.0)
     rig.play(move)
     _finish_more(rig, rng)
-    problems = _check(rig, finding)
+    problems = _check(rig, finding, allow=allow)
     return problems + ([f"hands {hands} clock {clocking}"] if problems else [])
 
 
@@ -1076,8 +1077,31 @@ def run_wrong(case: IllegalCase) -> tuple[str, str, list[str]]:
     legal = [m for m in board.legal_moves if _placement_after(board, m) == after.board_fen()]
     rig = Rig960(board, edition=case.edition)
     offender = board.turn
+    placed_at: dict[int, float] = {}
+    place = rig.place
+
+    def timed_place(sq: int, piece: chess.Piece, at: float | None = None) -> None:
+        placed_at[sq] = rig.t if at is None else at
+        place(sq, piece, at)
+
+    rig.place = timed_place  # type: ignore[method-assign]
     _, first = castle_and_press(rig, rng, steps, offender)
     codes = [(i.code, i.subtype) for i in first]
+    timing = RulesConfig().timing
+    span = [chess.square_file(sq) for sq in (ks, kd, rs, rd)]
+    # Ruling 4: king and rook put down D_far or more apart within T_simul, one of them off the castling's own squares
+    # (its king's and rook's start and castled squares and between): two pieces as any, R01 (b) -> the two-hands
+    # suspicion, then at the press the illegal castling and TWO_HANDS_AT_PRESS, both joined to its incident (one
+    # incident, counted once: R19)
+    two_hands = not legal and k2 in placed_at and r2 in placed_at \
+        and abs(placed_at[k2] - placed_at[r2]) <= timing.t_simul and chess.square_distance(k2, r2) >= timing.d_far \
+        and any(not min(span) <= chess.square_file(sq) <= max(span) for sq in (k2, r2))
+    if two_hands:
+        if codes[:1] != [("TWO_HANDS_SUSPECTED", None)] or codes[2:] != [("TWO_HANDS_AT_PRESS", None)] \
+                or first[1].incident != first[0].id or first[2].incident != first[0].id:
+            return cat, label, [f"two hands (R01 (b)): {codes} {[(i.id, i.incident) for i in first]}"]
+        first = first[1:2]
+        codes = codes[1:2]
     if legal:
         rig.board.push(legal[0])
         rig.t += 1.0
@@ -1108,7 +1132,8 @@ def run_wrong(case: IllegalCase) -> tuple[str, str, list[str]]:
         return cat, label, problems
     # 4.4.1: king and rook touched, the castling legal: castle on that side
     problems += corrected_then_castled(rig, rng, board, offender=offender, move=move, finding=finding,
-                                       edition=case.edition)
+                                       edition=case.edition,
+                                       allow=("TWO_HANDS_SUSPECTED", "TWO_HANDS_AT_PRESS") if two_hands else ())
     return cat, label, problems
 
 

@@ -374,7 +374,6 @@ _T960 = "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1"  # king b1: O-O-O is 
 WRONG_ENDS = [
     ([("b1", None, 0.3), ("a1", None, 0.3), ("d1", _K, 0.2), ("c1", _R, 0.3)], "ends mixed: king d1, rook c1"),
     ([("b1", None, 0.3), ("c1", _K, 0.3), ("a1", None, 0.3), ("e1", _R, 0.3)], "king first, rook one square on"),
-    ([("b1", None, 0.1), ("a1", None, 0.3), ("c1", _K, 0.15), ("g1", _R, 0.3)], "rook put down four squares off"),
     ([("b1", None, 0.3), ("a1", None, 0.3), ("d1", _R, 0.2), ("e1", _K, 0.3)], "king one square too far"),
 ]
 
@@ -386,15 +385,31 @@ def test_castling_finished_on_wrong_squares_is_an_illegal_castling(
     """II.3 / 3.8.2: castling is the joint move of king and rook ending on c1+d1 (g1+f1); the two moved together
     and ending elsewhere is an illegal castling (R16), with the edition's illegal-move article and penalty, and
     castling on that side as the replacement (4.4.1: king and rook touched). It was
-    DISPLACED_NOT_RESTORED_AT_PRESS / POSITION_MISMATCH_AT_PRESS (a warning) or TWO_PIECES_MOVED before, and
-    king and rook put down four squares apart within a scan raised TWO_HANDS_SUSPECTED (R01 exempts the parts of
-    one castling)."""
+    DISPLACED_NOT_RESTORED_AT_PRESS / POSITION_MISMATCH_AT_PRESS (a warning) or TWO_PIECES_MOVED before. (Put down
+    far apart within a scan *off* the castling's squares, they are also two hands: the test after this one.)"""
     rig = _pressed(_T960, steps, edition=edition)
     strong = rig.strong()
     assert [(i.code, i.subtype) for i in strong] == [("ILLEGAL_MOVE", "CASTLING_ILLEGAL")], why
     assert ILLEGAL_ARTICLE[edition] in strong[0].articles
     assert strong[0].suggestion.add_to_opponent_s == 120
     assert strong[0].suggestion.constraints[0].startswith("O-O-O (4.4.1"), strong[0].suggestion.constraints
+
+
+@pytest.mark.parametrize("edition", [2009, 2014, 2018, 2023])
+def test_castling_finished_with_the_rook_far_off_its_squares_within_a_scan_is_also_two_hands(edition: int) -> None:
+    """Ruling 4 (docs/chess960-castling.md): the rook put down on g1, off its castling's squares (a1..d1), four
+    squares from the king put down 0.15 s before it, has R01 (b)'s evidence as any two pieces: TWO_HANDS_SUSPECTED
+    opens the incident; at the press the illegal castling and TWO_HANDS_AT_PRESS join it (counted once, R19). It
+    was the illegal castling alone (the exemption covered any king and rook while a right remained)."""
+    steps = [("b1", None, 0.1), ("a1", None, 0.3), ("c1", _K, 0.15), ("g1", _R, 0.3)]
+    rig = _pressed(_T960, steps, edition=edition)
+    suspected, illegal, at_press = rig.strong()
+    assert (suspected.code, illegal.code, illegal.subtype, at_press.code) == (
+        "TWO_HANDS_SUSPECTED", "ILLEGAL_MOVE", "CASTLING_ILLEGAL", "TWO_HANDS_AT_PRESS")
+    assert illegal.incident == suspected.id and at_press.incident == suspected.id
+    assert ILLEGAL_ARTICLE[edition] in illegal.articles
+    assert illegal.suggestion.add_to_opponent_s == 120
+    assert illegal.suggestion.constraints[0].startswith("O-O-O (4.4.1"), illegal.suggestion.constraints
 
 
 _ROOK_ONLY = "4k3/8/8/8/8/8/8/R1K5 w A - 0 1"  # king c1 already on its castled square: O-O-O is Ra1-d1

@@ -237,6 +237,7 @@ class BoardInput:
                 or (content is None and isinstance(old, chess.Piece) and self._king_down_on_its_rook(sq, old))):
             return False
         self.burst.pop(sq, None)
+        self.e.whose_change.flickered(sq)
         self.e.findings.raise_finding(outs, "SENSOR_FLICKER", None, at,
                     [Evidence(at=burst[0], event=f"{chess.square_name(sq)} glitch"),
                      Evidence(at=at, event=_change_text(sq, old, content))],
@@ -245,6 +246,12 @@ class BoardInput:
         self.g.seg_places = [x for x in self.g.seg_places if not (x[1] == sq and x[0] >= burst[0])]
         self.g.mask.discard(sq)
         return True
+
+    def may_flicker(self, sq: int, at: float) -> bool:
+        """Can the change of *sq* at *at* still turn out a sensor flicker (:meth:`_flicker`): no other square
+        changed within T_flicker before it?"""
+        since = at - self.rules.timing.t_flicker
+        return not any(t >= since and s != sq for t, s in reversed(self.recent))
 
     def _king_down_on_its_rook(self, sq: int, piece: chess.Piece) -> bool:
         """The side to move's king, in the hand (off its square), put down on the empty square of its castling rook

@@ -597,6 +597,7 @@ class Engine:
                            self.board_input.impossible_due(),
                            self.g.restore_check if self.g.phase.state is Phase.AWAIT_RESTORE else None,
                            self.g.oot_recheck, self.g.undo_due,
+                           self.g.start_pending[0] if self.g.start_pending else None,
                            self.clock_readings.held_due(), self.downtime.due())
                if d is not None]
         return min(due) if due else None
@@ -681,7 +682,7 @@ class Engine:
         g = self.g
         return (g.press is not None or g.cand is not None or g.model_started or g.impossible_since is not None
                 or g.restore_check is not None or g.held_reading is not None or g.oot_recheck is not None
-                or g.undo_due is not None)
+                or g.undo_due is not None or g.start_pending is not None)
 
     def _fire_safely(self, outs: list[Output], now: float, *, inclusive: bool) -> None:
         """The due timers, as :meth:`_fire`; an internal error is logged and reported as the events' are."""
@@ -717,12 +718,16 @@ class Engine:
                 options.append((self.g.oot_recheck, 6))
             if self.g.undo_due is not None:
                 options.append((self.g.undo_due, 7))
+            if self.g.start_pending is not None:
+                options.append((self.g.start_pending[0], 8))
             if not options:
                 return
             due, kind = min(options)
             if due > now or (due == now and not inclusive):
                 return
-            if kind == 7:
+            if kind == 8:
+                self.whose_change.started_due(outs, due)
+            elif kind == 7:
                 self.made_moves.take_back(outs, due)
             elif kind == 6:
                 self.whose_change.recheck_out_of_turn(outs, due)

@@ -426,6 +426,7 @@ class MadeMoves:
         raised for this ply (the opponent's early start, the press not made, a change out of turn) is withdrawn."""
         g = self.g
         g.opp_started = False
+        g.start_pending = None
         g.mask.clear()
         g.oot_raised = False
         g.opp_early_raised = False

@@ -184,6 +184,11 @@ class Game:
         #: a piece of the side without the move appeared on an empty square (no lift): judged once it stayed
         #: T_flicker (a sensor glitch reverts sooner: SENSOR_FLICKER), at this time
         self.oot_recheck: float | None = None
+        #: the opponent's lone first lift, which may be a sensor flicker: (due = its time + T_flicker, its square,
+        #: the last mover, the record's length, whether his press was not made, the time read as his start, the
+        #: evidence); judged when due (:meth:`WhoseChange.started_due`) unless it flickered first
+        #: (:meth:`WhoseChange.flickered`)
+        self.start_pending: tuple[float, int, chess.Color, int, bool, float, tuple[Evidence, ...]] | None = None
         #: the board back at the position before the last mover's made move not completed yet (R07): judged once it
         #: stood ``T_settle`` (the move taken back, not a slide or a flicker), at this time
         self.undo_due: float | None = None

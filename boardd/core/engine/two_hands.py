@@ -53,9 +53,8 @@ class TwoHands:
                 continue
             if chess.square_distance(sq0, sq) < timing.d_far:
                 continue
-            kinds = {p0.piece_type, piece.piece_type}
-            if kinds == {chess.KING, chess.ROOK}:
-                continue  # castling: judged by rule (c), and never in Chess960 (R27)
+            if self._castling_pair(side, sq0, p0, sq, piece):
+                continue  # the king and a rook it may castle with: judged by rule (c), and never in Chess960 (R27)
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=t0, event=f"L {chess.square_name(sq0)}"),
@@ -90,10 +89,9 @@ class TwoHands:
                 continue  # (a piece placed and lifted again was a transit of the same hand)
             if self._king_on_castling_rook(sq0, p0, sq, piece):
                 continue  # (the "king takes rook" step of a Chess960 castling and its rook: one castling, R01)
-            if {p0.piece_type, piece.piece_type} == {chess.KING, chess.ROOK} \
-                    and self.g.board.castling_rights & self.g.board.occupied_co[side]:
-                continue  # king and rook of a castling (even one finished on wrong squares): parts of one move,
-                #           judged by rule (c) as for their lifts, and never in Chess960 (R01, R27)
+            if self._castling_places(side, sq0, p0, sq, piece):
+                continue  # king and rook of a castling put down on its squares (even one finished on wrong ones):
+                #           parts of one move, judged by rule (c) as for their lifts, never in Chess960 (R01, R27)
             self.g.two_hands[side] = self.e.findings.raise_finding(
                 outs, "TWO_HANDS_SUSPECTED", side, at,
                 [Evidence(at=t0, event=f"P {chess.square_name(sq0)} {_piece_text(p0)}"),
@@ -101,6 +99,56 @@ class TwoHands:
                 text=f"two pieces put down {1000 * (at - t0):.0f} ms apart, {chess.square_distance(sq0, sq)} "
                      "squares apart (4.1)")
             return
+
+    def _castling_pair(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
+        """Pieces on *sq0* and *sq* (official squares) are *side*'s king and a rook on its first rank: the pieces of
+        a castling (3.8.2, 4.4.1), a legal one or one whose right is lost (an illegal castling, R04/R16)."""
+        if {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
+            return False
+        king_sq, rook_sq = (sq0, sq) if p0.piece_type == chess.KING else (sq, sq0)
+        return self._castling_rook(side, king_sq, rook_sq)
+
+    def _castling_rook(self, side: chess.Color, king_sq: int, rook_sq: int) -> bool:
+        """*side*'s king on *king_sq* and a rook of its colour on *rook_sq*, both on the player's first rank: the
+        pieces castling moves (3.8.2: "a move of the king and either rook of the same colour along the player's
+        first rank"), whether the right is kept or lost (then an illegal castling, R04/R16) (:meth:`_castling_pair`)."""
+        board = self.g.board
+        rank = 0 if side == chess.WHITE else 7
+        return board.king(side) == king_sq and chess.square_rank(king_sq) == rank \
+            and chess.square_rank(rook_sq) == rank and board.piece_at(rook_sq) == chess.Piece(chess.ROOK, side)
+
+    def _castling_places(self, side: chess.Color, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
+        """King and rook put down on the squares of their castling: the king and one of its castling rooks lifted
+        from their squares (this segment, :meth:`_castling_pair`), both put down on the back rank inside that
+        castling's span (its king's and rook's start and castled squares, and between). The places of one hand
+        castling in turn (a slide over the squares passed, the king put on the rook's square and then the rook, a
+        castling finished on wrong squares of its own: rules-spec R01, R27, docs/chess960-castling.md Ruling 3).
+        Any other king and rook — put down off that span, or another rook, or the king off its square — are two
+        pieces as any other (R01 (b)): a castling right kept is not a licence for the king and any rook."""
+        if {p0.piece_type, piece.piece_type} != {chess.KING, chess.ROOK}:
+            return False
+        board = self.g.board
+        king_from = board.king(side)
+        if king_from is None:
+            return False
+        king_to, rook_to = (sq0, sq) if p0.piece_type == chess.KING else (sq, sq0)
+        king, rook = chess.Piece(chess.KING, side), chess.Piece(chess.ROOK, side)
+        lifted = {s for _, s, p in self.g.seg_lifts if p in (king, rook)}
+        if king_from not in lifted:
+            return False
+        rank = chess.square_rank(king_from)
+        if chess.square_rank(king_to) != rank or chess.square_rank(rook_to) != rank:
+            return False
+        for rook_from in lifted:
+            if board.piece_at(rook_from) != rook or chess.square_rank(rook_from) != rank \
+                    or not self._castling_rook(side, king_from, rook_from):
+                continue
+            kingside = rook_from > king_from
+            ends = (chess.square(6 if kingside else 2, rank), chess.square(5 if kingside else 3, rank))
+            span = [chess.square_file(s) for s in (king_from, rook_from, *ends)]
+            if all(min(span) <= chess.square_file(s) <= max(span) for s in (king_to, rook_to)):
+                return True
+        return False
 
     def _king_on_castling_rook(self, sq0: int, p0: chess.Piece, sq: int, piece: chess.Piece) -> bool:
         """Chess960: the king put down on the square of its castling rook (the "king takes rook" way, rules-spec
@@ -128,8 +176,8 @@ class TwoHands:
         lifts = self.genuine_lifts(side)
         king = next((x for x in lifts if x[2].piece_type == chess.KING), None)
         rook = next((x for x in lifts if x[2].piece_type == chess.ROOK), None)
-        if king is None or rook is None:
-            return
+        if king is None or rook is None or not self._castling_pair(side, king[1], king[2], rook[1], rook[2]):
+            return  # (c) is castling's signature: another king and rook are two pieces as any (R01 (a), (b))
         if any(p.piece_type in (chess.KING, chess.ROOK) and p.color == side for _, _, p in self.g.seg_places):
             return  # one of them was already put down
         timing = self.rules.timing

@@ -140,9 +140,42 @@ class WhoseChange:
         mover = not side
         ply = self.g.uncompleted.get(mover)
         press_pending = self.g.press is not None and self.g.press.lever_before == mover
-        if ply is not None and self.e.presses.press_expected(ply) and ply == len(self.g.records) \
-                and not press_pending:
-            self.e.findings.raise_finding(outs, "CLOCK_NOT_PRESSED", mover, at, self.g.seg_evidence[-1:],
+        not_pressed = ply is not None and self.e.presses.press_expected(ply) and ply == len(self.g.records) \
+            and not press_pending
+        lone = self.g.seg_lifts[0] if len(self.g.seg_lifts) == 1 and not self.g.seg_places else None
+        due = lone[0] + self.rules.timing.t_flicker if lone is not None else at
+        if at < due and lone is not None and self.e.board_input.may_flicker(lone[1], lone[0]):
+            # a lone lift with nothing else near it may be a sensor flicker (reverted within T_flicker, rules-spec
+            # §2.4): what the opponent's first touch says is said once it stood T_flicker (:meth:`started_due`)
+            self.g.start_pending = (due, lone[1], mover, len(self.g.records), not_pressed, at,
+                                    tuple(self.g.seg_evidence[-1:]))
+            return
+        self._started(outs, mover, at, not_pressed, self.g.seg_evidence[-1:])
+
+    def started_due(self, outs: list[Output], now: float) -> None:
+        """T_flicker after the opponent's lone first lift: it stood (not a flicker), so he started when it was
+        read as his start."""
+        pending = self.g.start_pending
+        self.g.start_pending = None
+        if pending is None:
+            return
+        _, _, mover, ply, not_pressed, at, evidence = pending
+        if ply == len(self.g.records):
+            self._started(outs, mover, at, not_pressed, list(evidence))
+
+    def flickered(self, sq: int) -> None:
+        """A sensor flicker on *sq*: if it was the lone lift that started the opponent's segment, he has not
+        started (a flicker is noise: no note, no Article 4 claim window closed, the segment as before it)."""
+        pending = self.g.start_pending
+        if pending is not None and pending[1] == sq:
+            self.g.start_pending = None
+            self.g.opp_started = False
+
+    def _started(self, outs: list[Output], mover: chess.Color, at: float, not_pressed: bool,
+                 evidence: list[Evidence]) -> None:
+        """The opponent's first touch at *at*: the mover's press not made (info), Article 4 claims closed (R08)."""
+        if not_pressed:
+            self.e.findings.raise_finding(outs, "CLOCK_NOT_PRESSED", mover, at, evidence,
                         text="the mover has not pressed and the opponent is already moving (arbiter only, 12.6)")
         # R08: Article 4 claims against the previous mover close at this first touch
         for irr in list(self.g.irr.values()):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import enum
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -471,6 +471,35 @@ class _Restore:
     content: Content
 
 
+def _put_back(s: _Script, rng: random.Random, actions: Sequence[tuple[int, Content]], reinstate: str,
+              ply_index: int) -> Callable[[], None]:
+    """The pieces set back by hand (*actions*: take a square's piece off, or put a piece there), the tablet's
+    ``Reinstate`` of *ply_index* sent ``"before"``, ``"during"`` or ``"after"`` them as *reinstate* says (any other
+    value: not here); returns the sending, for a ``Reinstate`` sent later."""
+
+    def send_reinstate() -> None:
+        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply_index)))
+
+    if reinstate == "before":
+        send_reinstate()
+        s.wait(0.5, 3.0)
+    during_at = rng.randrange(1, len(actions)) if reinstate == "during" else -1
+    for index, (square, content) in enumerate(actions):
+        if index == during_at:
+            send_reinstate()
+            s.wait(0.3, 2.0)
+        if content is None:
+            s.lift(square)
+        else:
+            s.put(square, content)
+        s.wait(0.3, 1.5)
+    if reinstate == "after":
+        s.wait(0.5, 2.0)
+        send_reinstate()
+    s.wait(1.0, 3.0)
+    return send_reinstate
+
+
 def _corrected(clock: SimClock, at: float, offender: chess.Color, penalty: float, *, take_back: bool,
                undo_reply: bool) -> tuple[dict[chess.Color, float], dict[chess.Color, int]]:
     """Times and move counters after the arbiter's correction: the penalty to the opponent, the increment
@@ -639,26 +668,7 @@ def script_correction(s: _Script, *, kind: CorrectionKind, board: chess.Board, m
         reinstate = rng.choice(["none", "before", "during", "after", "after-restart"])
     parts.append(f"reinstate-{reinstate}")
 
-    def send_reinstate() -> None:
-        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply_index)))
-
-    if reinstate == "before":
-        send_reinstate()
-        s.wait(0.5, 3.0)
-    during_at = rng.randrange(1, len(actions)) if reinstate == "during" else -1
-    for index, action in enumerate(actions):
-        if index == during_at:
-            send_reinstate()
-            s.wait(0.3, 2.0)
-        if action.content is None:
-            s.lift(action.square)
-        else:
-            s.put(action.square, action.content)
-        s.wait(0.3, 1.5)
-    if reinstate == "after":
-        s.wait(0.5, 2.0)
-        send_reinstate()
-    s.wait(1.0, 3.0)
+    send_reinstate = _put_back(s, rng, [(a.square, a.content) for a in actions], reinstate, ply_index)
     # 4. The times (7.1 / R21): penalty to the opponent, the increment of the illegal press taken back
     # (not under 7.5.2 from E2014, where the press completed the queen promotion that stands).
     take_back = not queen_rule
@@ -783,26 +793,7 @@ def _castling_illegal(s: _Script, *, board: chess.Board, ply_index: int, penalty
     reinstate = rng.choice(["none", "before", "during", "after"])
     parts.append(f"reinstate-{reinstate}")
 
-    def send_reinstate() -> None:
-        s.op(_Command(lambda at, _clock: Reinstate(at=_stamp(at), ply=ply_index)))
-
-    if reinstate == "before":
-        send_reinstate()
-        s.wait(0.5, 3.0)
-    during_at = rng.randrange(1, len(actions)) if reinstate == "during" else -1
-    for index, (square, content) in enumerate(actions):
-        if index == during_at:
-            send_reinstate()
-            s.wait(0.3, 2.0)
-        if content is None:
-            s.lift(square)
-        else:
-            s.put(square, content)
-        s.wait(0.3, 1.5)
-    if reinstate == "after":
-        s.wait(0.5, 2.0)
-        send_reinstate()
-    s.wait(1.0, 3.0)
+    _put_back(s, rng, actions, reinstate, ply_index)
     # 4. The times (7.5.5 / 7.1): the penalty to the opponent, the increment of the illegal press taken back;
     # 5. the offender's clock running again.
     clock_mode = rng.choices(["clock", "tablet", "unchanged"], weights=[4, 3, 1])[0]

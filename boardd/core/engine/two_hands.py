@@ -140,8 +140,7 @@ class TwoHands:
         if chess.square_rank(king_to) != rank or chess.square_rank(rook_to) != rank:
             return False
         for rook_from in lifted:
-            if board.piece_at(rook_from) != rook or chess.square_rank(rook_from) != rank \
-                    or not self._castling_rook(side, king_from, rook_from):
+            if not self._castling_rook(side, king_from, rook_from):  # (a rook of side's on its first rank)
                 continue
             kingside = rook_from > king_from
             ends = (chess.square(6 if kingside else 2, rank), chess.square(5 if kingside else 3, rank))
